@@ -1,0 +1,130 @@
+/* Implementer's header for gradwire codecs: the ops table every codec file
+ * fills in, the encoder state it works on, and the frame helpers. */
+#ifndef GW_CODEC_INTERNAL_H
+#define GW_CODEC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gw/codec.h>
+
+#include "gw_util.h"
+
+struct gw_codec_ops;
+
+/* A parameter a codec accepts, with its bounds. */
+struct gw_param_spec {
+	gw_param param;
+	gw_bounds bounds;
+};
+
+/* Encoder state shared by the driver (encoder.c) and the codec. */
+struct gw_encoder {
+	const struct gw_codec_ops *ops;
+	double param[GW_PARAM_COUNT_];
+	gw_ef *ef;
+	gw_tensor t;
+	bool active;             /* between begin and the last frame */
+	bool sparse;
+	uint64_t total;          /* dim (dense) or nnz (sparse) */
+	uint64_t pos;            /* next element / entry to encode */
+	/* Values the codec encodes. Without error feedback: t.values. With the
+	 * generic (unfused) feedback path: the corrected values g + e — the ef
+	 * buffer itself for dense tensors, or scratch for sparse ones. */
+	const float *src;
+	float *scratch;          /* sparse ef: nnz corrected values */
+	uint64_t scratch_cap;
+	void *codec_state;       /* codec-private, freed by ops->state_free */
+};
+
+/* Where a codec writes a frame: the header has been reserved; the codec
+ * fills params and payload and reports their lengths. */
+struct gw_frame_out {
+	uint8_t *params;         /* param_len bytes go here */
+	size_t cap;              /* bytes available for params + payload */
+};
+
+/* One codec. Missing optional ops are NULL. */
+struct gw_codec_ops {
+	const char *name;
+	uint8_t id;              /* gw_codec_id */
+	unsigned caps;           /* GW_CODEC_* */
+	const struct gw_param_spec *params;  /* codec-specific params */
+	size_t nparams;
+
+	/* Bytes of params + payload for one element (dense) or entry (sparse,
+	 * key of key_bytes included), beyond the fixed header. */
+	size_t (*min_body)(const struct gw_encoder *enc, size_t key_bytes);
+
+	/* Encodes elements/entries from enc->pos on: writes params and payload
+	 * into body[0..cap), fills the header fields it owns (*count, *start,
+	 * *span, *param_len, *flags may gain codec bits — none today) and
+	 * advances enc->pos. Returns params + payload bytes written, or GW_E*.
+	 * If the codec sets GW_OPS_FUSED_EF, it also updates enc->ef itself. */
+	int (*encode)(struct gw_encoder *enc, uint8_t *body, size_t cap,
+		      struct gw_frame_info *hdr);
+
+	/* Adds alpha * decoded values into out. hdr has been validated against
+	 * the frame length and out_len; the codec validates its own params and
+	 * payload BEFORE writing anything into out. Returns values added. */
+	int (*decode)(const struct gw_frame_info *hdr, const uint8_t *params,
+		      const uint8_t *payload, float *out, uint64_t out_len,
+		      float alpha);
+
+	unsigned flags;          /* GW_OPS_* */
+	void (*state_free)(void *state);
+};
+
+#define GW_OPS_FUSED_EF 0x1u  /* encode() applies error feedback itself */
+
+/* Bytes per key in a frame (0 for dense frames). */
+static inline unsigned gw_hdr_key_bytes(const struct gw_frame_info *h)
+{
+	if (!(h->flags & GW_FF_SPARSE))
+		return 0;
+	return (h->flags & GW_FF_KEY64) ? 8 : 4;
+}
+
+/* Bytes per key of the tensor being encoded (0 for dense tensors). */
+static inline unsigned gw_enc_key_bytes(const struct gw_encoder *enc)
+{
+	return enc->sparse ? enc->t.key_bits / 8 : 0;
+}
+
+/* Every accepted param of ops starts at its default (params.c). */
+void gw_params_defaults(const struct gw_codec_ops *ops, double *v);
+
+/* Registry lookup (registry.c). */
+const struct gw_codec_ops *gw_codec_ops(int id);
+
+/* Frame helpers (frame.c). */
+void gw_frame_write_header(uint8_t *buf, const struct gw_frame_info *h);
+/* Computes and stores the checksum over a complete frame of len bytes. */
+void gw_frame_seal(uint8_t *buf, size_t len);
+uint32_t gw_frame_checksum(const uint8_t *buf, size_t len);
+
+/* Sparse key sections (keys.c): keys stored as absolute little-endian
+ * integers of key_bytes (4 or 8) each. */
+void gw_keys_put(uint8_t *dst, const void *keys, uint64_t first, uint32_t n,
+		 unsigned key_bytes);
+/* Validates n keys at src: strictly ascending, inside [start, start+span),
+ * below out_len. Returns 0 or GW_ECORRUPT / GW_ERANGE. */
+int gw_keys_check(const uint8_t *src, uint32_t n, unsigned key_bytes,
+		  uint64_t start, uint32_t span, uint64_t out_len);
+uint64_t gw_keys_get(const uint8_t *src, uint32_t i, unsigned key_bytes);
+/* Key i of the tensor being encoded. */
+uint64_t gw_tensor_key(const gw_tensor *t, uint64_t i);
+
+/* Chooses how many entries starting at enc->pos go into a frame whose
+ * per-entry body cost is per_entry bytes plus fixed bytes, given cap; also
+ * honours GW_PARAM_MAX_FRAME_ELEMS and, for sparse tensors, the 32-bit span
+ * limit. Returns 0 if none fits. */
+uint32_t gw_frame_take(const struct gw_encoder *enc, size_t cap, size_t fixed,
+		       size_t per_entry);
+
+/* Fills the range fields of hdr for n entries taken at enc->pos. */
+void gw_frame_range(const struct gw_encoder *enc, uint32_t n,
+		    struct gw_frame_info *hdr);
+
+#endif /* GW_CODEC_INTERNAL_H */

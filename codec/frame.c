@@ -1,0 +1,134 @@
+/* Frame header: layout, validation and checksum (docs/wire-format.md §2). */
+#include <xxhash.h>
+
+#include "codec_internal.h"
+
+/* Byte offsets of the header fields. */
+enum {
+	OFF_MAGIC = 0,
+	OFF_VERSION = 2,
+	OFF_CODEC = 3,
+	OFF_FLAGS = 4,
+	OFF_PARAM_LEN = 6,
+	OFF_RESERVED = 7,
+	OFF_TENSOR = 8,
+	OFF_COUNT = 12,
+	OFF_START = 16,
+	OFF_SPAN = 24,
+	OFF_PAYLOAD_LEN = 28,
+	OFF_CHECKSUM = 32,
+};
+_Static_assert(OFF_CHECKSUM + 4 == GW_FRAME_HDR_LEN, "header is 36 bytes");
+
+void gw_frame_write_header(uint8_t *b, const struct gw_frame_info *h)
+{
+	gw_st16(b + OFF_MAGIC, GW_FRAME_MAGIC);
+	b[OFF_VERSION] = GW_FRAME_VERSION;
+	b[OFF_CODEC] = h->codec;
+	gw_st16(b + OFF_FLAGS, h->flags);
+	b[OFF_PARAM_LEN] = (uint8_t)h->param_len;
+	b[OFF_RESERVED] = 0;
+	gw_st32(b + OFF_TENSOR, h->tensor);
+	gw_st32(b + OFF_COUNT, h->count);
+	gw_st64(b + OFF_START, h->start);
+	gw_st32(b + OFF_SPAN, h->span);
+	gw_st32(b + OFF_PAYLOAD_LEN, h->payload_len);
+	gw_st32(b + OFF_CHECKSUM, 0);
+}
+
+/* The checksum covers the header up to the checksum field and everything
+ * after it, as two one-shot XXH3 calls (the first seeds the second) so the
+ * field itself never has to be zeroed in place. */
+uint32_t gw_frame_checksum(const uint8_t *b, size_t len)
+{
+	XXH64_hash_t h = XXH3_64bits(b, OFF_CHECKSUM);
+	h = XXH3_64bits_withSeed(b + GW_FRAME_HDR_LEN, len - GW_FRAME_HDR_LEN, h);
+	return (uint32_t)h;
+}
+
+void gw_frame_seal(uint8_t *b, size_t len)
+{
+	gw_st32(b + OFF_CHECKSUM, gw_frame_checksum(b, len));
+}
+
+int gw_frame_peek(const void *buf, size_t len, gw_frame_info *info)
+{
+	const uint8_t *b = buf;
+	gw_frame_info h;
+
+	if (!buf || !info)
+		return GW_ERR(GW_EINVAL);
+	if (len < GW_FRAME_HDR_LEN)
+		return GW_ERR(GW_ETRUNC);
+	if (gw_ld16(b + OFF_MAGIC) != GW_FRAME_MAGIC)
+		return GW_ERR(GW_EMAGIC);
+	h.version = b[OFF_VERSION];
+	if (h.version != GW_FRAME_VERSION)
+		return GW_ERR(GW_EVERSION);
+	h.flags = gw_ld16(b + OFF_FLAGS);
+	if (b[OFF_RESERVED] != 0 || (h.flags & ~GW_FF_KNOWN) ||
+	    ((h.flags & GW_FF_KEY64) && !(h.flags & GW_FF_SPARSE)))
+		return GW_ERR(GW_ERESERVED);
+	h.codec = b[OFF_CODEC];
+	const struct gw_codec_ops *ops = gw_codec_ops(h.codec);
+	if (!ops)
+		return GW_ERR(GW_ECODEC);
+	h.param_len = b[OFF_PARAM_LEN];
+	h.tensor = gw_ld32(b + OFF_TENSOR);
+	h.count = gw_ld32(b + OFF_COUNT);
+	h.start = gw_ld64(b + OFF_START);
+	h.span = gw_ld32(b + OFF_SPAN);
+	h.payload_len = gw_ld32(b + OFF_PAYLOAD_LEN);
+	if (h.payload_len > GW_FRAME_MAX)
+		return GW_ERR(GW_ELENGTH);
+	/* 64-bit sum: header fields may be hostile and must not wrap. */
+	uint64_t flen = (uint64_t)GW_FRAME_HDR_LEN + h.param_len + h.payload_len;
+	if (flen > len)
+		return GW_ERR(GW_ETRUNC);
+	if (flen < len)
+		return GW_ERR(GW_ELENGTH);
+	h.frame_len = (uint32_t)flen;
+	if (h.flags & GW_FF_SPARSE) {
+		if (!(ops->caps & GW_CODEC_SPARSE))
+			return GW_ERR(GW_EUNSUPPORTED);
+		/* Keys are strictly ascending inside the span. */
+		if (h.count > h.span)
+			return GW_ERR(GW_ELENGTH);
+	} else {
+		if (!(ops->caps & GW_CODEC_DENSE))
+			return GW_ERR(GW_EUNSUPPORTED);
+		if (h.count == 0 || h.span != h.count)
+			return GW_ERR(GW_ELENGTH);
+	}
+	if (h.start > UINT64_MAX - h.span)
+		return GW_ERR(GW_ERANGE);
+	*info = h;
+	return GW_OK;
+}
+
+int gw_frame_verify(const void *buf, size_t len, gw_frame_info *info)
+{
+	int rc = gw_frame_peek(buf, len, info);
+	if (rc < 0)
+		return rc;
+	const uint8_t *b = buf;
+	if (gw_ld32(b + OFF_CHECKSUM) != gw_frame_checksum(b, info->frame_len))
+		return GW_ERR(GW_ECHECKSUM);
+	return GW_OK;
+}
+
+int gw_decode(const void *buf, size_t len, float *out, uint64_t out_len)
+{
+	gw_frame_info h;
+	int rc = gw_frame_verify(buf, len, &h);
+	if (rc < 0)
+		return rc;
+	if (!out && out_len)
+		return GW_ERR(GW_EINVAL);
+	/* Dense ranges are checked here once; sparse keys by the codec. */
+	if (!(h.flags & GW_FF_SPARSE) && h.start + h.count > out_len)
+		return GW_ERR(GW_ERANGE);
+	const uint8_t *params = (const uint8_t *)buf + GW_FRAME_HDR_LEN;
+	return gw_codec_ops(h.codec)->decode(&h, params, params + h.param_len,
+					     out, out_len, 1.0f);
+}

@@ -1,0 +1,123 @@
+/* int8: 3LC's 8-bit baseline. 255 levels in [-127, 127] with one float32
+ * scale per frame (max |x| / 127), error feedback fused into the encode
+ * pass. Non-finite input poisons its frame on purpose: the scale is sent as
+ * NaN so every value of the frame decodes to NaN, which is what overflow
+ * checks of mixed-precision training look for; the error buffer of that
+ * range restarts at zero rather than carrying NaN into later rounds. */
+#include <math.h>
+
+#include "codec_internal.h"
+
+#define LEVELS 127.0f
+
+/* Round half to even for |x| < 2^22 without libm: adding and removing
+ * 1.5 * 2^23 leaves the integer nearest x in the float's mantissa. It keeps
+ * the loop vectorizable on baseline x86-64. */
+static inline float round_even(float x)
+{
+	return (x + 0x1.8p23f) - 0x1.8p23f;
+}
+
+static size_t int8_min_body(const gw_encoder *enc, size_t kb)
+{
+	(void)enc;
+	return 4 + 1 + kb;
+}
+
+/* Value i of the frame after adding the error buffer (when attached). */
+static inline float corrected(const gw_encoder *enc, const float *e,
+			      uint64_t i)
+{
+	float g = enc->src[i];
+	if (!e)
+		return g;
+	return g + e[enc->sparse ? gw_tensor_key(&enc->t, i) : i];
+}
+
+static inline float *ef_slot(const gw_encoder *enc, float *e, uint64_t i)
+{
+	return &e[enc->sparse ? gw_tensor_key(&enc->t, i) : i];
+}
+
+static int int8_encode(gw_encoder *enc, uint8_t *body, size_t cap,
+		       struct gw_frame_info *h)
+{
+	unsigned kb = gw_enc_key_bytes(enc);
+	uint32_t n = gw_frame_take(enc, cap, 4, 1 + kb);
+	if (!n)
+		return GW_ERR(GW_EBUDGET);
+	gw_frame_range(enc, n, h);
+	h->param_len = 4;
+	float *e = gw_ef_data(enc->ef);
+	uint64_t p = enc->pos;
+
+	float m = 0.0f;
+	int bad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		float c = corrected(enc, e, p + i);
+		float a = fabsf(c);
+		m = a > m ? a : m;
+		bad |= (c - c) != 0.0f;   /* NaN or ±Inf */
+	}
+	float scale = m / LEVELS;
+	float inv = m > 0.0f ? LEVELS / m : 0.0f;
+	if (bad)
+		scale = NAN;
+	else if (!isfinite(inv) || scale == 0.0f)
+		scale = inv = 0.0f;       /* m below 2^-122: everything rounds to 0 */
+
+	if (kb)
+		gw_keys_put(body + 4, enc->t.keys, p, n, kb);
+	int8_t *q = (int8_t *)(body + 4 + (size_t)kb * n);
+	for (uint32_t i = 0; i < n; i++) {
+		float c = corrected(enc, e, p + i);
+		float r = bad ? 0.0f : round_even(c * inv);
+		r = r > LEVELS ? LEVELS : r < -LEVELS ? -LEVELS : r;
+		q[i] = (int8_t)r;
+		if (e)
+			*ef_slot(enc, e, p + i) = bad ? 0.0f : c - r * scale;
+	}
+	gw_stf32(body, scale);
+	enc->pos += n;
+	return (int)(4 + (size_t)(1 + kb) * n);
+}
+
+static int int8_decode(const struct gw_frame_info *h, const uint8_t *params,
+		       const uint8_t *payload, float *out, uint64_t out_len,
+		       float alpha)
+{
+	unsigned kb = gw_hdr_key_bytes(h);
+	if (h->param_len != 4 || h->payload_len != (uint64_t)h->count * (1 + kb))
+		return GW_ERR(GW_ELENGTH);
+	float scale = gw_ldf32(params);
+	if (!isnan(scale) && !(scale >= 0.0f && isfinite(scale)))
+		return GW_ERR(GW_ECORRUPT);
+	const int8_t *q = (const int8_t *)(payload + (size_t)kb * h->count);
+	int bad = 0;
+	for (uint32_t i = 0; i < h->count; i++)
+		bad |= q[i] == -128;
+	if (bad)
+		return GW_ERR(GW_ECORRUPT);
+	if (!kb) {
+		float *o = out + h->start;
+		for (uint32_t i = 0; i < h->count; i++)
+			o[i] += alpha * ((float)q[i] * scale);
+		return (int)h->count;
+	}
+	int rc = gw_keys_check(payload, h->count, kb, h->start, h->span, out_len);
+	if (rc < 0)
+		return rc;
+	for (uint32_t i = 0; i < h->count; i++)
+		out[gw_keys_get(payload, i, kb)] += alpha * ((float)q[i] * scale);
+	return (int)h->count;
+}
+
+const struct gw_codec_ops gw_codec_int8 = {
+	.name = "int8",
+	.id = GW_CODEC_INT8,
+	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
+	.min_body = int8_min_body,
+	.encode = int8_encode,
+	.decode = int8_decode,
+	.flags = GW_OPS_FUSED_EF,
+};

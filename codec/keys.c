@@ -1,0 +1,44 @@
+/* Absolute little-endian key sections of sparse frames. */
+#include "codec_internal.h"
+
+uint64_t gw_tensor_key(const gw_tensor *t, uint64_t i)
+{
+	return t->key_bits == 64 ? ((const uint64_t *)t->keys)[i]
+				 : ((const uint32_t *)t->keys)[i];
+}
+
+void gw_keys_put(uint8_t *dst, const void *keys, uint64_t first, uint32_t n,
+		 unsigned key_bytes)
+{
+	if (key_bytes == 8) {
+		const uint64_t *k = (const uint64_t *)keys + first;
+		for (uint32_t i = 0; i < n; i++)
+			gw_st64(dst + 8 * (size_t)i, k[i]);
+	} else {
+		const uint32_t *k = (const uint32_t *)keys + first;
+		for (uint32_t i = 0; i < n; i++)
+			gw_st32(dst + 4 * (size_t)i, k[i]);
+	}
+}
+
+uint64_t gw_keys_get(const uint8_t *src, uint32_t i, unsigned key_bytes)
+{
+	return key_bytes == 8 ? gw_ld64(src + 8 * (size_t)i)
+			      : gw_ld32(src + 4 * (size_t)i);
+}
+
+int gw_keys_check(const uint8_t *src, uint32_t n, unsigned key_bytes,
+		  uint64_t start, uint32_t span, uint64_t out_len)
+{
+	uint64_t end = start + span;   /* peek rejected wrap-around */
+	uint64_t prev = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t k = gw_keys_get(src, i, key_bytes);
+		if (k < start || k >= end || (i && k <= prev))
+			return GW_ERR(GW_ECORRUPT);
+		if (k >= out_len)
+			return GW_ERR(GW_ERANGE);
+		prev = k;
+	}
+	return GW_OK;
+}

@@ -1,0 +1,79 @@
+/* Error names and texts, and the debug error-site record. */
+#include <gw/common.h>
+
+#include "gw_util.h"
+
+#define GW_STR_(x) #x
+#define GW_STR(x) GW_STR_(x)
+
+static const struct {
+	const char *name;
+	const char *text;
+} errtab[] = {
+	[0] = {"GW_OK", "success"},
+	[1] = {"GW_EINVAL", "invalid argument"},
+	[2] = {"GW_ENOMEM", "out of memory"},
+	[3] = {"GW_ETRUNC", "frame truncated"},
+	[4] = {"GW_EMAGIC", "bad frame magic"},
+	[5] = {"GW_EVERSION", "unsupported frame version"},
+	[6] = {"GW_ERESERVED", "reserved bits set"},
+	[7] = {"GW_ECHECKSUM", "frame checksum mismatch"},
+	[8] = {"GW_ECODEC", "unknown codec"},
+	[9] = {"GW_ELENGTH", "inconsistent lengths"},
+	[10] = {"GW_ERANGE", "element or key out of range"},
+	[11] = {"GW_EBUDGET", "budget too small for one element"},
+	[12] = {"GW_EPARAM", "parameter not accepted by codec"},
+	[13] = {"GW_EBOUNDS", "parameter value out of bounds"},
+	[14] = {"GW_ECORRUPT", "corrupt payload"},
+	[15] = {"GW_ESTATE", "call out of order"},
+	[16] = {"GW_EUNSUPPORTED", "tensor kind not supported by codec"},
+};
+
+_Static_assert(GW_ARRAY_SIZE(errtab) == (unsigned)-GW_E_LAST,
+	       "every GW_E* code needs a name and a text");
+
+static int errindex(int err)
+{
+	if (err > 0 || err <= GW_E_LAST)
+		return -1;
+	return -err;
+}
+
+const char *gw_strerror(int err)
+{
+	int i = errindex(err);
+	return i < 0 ? "unknown error" : errtab[i].text;
+}
+
+const char *gw_error_name(int err)
+{
+	int i = errindex(err);
+	return i < 0 ? "GW_E?" : errtab[i].name;
+}
+
+static _Thread_local const char *site_file;
+static _Thread_local int site_line;
+
+int gw__raise(int err, const char *file, int line)
+{
+	site_file = file;
+	site_line = line;
+	return err;
+}
+
+int gw_error_site(const char **file, int *line)
+{
+	if (!site_file)
+		return 0;
+	if (file)
+		*file = site_file;
+	if (line)
+		*line = site_line;
+	return 1;
+}
+
+const char *gw_version_string(void)
+{
+	return GW_STR(GW_VERSION_MAJOR) "." GW_STR(GW_VERSION_MINOR) "." GW_STR(
+		GW_VERSION_PATCH);
+}

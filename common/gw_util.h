@@ -1,0 +1,83 @@
+/* Small helpers every layer may use: little-endian access to unaligned wire
+ * bytes, branch hints, and the error-raising macro. Private to gradwire. */
+#ifndef GW_UTIL_H
+#define GW_UTIL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include <gw/common.h>
+
+#define GW_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GW_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define GW_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define GW_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Wire integers are little-endian and may sit at any alignment inside a
+ * packet buffer; memcpy compiles to one load/store on x86 and ARM. */
+static inline uint16_t gw_ld16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+}
+static inline uint32_t gw_ld32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+static inline uint64_t gw_ld64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+static inline void gw_st16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+static inline void gw_st32(uint8_t *p, uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, 4);
+}
+static inline void gw_st64(uint8_t *p, uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, 8);
+}
+static inline float gw_ldf32(const uint8_t *p)
+{
+	uint32_t u = gw_ld32(p);
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+static inline void gw_stf32(uint8_t *p, float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	gw_st32(p, u);
+}
+
+/* Raise an error code: in GW_DEBUG builds also records where, so that
+ * gw_error_site() can say which check refused a frame. */
+int gw__raise(int err, const char *file, int line);
+#ifdef GW_DEBUG
+#define GW_ERR(e) gw__raise((e), __FILE__, __LINE__)
+#else
+#define GW_ERR(e) (e)
+#endif
+
+#endif /* GW_UTIL_H */

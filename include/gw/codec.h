@@ -1,0 +1,178 @@
+/* gradwire codec API: tensors in, self-contained frames out, and back.
+ *
+ * A frame is the payload of one packet (docs/wire-format.md). Every frame
+ * carries its codec, tensor id, the element or key range it covers and all
+ * parameters its decoder needs, so any subset of frames, in any order,
+ * decodes correctly. Decoding is decode-accumulate: gw_decode() ADDS the
+ * frame's contribution into the output, so aggregation and decompression are
+ * the same call.
+ *
+ * Encoding is a pull loop that writes one frame per call straight into the
+ * caller's buffer (a packet buffer, typically), never past its budget:
+ *
+ *	gw_encode_begin(enc, &tensor);
+ *	while ((n = gw_encode_next(enc, pkt, budget)) > 0)
+ *		send(pkt, n);
+ *	if (n < 0) fail(gw_strerror(n));
+ */
+#ifndef GW_CODEC_H
+#define GW_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gw/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- frame header ------------------------------------------------------ */
+
+#define GW_FRAME_MAGIC 0x5747u   /* bytes 'G' 'W' on the wire */
+#define GW_FRAME_VERSION 1u
+#define GW_FRAME_HDR_LEN 36u     /* fixed header, before params and payload */
+#define GW_FRAME_MAX 65535u      /* largest frame: fits one IPv4/UDP datagram */
+#define GW_BUDGET_MIN 64u        /* smallest budget every codec accepts */
+
+/* Frame flags (16 bits on the wire). Bits not named here are reserved: an
+ * encoder writes 0 and a decoder rejects a frame with any of them set. */
+#define GW_FF_SPARSE 0x0001u     /* payload holds keys + values */
+#define GW_FF_KEY64 0x0002u      /* keys are 64-bit (only with GW_FF_SPARSE) */
+#define GW_FF_KNOWN (GW_FF_SPARSE | GW_FF_KEY64)
+
+/* What gw_frame_peek() reads out of a header. */
+typedef struct gw_frame_info {
+	uint8_t version;
+	uint8_t codec;          /* gw_codec_id */
+	uint16_t flags;         /* GW_FF_* */
+	uint32_t tensor;        /* tensor id given to gw_encode_begin() */
+	uint32_t count;         /* dense: elements; sparse: key/value entries */
+	uint64_t start;         /* dense: first element; sparse: lowest key bound */
+	uint32_t span;          /* covered range is [start, start + span) */
+	uint32_t param_len;     /* bytes of codec parameters after the header */
+	uint32_t payload_len;   /* bytes of payload after the parameters */
+	uint32_t frame_len;     /* header + params + payload */
+} gw_frame_info;
+
+/* Validates the header of the frame in buf[0..len) — magic, version,
+ * reserved bits, codec id, lengths — and fills *info. Does not read the
+ * payload nor check the checksum: it is cheap enough for a receive path that
+ * only routes frames. Returns 0 or a GW_E* code. */
+GW_API int gw_frame_peek(const void *buf, size_t len, gw_frame_info *info);
+
+/* Validates header and checksum (the whole frame is read). */
+GW_API int gw_frame_verify(const void *buf, size_t len, gw_frame_info *info);
+
+/* ---- codecs ------------------------------------------------------------ */
+
+/* Wire ids: stable, never reused. 0 is invalid. */
+typedef enum gw_codec_id {
+	GW_CODEC_RAW = 1,     /* float32, bit-exact */
+	GW_CODEC_BF16 = 2,    /* bfloat16, round to nearest even */
+	GW_CODEC_INT8 = 3,    /* 255 levels in [-127,127], scale per frame */
+} gw_codec_id;
+
+/* Id of the codec called name ("raw", "bf16", "int8", …), or GW_ECODEC. */
+GW_API int gw_codec_by_name(const char *name);
+/* Name of codec id, or NULL if no such codec is registered. */
+GW_API const char *gw_codec_name(int id);
+/* Fills ids[0..cap) with the registered codec ids; returns how many exist. */
+GW_API int gw_codec_list(int *ids, int cap);
+
+#define GW_CODEC_DENSE 0x1u   /* accepts dense float32 tensors */
+#define GW_CODEC_SPARSE 0x2u  /* accepts sparse key/value tensors */
+#define GW_CODEC_LOSSY 0x4u   /* decode(encode(x)) may differ from x */
+/* GW_CODEC_* capability bits of codec id, or GW_ECODEC. */
+GW_API int gw_codec_caps(int id);
+
+/* ---- parameters ---------------------------------------------------------- */
+
+/* One enum for every codec's parameters; a codec accepts a subset. */
+typedef enum gw_param {
+	/* Upper bound on elements (dense) or entries (sparse) per frame; 0 means
+	 * only the budget limits a frame. Every codec accepts it: it lets the
+	 * aggregator keep frames inside fixed chunk slots. */
+	GW_PARAM_MAX_FRAME_ELEMS = 0,
+	GW_PARAM_COUNT_
+} gw_param;
+
+typedef struct gw_bounds {
+	double lo, hi;   /* inclusive */
+	double def;      /* value a new encoder starts with */
+	int integer;     /* 1 if the value must be a whole number */
+} gw_bounds;
+
+/* Bounds of param p for codec id: 0, GW_ECODEC or GW_EPARAM. */
+GW_API int gw_param_bounds(int id, gw_param p, gw_bounds *b);
+/* Name of a parameter ("max_frame_elems"), or NULL. */
+GW_API const char *gw_param_name(gw_param p);
+/* Parameter called name, or GW_EPARAM. */
+GW_API int gw_param_by_name(const char *name);
+
+/* ---- tensors ------------------------------------------------------------- */
+
+typedef struct gw_tensor {
+	uint32_t id;          /* carried in every frame */
+	uint64_t dim;         /* dense length; sparse: keys must be < dim */
+	const float *values;  /* dense: dim values; sparse: nnz values */
+	const void *keys;     /* NULL for dense; else nnz strictly ascending keys */
+	uint64_t nnz;         /* sparse entry count (ignored when keys == NULL) */
+	unsigned key_bits;    /* 32 or 64 (sparse only) */
+} gw_tensor;
+
+/* ---- error feedback ------------------------------------------------------ */
+
+/* Error-feedback (error accumulation) state over a tensor of dim elements:
+ * each encode sends c = g + e and keeps e <- c - decode(encode(c)), so what a
+ * lossy codec drops this round is sent in a later one and no gradient mass is
+ * lost. Attach one to an encoder with gw_encoder_set_ef(). */
+typedef struct gw_ef gw_ef;
+
+GW_API gw_ef *gw_ef_create(uint64_t dim);
+GW_API void gw_ef_free(gw_ef *ef);                 /* accepts NULL */
+GW_API void gw_ef_reset(gw_ef *ef);                /* e <- 0 */
+GW_API float *gw_ef_data(gw_ef *ef);               /* dim floats, caller may read */
+GW_API uint64_t gw_ef_dim(const gw_ef *ef);
+
+/* ---- encoding ------------------------------------------------------------ */
+
+typedef struct gw_encoder gw_encoder;
+
+/* NULL on unknown id or allocation failure. */
+GW_API gw_encoder *gw_encoder_create(int codec_id);
+GW_API void gw_encoder_free(gw_encoder *enc);      /* accepts NULL */
+
+GW_API int gw_encoder_set_param(gw_encoder *enc, gw_param p, double v);
+GW_API int gw_encoder_get_param(const gw_encoder *enc, gw_param p, double *v);
+
+/* Attach (or with NULL detach) error feedback; its dim must equal the
+ * dim of every tensor encoded afterwards. The encoder does not own it. */
+GW_API int gw_encoder_set_ef(gw_encoder *enc, gw_ef *ef);
+
+/* Starts encoding t. The encoder keeps pointers into t (not a copy) until the
+ * last gw_encode_next(). With error feedback attached, the error buffer is
+ * folded in here or by the codec's fused encode pass. */
+GW_API int gw_encode_begin(gw_encoder *enc, const gw_tensor *t);
+
+/* Writes the next frame into buf, at most budget bytes (budgets above
+ * GW_FRAME_MAX act as GW_FRAME_MAX). Returns the frame length (> 0), 0 when
+ * the tensor is done, or GW_E*: GW_EBUDGET if not even one element fits (the
+ * encoder stays where it was, so a larger budget can retry). */
+GW_API int gw_encode_next(gw_encoder *enc, void *buf, size_t budget);
+
+/* Smallest budget for which this encoder can emit a frame for t. */
+GW_API int gw_encode_min_budget(const gw_encoder *enc, const gw_tensor *t);
+
+/* ---- decoding ------------------------------------------------------------ */
+
+/* Verifies the frame in buf[0..len) and ADDS its decoded values into
+ * out[0..out_len): dense element i of the frame goes to out[start + i],
+ * sparse key k to out[k]. Returns the number of values added, or GW_E* —
+ * in which case out is unchanged: frames are validated before writing. */
+GW_API int gw_decode(const void *buf, size_t len, float *out, uint64_t out_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GW_CODEC_H */

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine lacks to build and test gradwire.
+# Idempotent and non-interactive: packages already present are skipped, and
+# apt is only contacted when something is missing.
+set -euo pipefail
+
+# Build, test and codec dependencies. The dataplane (DPDK), RDMA (rdma-core)
+# and later parts add theirs here, by Debian package name.
+PKGS=(
+  build-essential pkg-config meson ninja-build python3
+  clang llvm libclang-rt-14-dev    # libFuzzer, ASan, UBSan
+  libcmocka-dev                    # unit tests
+  libxxhash-dev                    # frame checksum
+  libzstd-dev                      # zstd baseline in gw-bench
+  zlib1g-dev libgsl-dev libsodium-dev
+  libdpdk-dev libnuma-dev libibverbs-dev librdmacm-dev
+  iproute2
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+    || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PKGS[@]} packages present"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing ${missing[*]}; run as root (or via sudo)" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
