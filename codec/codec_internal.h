@@ -57,6 +57,12 @@ struct gw_codec_ops {
 	 * key of key_bytes included), beyond the fixed header. */
 	size_t (*min_body)(const struct gw_encoder *enc, size_t key_bytes);
 
+	/* Optional: called by gw_encode_begin() after the tensor was checked
+	 * (and, for unfused codecs, error feedback folded in) — a codec that
+	 * needs a whole-tensor pass (a global scale, a top-k selection, a
+	 * pre-packed stream) does it here. Returns 0 or GW_E*. */
+	int (*begin)(struct gw_encoder *enc);
+
 	/* Encodes elements/entries from enc->pos on: writes params and payload
 	 * into body[0..cap), fills the header fields it owns (*count, *start,
 	 * *span, *param_len, *flags may gain codec bits — none today) and

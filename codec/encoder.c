@@ -108,6 +108,11 @@ int gw_encode_begin(gw_encoder *enc, const gw_tensor *t)
 		if (rc < 0)
 			return rc;
 	}
+	if (enc->ops->begin) {
+		rc = enc->ops->begin(enc);
+		if (rc < 0)
+			return rc;
+	}
 	enc->active = true;
 	return GW_OK;
 }

@@ -6,6 +6,9 @@
 
 static const char *const names[GW_PARAM_COUNT_] = {
 	[GW_PARAM_MAX_FRAME_ELEMS] = "max_frame_elems",
+	[GW_PARAM_SPARSITY] = "sparsity",
+	[GW_PARAM_SEED] = "seed",
+	[GW_PARAM_FRACTION] = "fraction",
 };
 
 static const struct gw_param_spec generic[] = {

@@ -71,6 +71,10 @@ typedef enum gw_codec_id {
 	GW_CODEC_RAW = 1,     /* float32, bit-exact */
 	GW_CODEC_BF16 = 2,    /* bfloat16, round to nearest even */
 	GW_CODEC_INT8 = 3,    /* 255 levels in [-127,127], scale per frame */
+	GW_CODEC_3LC = 4,     /* 3-value, base-3^5, zero-run (3LC, MLSys'19) */
+	GW_CODEC_TERNGRAD = 5,/* stochastic 3-value, base-3^5, no feedback */
+	GW_CODEC_ONEBIT = 6,  /* 1 bit per value, two magnitudes, feedback */
+	GW_CODEC_TOPK = 7,    /* top-k sparsification, delta keys, float32 */
 } gw_codec_id;
 
 /* Id of the codec called name ("raw", "bf16", "int8", …), or GW_ECODEC. */
@@ -94,6 +98,9 @@ typedef enum gw_param {
 	 * only the budget limits a frame. Every codec accepts it: it lets the
 	 * aggregator keep frames inside fixed chunk slots. */
 	GW_PARAM_MAX_FRAME_ELEMS = 0,
+	GW_PARAM_SPARSITY = 1,       /* 3LC sparsity multiplier s, 1 <= s < 2 */
+	GW_PARAM_SEED = 2,           /* RNG seed of stochastic codecs */
+	GW_PARAM_FRACTION = 3,       /* top-k: fraction of elements sent */
 	GW_PARAM_COUNT_
 } gw_param;
 
