@@ -39,6 +39,74 @@ static inline float *ef_slot(const gw_encoder *enc, float *e, uint64_t i)
 	return &e[enc->sparse ? gw_tensor_key(&enc->t, i) : i];
 }
 
+static inline float clamp(float r)
+{
+	return r > LEVELS ? LEVELS : r < -LEVELS ? -LEVELS : r;
+}
+
+/* |x| as an integer: for finite floats the order of the magnitude bits is
+ * the order of the magnitudes, and NaN and +-Inf sort above every finite
+ * value — so one integer max finds both the scale and any poison, and the
+ * loop vectorizes without fast-math. */
+static inline uint32_t mag_bits(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	return u & 0x7fffffffu;
+}
+
+/* Max |g + e| over the frame; returns 1 if any value is NaN or Inf. */
+static int scan(const gw_encoder *enc, const float *e, uint64_t p, uint32_t n,
+		float *scale, float *inv)
+{
+	uint32_t mb = 0;
+	const float *g = enc->src + p;
+	if (!enc->sparse && !e) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t b = mag_bits(g[i]);
+			mb = b > mb ? b : mb;
+		}
+	} else if (!enc->sparse) {
+		const float *ep = e + p;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t b = mag_bits(g[i] + ep[i]);
+			mb = b > mb ? b : mb;
+		}
+	} else {
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t b = mag_bits(corrected(enc, e, p + i));
+			mb = b > mb ? b : mb;
+		}
+	}
+	int bad = mb >= 0x7f800000u;
+	float m;
+	memcpy(&m, &mb, 4);
+	*scale = m / LEVELS;
+	*inv = m > 0.0f ? LEVELS / m : 0.0f;
+	if (bad)
+		*scale = NAN;
+	else if (!isfinite(*inv) || *scale == 0.0f)
+		*scale = *inv = 0.0f;   /* m below 2^-122: everything rounds to 0 */
+	return bad;
+}
+
+/* Dense, finite frame: quantize and, with feedback, keep the residual. */
+static void quantize_dense(const float *g, float *e, uint32_t n, float scale,
+			   float inv, int8_t *q)
+{
+	if (!e) {
+		for (uint32_t i = 0; i < n; i++)
+			q[i] = (int8_t)clamp(round_even(g[i] * inv));
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		float c = g[i] + e[i];
+		float r = clamp(round_even(c * inv));
+		q[i] = (int8_t)r;
+		e[i] = c - r * scale;
+	}
+}
+
 static int int8_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 		       struct gw_frame_info *h)
 {
@@ -51,32 +119,21 @@ static int int8_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 	float *e = gw_ef_data(enc->ef);
 	uint64_t p = enc->pos;
 
-	float m = 0.0f;
-	int bad = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		float c = corrected(enc, e, p + i);
-		float a = fabsf(c);
-		m = a > m ? a : m;
-		bad |= (c - c) != 0.0f;   /* NaN or ±Inf */
-	}
-	float scale = m / LEVELS;
-	float inv = m > 0.0f ? LEVELS / m : 0.0f;
-	if (bad)
-		scale = NAN;
-	else if (!isfinite(inv) || scale == 0.0f)
-		scale = inv = 0.0f;       /* m below 2^-122: everything rounds to 0 */
-
+	float scale, inv;
+	int bad = scan(enc, e, p, n, &scale, &inv);
 	if (kb)
 		gw_keys_put(body + 4, enc->t.keys, p, n, kb);
 	int8_t *q = (int8_t *)(body + 4 + (size_t)kb * n);
-	for (uint32_t i = 0; i < n; i++) {
-		float c = corrected(enc, e, p + i);
-		float r = bad ? 0.0f : round_even(c * inv);
-		r = r > LEVELS ? LEVELS : r < -LEVELS ? -LEVELS : r;
-		q[i] = (int8_t)r;
-		if (e)
-			*ef_slot(enc, e, p + i) = bad ? 0.0f : c - r * scale;
-	}
+	if (!enc->sparse && !bad)
+		quantize_dense(enc->src + p, e ? e + p : NULL, n, scale, inv, q);
+	else
+		for (uint32_t i = 0; i < n; i++) {
+			float c = corrected(enc, e, p + i);
+			float r = bad ? 0.0f : clamp(round_even(c * inv));
+			q[i] = (int8_t)r;
+			if (e)
+				*ef_slot(enc, e, p + i) = bad ? 0.0f : c - r * scale;
+		}
 	gw_stf32(body, scale);
 	enc->pos += n;
 	return (int)(4 + (size_t)(1 + kb) * n);

@@ -35,6 +35,11 @@ extern "C" {
 #define GW_FRAME_MAX 65535u      /* largest frame: fits one IPv4/UDP datagram */
 #define GW_BUDGET_MIN 64u        /* smallest budget every codec accepts */
 
+/* Bytes a packet spends around its frame, reserved for the dataplane:
+ * IPv4 (20) + UDP (8) + gradwire packet header (up to 32) + MAC (16).
+ * The budget of a frame in a packet of IP MTU mtu is mtu - GW_PKT_RESERVE. */
+#define GW_PKT_RESERVE 76u
+
 /* Frame flags (16 bits on the wire). Bits not named here are reserved: an
  * encoder writes 0 and a decoder rejects a frame with any of them set. */
 #define GW_FF_SPARSE 0x0001u     /* payload holds keys + values */

@@ -1,0 +1,456 @@
+/* gw-bench codec: one codec (or zstd, for comparison) on a real trace or
+ * synthetic data — elements, frames, bytes, bits per value, encode and
+ * decode GB/s, memcpy GB/s of the same size measured in the same run, and
+ * the error of one round. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gw/codec.h>
+
+#include "bench.h"
+
+#ifdef GW_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+struct input {
+	uint64_t dim, nnz;     /* nnz == dim for dense input */
+	float *values;
+	uint32_t *keys;        /* NULL for dense */
+	float *dense;          /* the tensor as a dense vector, for errors */
+	const char *what;
+};
+
+struct frames {
+	uint8_t *buf;
+	size_t cap, used;
+	size_t *off;
+	size_t n, off_cap;
+};
+
+struct run {
+	gw_encoder *enc;
+	gw_tensor t;
+	size_t budget;
+	struct frames fr;
+	float *out;
+	int err;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: gw-bench codec --codec NAME [--param KEY=VALUE]...\n"
+"                      (--input FILE.f32 | --keys FILE.u32 --values FILE.f32 [--dim D]\n"
+"                       | --synthetic N [--seed S])\n"
+"                      [--mtu BYTES] [--no-ef] [--min-time SEC] [--json]\n\n"
+"  --codec NAME       a registered codec (");
+	int ids[64], n = gw_codec_list(ids, 64);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%s", i ? ", " : "", gw_codec_name(ids[i]));
+	fprintf(f, "), or zstd (libzstd, whole buffer)\n"
+"  --param KEY=VALUE  codec parameter (max_frame_elems, sparsity, seed, fraction;\n"
+"                     zstd: level)\n"
+"  --input FILE.f32   dense little-endian float32 tensor\n"
+"  --keys/--values    sparse tensor: ascending u32 keys and float32 values\n"
+"  --dim D            sparse dimension (default: 2^20, or max key + 1 if larger)\n"
+"  --synthetic N      N float32 values, gradient-like (25%% exact zeros), seeded\n"
+"  --mtu BYTES        IP MTU; frame budget = MTU - %u (default 1500)\n"
+"  --no-ef            encode without error feedback (default: on for lossy codecs)\n"
+"  --min-time SEC     time per measurement (default 0.5)\n"
+"  --json             one JSON object instead of the table\n", GW_PKT_RESERVE);
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Heavy-tailed values around zero with a quarter exact zeros, roughly the
+ * shape of the CNN traces. */
+static void synth(struct input *in, uint64_t n, uint64_t seed)
+{
+	in->dim = in->nnz = n;
+	in->values = malloc((n ? n : 1) * sizeof(float));
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = splitmix(&seed);
+		double u = ((r >> 11) + 0.5) / 9007199254740992.0;
+		double v = (r & 3) == 0 ? 0.0 : 1e-3 * tan(M_PI * (u - 0.5)) / 50.0;
+		in->values[i] = (float)v;
+	}
+	in->what = "synthetic";
+}
+
+static int load(struct input *in, const char *input, const char *kf,
+		const char *vf, uint64_t dim)
+{
+	size_t len;
+	if (input) {
+		in->values = bench_read_file(input, &len);
+		if (!in->values)
+			return -1;
+		if (len % 4) {
+			fprintf(stderr, "gw-bench: --input: %s: size %zu is not a multiple of 4\n", input, len);
+			return -1;
+		}
+		in->dim = in->nnz = len / 4;
+		in->what = input;
+		return 0;
+	}
+	size_t klen;
+	in->keys = bench_read_file(kf, &klen);
+	in->values = in->keys ? bench_read_file(vf, &len) : NULL;
+	if (!in->values)
+		return -1;
+	if (klen % 4 || len != klen) {
+		fprintf(stderr, "gw-bench: --keys/--values: %zu key bytes and %zu value bytes do not pair up\n", klen, len);
+		return -1;
+	}
+	in->nnz = klen / 4;
+	uint64_t need = in->nnz ? (uint64_t)in->keys[in->nnz - 1] + 1 : 0;
+	in->dim = dim ? dim : (need > (1u << 20) ? need : (1u << 20));
+	for (uint64_t i = 0; i < in->nnz; i++)
+		if (in->keys[i] >= in->dim || (i && in->keys[i] <= in->keys[i - 1])) {
+			fprintf(stderr, "gw-bench: --keys: key %llu at entry %llu is not ascending or not below --dim %llu\n",
+				(unsigned long long)in->keys[i], (unsigned long long)i,
+				(unsigned long long)in->dim);
+			return -1;
+		}
+	in->what = vf;
+	return 0;
+}
+
+static void densify(struct input *in)
+{
+	in->dense = calloc(in->dim ? in->dim : 1, sizeof(float));
+	for (uint64_t i = 0; i < in->nnz; i++)
+		in->dense[in->keys ? in->keys[i] : i] = in->values[i];
+}
+
+static int push_frame(struct frames *fr, size_t budget)
+{
+	if (fr->cap - fr->used < budget) {
+		size_t cap = fr->cap * 2 + budget;
+		uint8_t *b = realloc(fr->buf, cap);
+		if (!b)
+			return -1;
+		fr->buf = b;
+		fr->cap = cap;
+	}
+	if (fr->n == fr->off_cap) {
+		size_t c = fr->off_cap * 2 + 64;
+		size_t *o = realloc(fr->off, (c + 1) * sizeof(size_t));
+		if (!o)
+			return -1;
+		fr->off = o;
+		fr->off_cap = c;
+	}
+	return 0;
+}
+
+static void encode_all(void *p)
+{
+	struct run *r = p;
+	struct frames *fr = &r->fr;
+	fr->used = fr->n = 0;
+	int rc = gw_encode_begin(r->enc, &r->t);
+	while (rc >= 0) {
+		if (push_frame(fr, r->budget) < 0) {
+			rc = GW_ENOMEM;
+			break;
+		}
+		rc = gw_encode_next(r->enc, fr->buf + fr->used, r->budget);
+		if (rc <= 0)
+			break;
+		fr->off[fr->n++] = fr->used;
+		fr->used += (size_t)rc;
+	}
+	if (fr->off)
+		fr->off[fr->n] = fr->used;
+	if (rc < 0)
+		r->err = rc;
+}
+
+static void decode_all(void *p)
+{
+	struct run *r = p;
+	for (size_t i = 0; i < r->fr.n; i++) {
+		int rc = gw_decode(r->fr.buf + r->fr.off[i],
+				   r->fr.off[i + 1] - r->fr.off[i], r->out, r->t.dim);
+		if (rc < 0)
+			r->err = rc;
+	}
+}
+
+struct result {
+	const char *codec;
+	uint64_t elements, frames, bytes;
+	double input_bytes, enc_s, dec_s, memcpy_gbps, max_abs, rel_l2;
+};
+
+static void errors(const struct input *in, const float *out, struct result *res)
+{
+	double num = 0, den = 0, mx = 0;
+	for (uint64_t i = 0; i < in->dim; i++) {
+		double d = fabs((double)out[i] - in->dense[i]);
+		mx = d > mx || isnan(d) ? d : mx;
+		num += d * d;
+		den += (double)in->dense[i] * in->dense[i];
+	}
+	res->max_abs = mx;
+	res->rel_l2 = den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
+}
+
+static int run_codec(const struct input *in, int id, char **params, int np,
+		     size_t budget, bool ef, double min_s, struct result *res)
+{
+	struct run r = {0};
+	r.budget = budget;
+	r.t = (gw_tensor){.id = 1, .dim = in->dim, .values = in->values,
+			  .keys = in->keys, .nnz = in->nnz, .key_bits = 32};
+	gw_encoder *enc[2] = {gw_encoder_create(id), gw_encoder_create(id)};
+	gw_ef *e = NULL;
+	int rc = -1;
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < np; i++) {
+			char *eq = strchr(params[i], '=');
+			*eq = 0;
+			int p = gw_param_by_name(params[i]);
+			double v = strtod(eq + 1, NULL);
+			int prc = p < 0 ? p : gw_encoder_set_param(enc[k], p, v);
+			gw_bounds b;
+			if (prc == GW_EBOUNDS && gw_param_bounds(id, p, &b) == 0)
+				fprintf(stderr, "gw-bench: --param %s=%s: outside [%g, %g]%s\n",
+					params[i], eq + 1, b.lo, b.hi, b.integer ? ", integer" : "");
+			else if (prc < 0)
+				fprintf(stderr, "gw-bench: --param %s: %s for codec %s\n",
+					params[i], gw_strerror(prc), gw_codec_name(id));
+			*eq = '=';
+			if (prc < 0)
+				goto out;
+		}
+	int min = gw_encode_min_budget(enc[0], &r.t);
+	if (min > 0 && budget < (size_t)min) {
+		fprintf(stderr, "gw-bench: --mtu: frame budget %zu is below codec %s's minimum %d\n",
+			budget, gw_codec_name(id), min);
+		goto out;
+	}
+	/* The error of one round, before feedback has anything to carry. */
+	r.enc = enc[1];
+	r.out = calloc(in->dim ? in->dim : 1, sizeof(float));
+	encode_all(&r);
+	decode_all(&r);
+	if (r.err < 0) {
+		fprintf(stderr, "gw-bench: codec %s failed: %s\n", gw_codec_name(id), gw_strerror(r.err));
+		goto out;
+	}
+	errors(in, r.out, res);
+	res->frames = r.fr.n;
+	res->bytes = r.fr.used;
+
+	if (ef && (gw_codec_caps(id) & GW_CODEC_LOSSY)) {
+		e = gw_ef_create(in->dim);
+		gw_encoder_set_ef(enc[0], e);
+	}
+	r.enc = enc[0];
+	res->enc_s = bench_time(encode_all, &r, min_s);
+	res->dec_s = bench_time(decode_all, &r, min_s);
+	rc = r.err;
+	if (rc < 0)
+		fprintf(stderr, "gw-bench: codec %s failed while timed: %s\n", gw_codec_name(id), gw_strerror(rc));
+out:
+	gw_encoder_free(enc[0]);
+	gw_encoder_free(enc[1]);
+	gw_ef_free(e);
+	free(r.fr.buf);
+	free(r.fr.off);
+	free(r.out);
+	return rc < 0 ? -1 : 0;
+}
+
+#ifdef GW_HAVE_ZSTD
+struct zrun {
+	const void *src;
+	size_t n, cn;
+	void *dst, *back;
+	size_t cap;
+	int level;
+};
+static void zenc(void *p)
+{
+	struct zrun *z = p;
+	z->cn = ZSTD_compress(z->dst, z->cap, z->src, z->n, z->level);
+}
+static void zdec(void *p)
+{
+	struct zrun *z = p;
+	ZSTD_decompress(z->back, z->n, z->dst, z->cn);
+}
+#endif
+
+static int run_zstd(const struct input *in, char **params, int np, double min_s,
+		    struct result *res)
+{
+#ifdef GW_HAVE_ZSTD
+	double level = 1;
+	for (int i = 0; i < np; i++)
+		if (strncmp(params[i], "level=", 6) ||
+		    !bench_parse_double("--param level", params[i] + 6, ZSTD_minCLevel(),
+					ZSTD_maxCLevel(), &level)) {
+			if (strncmp(params[i], "level=", 6))
+				fprintf(stderr, "gw-bench: --param %s: zstd takes only level=N\n", params[i]);
+			return -1;
+		}
+	if (in->keys) {
+		fprintf(stderr, "gw-bench: --codec zstd: dense --input or --synthetic only\n");
+		return -1;
+	}
+	struct zrun z = {.src = in->values, .n = in->nnz * 4, .level = (int)level};
+	z.cap = ZSTD_compressBound(z.n);
+	z.dst = malloc(z.cap);
+	z.back = malloc(z.n ? z.n : 1);
+	zenc(&z);
+	zdec(&z);
+	if (ZSTD_isError(z.cn) || memcmp(z.back, z.src, z.n)) {
+		fprintf(stderr, "gw-bench: zstd round trip failed\n");
+		return -1;
+	}
+	res->bytes = z.cn;
+	res->frames = 1;
+	res->max_abs = res->rel_l2 = 0;
+	res->enc_s = bench_time(zenc, &z, min_s);
+	res->dec_s = bench_time(zdec, &z, min_s);
+	free(z.dst);
+	free(z.back);
+	return 0;
+#else
+	(void)in, (void)params, (void)np, (void)min_s, (void)res;
+	fprintf(stderr, "gw-bench: --codec zstd: built without libzstd\n");
+	return -1;
+#endif
+}
+
+static void print(const struct result *r, bool json)
+{
+	double bpv = r->elements ? r->bytes * 8.0 / r->elements : 0;
+	double eg = r->input_bytes / r->enc_s / 1e9, dg = r->input_bytes / r->dec_s / 1e9;
+	if (json) {
+		printf("{\"codec\": \"%s\", \"elements\": %llu, \"frames\": %llu, "
+		       "\"bytes\": %llu, \"bits_per_value\": %.4f, \"encode_gbps\": %.3f, "
+		       "\"decode_gbps\": %.3f, \"memcpy_gbps\": %.3f, \"max_abs_err\": %.6g, "
+		       "\"rel_l2_err\": %.6g, \"input_bytes\": %.0f, \"encode_vs_memcpy\": %.3f, "
+		       "\"decode_vs_memcpy\": %.3f}\n",
+		       r->codec, (unsigned long long)r->elements, (unsigned long long)r->frames,
+		       (unsigned long long)r->bytes, bpv, eg, dg, r->memcpy_gbps,
+		       r->max_abs, r->rel_l2, r->input_bytes, eg / r->memcpy_gbps,
+		       dg / r->memcpy_gbps);
+		return;
+	}
+	printf("  ---------------------- codec %s ----------------------\n", r->codec);
+	printf("  elements: %-14llu frames: %-10llu bytes: %llu\n",
+	       (unsigned long long)r->elements, (unsigned long long)r->frames,
+	       (unsigned long long)r->bytes);
+	printf("  bits/value: %-12.4f ratio vs float32: %.2fx\n", bpv,
+	       r->bytes ? r->input_bytes / r->bytes : 0);
+	printf("  encode: %8.3f GB/s  decode: %8.3f GB/s  memcpy: %8.3f GB/s\n",
+	       eg, dg, r->memcpy_gbps);
+	printf("  error: max abs %.6g  relative L2 %.6g\n", r->max_abs, r->rel_l2);
+	printf("  ----------------------------------------------------------\n");
+}
+
+int bench_codec_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"codec", required_argument, 0, 'c'}, {"param", required_argument, 0, 'p'},
+		{"input", required_argument, 0, 'i'}, {"keys", required_argument, 0, 'k'},
+		{"values", required_argument, 0, 'v'}, {"dim", required_argument, 0, 'd'},
+		{"synthetic", required_argument, 0, 's'}, {"seed", required_argument, 0, 'S'},
+		{"mtu", required_argument, 0, 'm'}, {"no-ef", no_argument, 0, 'n'},
+		{"min-time", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	const char *codec = NULL, *input = NULL, *kf = NULL, *vf = NULL;
+	char *params[32];
+	int np = 0, c;
+	uint64_t dim = 0, synthetic = 0, seed = 1, mtu = 1500;
+	bool json = false, ef = true, have_syn = false;
+	double min_s = 0.5;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		bool ok = true;
+		switch (c) {
+		case 'c': codec = optarg; break;
+		case 'p':
+			if (!strchr(optarg, '=') || np == 32) {
+				fprintf(stderr, "gw-bench: --param: '%s' is not KEY=VALUE (at most 32)\n", optarg);
+				return BENCH_EUSAGE;
+			}
+			params[np++] = optarg;
+			break;
+		case 'i': input = optarg; break;
+		case 'k': kf = optarg; break;
+		case 'v': vf = optarg; break;
+		case 'd': ok = bench_parse_u64("--dim", optarg, 1, UINT32_MAX + 1ull, &dim); break;
+		case 's': ok = bench_parse_u64("--synthetic", optarg, 1, 1ull << 31, &synthetic);
+			have_syn = true; break;
+		case 'S': ok = bench_parse_u64("--seed", optarg, 0, UINT64_MAX, &seed); break;
+		case 'm': ok = bench_parse_u64("--mtu", optarg, GW_PKT_RESERVE + GW_BUDGET_MIN,
+					       GW_FRAME_MAX + GW_PKT_RESERVE, &mtu); break;
+		case 'n': ef = false; break;
+		case 't': ok = bench_parse_double("--min-time", optarg, 0.001, 60, &min_s); break;
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return BENCH_EUSAGE;
+		}
+		if (!ok)
+			return BENCH_EUSAGE;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gw-bench: unexpected argument '%s'\n", argv[optind]);
+		return BENCH_EUSAGE;
+	}
+	if (!codec) {
+		fprintf(stderr, "gw-bench: --codec: required\n");
+		usage(stderr);
+		return BENCH_EUSAGE;
+	}
+	int id = strcmp(codec, "zstd") ? gw_codec_by_name(codec) : 0;
+	if (id < 0) {
+		fprintf(stderr, "gw-bench: --codec: unknown codec '%s'\n", codec);
+		return BENCH_EUSAGE;
+	}
+	int sources = !!input + !!(kf || vf) + have_syn;
+	if (sources != 1 || (kf && !vf) || (vf && !kf)) {
+		fprintf(stderr, "gw-bench: --input, --keys/--values, --synthetic: give exactly one input\n");
+		return BENCH_EUSAGE;
+	}
+	if (dim && !kf) {
+		fprintf(stderr, "gw-bench: --dim: only with --keys/--values\n");
+		return BENCH_EUSAGE;
+	}
+
+	struct input in = {0};
+	if (have_syn)
+		synth(&in, synthetic, seed);
+	else if (load(&in, input, kf, vf, dim) < 0)
+		return 1;
+	densify(&in);
+
+	struct result res = {.codec = codec, .elements = in.nnz};
+	res.input_bytes = (double)in.nnz * (in.keys ? 8 : 4);
+	res.memcpy_gbps = bench_memcpy_gbps((size_t)res.input_bytes, min_s);
+	int rc = id ? run_codec(&in, id, params, np, mtu - GW_PKT_RESERVE, ef, min_s, &res)
+		    : run_zstd(&in, params, np, min_s, &res);
+	if (rc == 0)
+		print(&res, json);
+	free(in.values);
+	free(in.keys);
+	free(in.dense);
+	return rc ? 1 : 0;
+}

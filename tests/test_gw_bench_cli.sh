@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# gw-bench rejects bad arguments with exit 2 and a message naming the
+# argument, and a good run prints one JSON object with every required key.
+set -u
+bench=$1
+fail=0
+expect_usage() {  # expected-word, args...
+  local word=$1; shift
+  out=$("$bench" "$@" 2>&1); rc=$?
+  if [ $rc -ne 2 ] || ! printf '%s' "$out" | grep -q -- "$word"; then
+    echo "FAIL: gw-bench $* -> rc=$rc, output lacks '$word': $out"; fail=1
+  fi
+}
+expect_usage MODE nosuchmode
+expect_usage --codec codec --synthetic 10
+expect_usage --codec codec --codec nosuch --synthetic 10
+expect_usage --synthetic codec --codec raw --synthetic -5
+expect_usage --synthetic codec --codec raw --synthetic 12abc
+expect_usage --mtu codec --codec raw --synthetic 100 --mtu 10
+expect_usage --mtu codec --codec raw --synthetic 100 --mtu 99999999
+expect_usage --param codec --codec raw --synthetic 100 --param novalue
+expect_usage input codec --codec raw --synthetic 100 --input x.f32
+expect_usage --min-time codec --codec raw --synthetic 100 --min-time 0
+expect_usage --dim codec --codec raw --synthetic 100 --dim 5
+
+# Errors after parsing are run failures (exit 1) naming the argument.
+out=$("$bench" codec --codec raw --synthetic 100 --param nosuch=1 --min-time 0.01 2>&1); rc=$?
+if [ $rc -ne 1 ] || ! printf '%s' "$out" | grep -q -- '--param nosuch'; then
+  echo "FAIL: unknown --param accepted or unnamed: rc=$rc $out"; fail=1
+fi
+out=$("$bench" codec --codec raw --input /nonexistent.f32 2>&1); rc=$?
+if [ $rc -ne 1 ] || ! printf '%s' "$out" | grep -q nonexistent; then
+  echo "FAIL: missing --input file: rc=$rc $out"; fail=1
+fi
+
+json=$("$bench" codec --codec int8 --synthetic 10000 --min-time 0.01 --json); rc=$?
+for k in codec elements frames bytes bits_per_value encode_gbps decode_gbps \
+         memcpy_gbps max_abs_err rel_l2_err; do
+  if ! printf '%s' "$json" | python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if '$k' in d else 1)"; then
+    echo "FAIL: --json output lacks key $k: $json"; fail=1
+  fi
+done
+[ $rc -eq 0 ] || { echo "FAIL: good run exited $rc"; fail=1; }
+[ $fail -eq 0 ] && echo "gw-bench CLI: all checks passed"
+exit $fail
