@@ -51,3 +51,10 @@ uint64_t gw_ef_dim(const gw_ef *ef)
 {
 	return ef ? ef->dim : 0;
 }
+
+int gw_ef_restore(gw_ef *ef, const void *frame, size_t len)
+{
+	if (!ef)
+		return GW_ERR(GW_EINVAL);
+	return gw_decode(frame, len, ef->e, ef->dim);
+}

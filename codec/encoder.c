@@ -93,6 +93,8 @@ int gw_encode_begin(gw_encoder *enc, const gw_tensor *t)
 {
 	if (!enc || !t)
 		return GW_ERR(GW_EINVAL);
+	if (enc->active)
+		return GW_ERR(GW_ESTATE);
 	int rc = check_tensor(enc->ops, t);
 	if (rc < 0)
 		return rc;
@@ -115,6 +117,34 @@ int gw_encode_begin(gw_encoder *enc, const gw_tensor *t)
 	}
 	enc->active = true;
 	return GW_OK;
+}
+
+int gw_encode_abandon(gw_encoder *enc)
+{
+	if (!enc)
+		return GW_ERR(GW_EINVAL);
+	if (!enc->active)
+		return GW_OK;
+	/* Encode the rest and give each frame back to the error buffer: this
+	 * works the same for fused and generic feedback, whatever the codec
+	 * has already folded into the buffer. */
+	uint8_t *buf = enc->ef ? malloc(GW_FRAME_MAX) : NULL;
+	int rc = GW_OK;
+	if (enc->ef && !buf)
+		rc = GW_ERR(GW_ENOMEM);
+	while (rc == GW_OK && enc->ef) {
+		int n = gw_encode_next(enc, buf, GW_FRAME_MAX);
+		if (n <= 0) {
+			rc = n;
+			break;
+		}
+		int r = gw_ef_restore(enc->ef, buf, (size_t)n);
+		if (r < 0)
+			rc = r;
+	}
+	free(buf);
+	enc->active = false;
+	return rc;
 }
 
 int gw_encode_min_budget(const gw_encoder *enc, const gw_tensor *t)

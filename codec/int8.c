@@ -87,6 +87,8 @@ static int scan(const gw_encoder *enc, const float *e, uint64_t p, uint32_t n,
 		*scale = NAN;
 	else if (!isfinite(*inv) || *scale == 0.0f)
 		*scale = *inv = 0.0f;   /* m below 2^-122: everything rounds to 0 */
+	else if (isinf(*scale * LEVELS))
+		*scale = nextafterf(*scale, 0.0f);  /* m = FLT_MAX: keep 127 * scale finite */
 	return bad;
 }
 

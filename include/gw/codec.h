@@ -101,7 +101,9 @@ GW_API int gw_codec_caps(int id);
 typedef enum gw_param {
 	/* Upper bound on elements (dense) or entries (sparse) per frame; 0 means
 	 * only the budget limits a frame. Every codec accepts it: it lets the
-	 * aggregator keep frames inside fixed chunk slots. */
+	 * aggregator keep frames inside fixed chunk slots. Codecs that cut
+	 * frames at groups of elements (3lc, terngrad: 5) refuse a limit below
+	 * the group at gw_encode_begin() with GW_EBOUNDS. */
 	GW_PARAM_MAX_FRAME_ELEMS = 0,
 	GW_PARAM_SPARSITY = 1,       /* 3LC sparsity multiplier s, 1 <= s < 2 */
 	GW_PARAM_SEED = 2,           /* RNG seed of stochastic codecs */
@@ -147,6 +149,12 @@ GW_API void gw_ef_reset(gw_ef *ef);                /* e <- 0 */
 GW_API float *gw_ef_data(gw_ef *ef);               /* dim floats, caller may read */
 GW_API uint64_t gw_ef_dim(const gw_ef *ef);
 
+/* A frame encoded with ef attached was not delivered (lost, past its
+ * deadline, abandoned): add its decoded values back into the error buffer
+ * so they are sent in a later round and no gradient mass is lost. Returns
+ * the number of values restored or GW_E*. */
+GW_API int gw_ef_restore(gw_ef *ef, const void *frame, size_t len);
+
 /* ---- encoding ------------------------------------------------------------ */
 
 typedef struct gw_encoder gw_encoder;
@@ -164,7 +172,8 @@ GW_API int gw_encoder_set_ef(gw_encoder *enc, gw_ef *ef);
 
 /* Starts encoding t. The encoder keeps pointers into t (not a copy) until the
  * last gw_encode_next(). With error feedback attached, the error buffer is
- * folded in here or by the codec's fused encode pass. */
+ * folded in here or by the codec's fused encode pass. GW_ESTATE if the
+ * previous tensor is not finished: finish it or gw_encode_abandon() it. */
 GW_API int gw_encode_begin(gw_encoder *enc, const gw_tensor *t);
 
 /* Writes the next frame into buf, at most budget bytes (budgets above
@@ -172,6 +181,11 @@ GW_API int gw_encode_begin(gw_encoder *enc, const gw_tensor *t);
  * the tensor is done, or GW_E*: GW_EBUDGET if not even one element fits (the
  * encoder stays where it was, so a larger budget can retry). */
 GW_API int gw_encode_next(gw_encoder *enc, void *buf, size_t budget);
+
+/* Drops the rest of the current tensor. With error feedback attached, the
+ * values not yet sent stay in the error buffer (nothing is lost); without,
+ * they are gone. Returns 0 or GW_E*. */
+GW_API int gw_encode_abandon(gw_encoder *enc);
 
 /* Smallest budget for which this encoder can emit a frame for t. */
 GW_API int gw_encode_min_budget(const gw_encoder *enc, const gw_tensor *t);
