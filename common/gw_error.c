@@ -26,7 +26,9 @@ static const struct {
 	[13] = {"GW_EBOUNDS", "parameter value out of bounds"},
 	[14] = {"GW_ECORRUPT", "corrupt payload"},
 	[15] = {"GW_ESTATE", "call out of order"},
-	[16] = {"GW_EUNSUPPORTED", "tensor kind not supported by codec"},
+	[16] = {"GW_EUNSUPPORTED", "not supported by this codec or build"},
+	[17] = {"GW_EIO", "device or socket I/O failed"},
+	[18] = {"GW_ETIMEDOUT", "timed out"},
 };
 
 _Static_assert(GW_ARRAY_SIZE(errtab) == (unsigned)-GW_E_LAST,

@@ -36,8 +36,11 @@ enum gw_error {
 	GW_EBOUNDS = -13,     /* parameter value outside its bounds */
 	GW_ECORRUPT = -14,    /* payload violates the codec's format */
 	GW_ESTATE = -15,      /* call out of order (e.g. next before begin) */
-	GW_EUNSUPPORTED = -16,/* codec cannot take this kind of tensor */
-	GW_E_LAST = -17       /* not a code: one past the last */
+	GW_EUNSUPPORTED = -16,/* codec cannot take this kind of tensor, or a
+			       * backend/feature not built into this library */
+	GW_EIO = -17,         /* device or socket failed */
+	GW_ETIMEDOUT = -18,   /* a bounded wait ran out */
+	GW_E_LAST = -19       /* not a code: one past the last */
 };
 
 /* Human-readable text for a GW_E* code (or "unknown error" for others). */

@@ -1,0 +1,159 @@
+/* Backend registry and the backend-neutral entry points. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_internal.h"
+
+static const struct gw_dp_ops *const backends[] = {
+	&gw_dp_udp_ops,
+#ifdef GW_HAVE_DPDK
+	&gw_dp_dpdk_ops,
+#endif
+};
+
+static const char *const backend_names[] = {
+	"udp",
+#ifdef GW_HAVE_DPDK
+	"dpdk",
+#endif
+	NULL,
+};
+
+const char *const *gw_dp_backends(void)
+{
+	return backend_names;
+}
+
+int gw_dp_open(const gw_dp_config *cfg, gw_dp **out)
+{
+	if (!cfg || !cfg->backend || !out)
+		return GW_ERR(GW_EINVAL);
+	for (size_t i = 0; i < GW_ARRAY_SIZE(backends); i++) {
+		if (strcmp(backends[i]->name, cfg->backend))
+			continue;
+		int rc = backends[i]->open(cfg, out);
+		if (rc == 0)
+			(*out)->ops = backends[i];
+		return rc;
+	}
+	return GW_ERR(GW_EUNSUPPORTED);
+}
+
+void gw_dp_close(gw_dp *dp)
+{
+	if (dp)
+		dp->ops->close(dp);
+}
+
+const char *gw_dp_backend_name(const gw_dp *dp)
+{
+	return dp ? dp->ops->name : NULL;
+}
+
+int gw_dp_local(const gw_dp *dp, gw_endpoint *ep)
+{
+	if (!dp || !ep)
+		return GW_ERR(GW_EINVAL);
+	*ep = dp->local;
+	return GW_OK;
+}
+
+uint32_t gw_dp_payload_max(const gw_dp *dp)
+{
+	return dp ? dp->payload_max : 0;
+}
+
+int gw_dp_alloc(gw_dp *dp, gw_pkt **pkts, unsigned n)
+{
+	return dp->ops->alloc(dp, pkts, n);
+}
+
+void gw_dp_free(gw_dp *dp, gw_pkt **pkts, unsigned n)
+{
+	dp->ops->free(dp, pkts, n);
+}
+
+int gw_dp_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
+{
+	return dp->ops->tx_burst(dp, pkts, n);
+}
+
+int gw_dp_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
+{
+	return dp->ops->rx_burst(dp, pkts, n);
+}
+
+int gw_dp_wait(gw_dp *dp, unsigned timeout_us)
+{
+	return dp->ops->wait(dp, timeout_us);
+}
+
+void gw_dp_stats_get(const gw_dp *dp, gw_dp_stats *st)
+{
+	if (dp && st)
+		*st = dp->stats;
+}
+
+int gw_dp_opts_each(const char *opts, int (*fn)(void *, const char *, const char *),
+		    void *arg)
+{
+	if (!opts || !*opts)
+		return GW_OK;
+	char *copy = strdup(opts), *save = NULL;
+	if (!copy)
+		return GW_ERR(GW_ENOMEM);
+	int rc = GW_OK;
+	for (char *kv = strtok_r(copy, ",", &save); kv && rc >= 0;
+	     kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		if (!eq) {
+			rc = GW_ERR(GW_EINVAL);
+			break;
+		}
+		*eq = 0;
+		rc = fn(arg, kv, eq + 1);
+	}
+	free(copy);
+	return rc;
+}
+
+/* ---- endpoints ------------------------------------------------------------ */
+
+int gw_endpoint_parse(const char *s, gw_endpoint *ep)
+{
+	unsigned a, b, c, d, port, m[6];
+	int used = 0;
+	if (!s || !ep)
+		return GW_ERR(GW_EINVAL);
+	memset(ep, 0, sizeof(*ep));
+	if (sscanf(s, "%3u.%3u.%3u.%3u:%5u%n", &a, &b, &c, &d, &port, &used) != 5 ||
+	    a > 255 || b > 255 || c > 255 || d > 255 || port > 65535)
+		return GW_ERR(GW_EINVAL);
+	ep->ip = a << 24 | b << 16 | c << 8 | d;
+	ep->port = (uint16_t)port;
+	s += used;
+	if (!*s)
+		return GW_OK;
+	int used2 = 0;
+	if (sscanf(s, "@%2x:%2x:%2x:%2x:%2x:%2x%n", &m[0], &m[1], &m[2], &m[3],
+		   &m[4], &m[5], &used2) != 6 || s[used2])
+		return GW_ERR(GW_EINVAL);
+	for (int i = 0; i < 6; i++)
+		ep->mac[i] = (uint8_t)m[i];
+	return GW_OK;
+}
+
+int gw_endpoint_format(const gw_endpoint *ep, char *buf, size_t len)
+{
+	if (!ep || !buf)
+		return GW_ERR(GW_EINVAL);
+	static const uint8_t zero[6];
+	int n = snprintf(buf, len, "%u.%u.%u.%u:%u", ep->ip >> 24, (ep->ip >> 16) & 255,
+			 (ep->ip >> 8) & 255, ep->ip & 255, ep->port);
+	if (n >= 0 && (size_t)n < len && memcmp(ep->mac, zero, 6))
+		n += snprintf(buf + n, len - (size_t)n, "@%02x:%02x:%02x:%02x:%02x:%02x",
+			      ep->mac[0], ep->mac[1], ep->mac[2], ep->mac[3],
+			      ep->mac[4], ep->mac[5]);
+	return (n < 0 || (size_t)n >= len) ? GW_ERR(GW_EINVAL) : GW_OK;
+}

@@ -1,0 +1,114 @@
+/* gradwire dataplane: moves opaque packets between endpoints.
+ *
+ * A backend (DPDK ethdev, kernel UDP, later RDMA) is an ops table behind
+ * this API; nothing here names a backend's own types. Packets are buffers
+ * the backend owns (an mbuf, a slot of a sendmmsg ring): the application
+ * allocates them, writes the gradwire packet header and a frame straight
+ * into gw_pkt.data, and sends them — no copy between codec and NIC. The
+ * backend builds and strips Ethernet/IPv4/UDP below data.
+ *
+ * Hot-path calls (alloc, free, tx_burst, rx_burst) never allocate memory
+ * or make a syscall on the DPDK backend; gw_dp_wait() is how an idle
+ * poller gives its core away.
+ */
+#ifndef GW_DATAPLANE_H
+#define GW_DATAPLANE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gw/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where a packet goes or came from: IPv4 address and UDP port, plus the
+ * Ethernet address for backends that write L2 headers themselves (all zero:
+ * broadcast, which veth pairs and memif deliver). */
+typedef struct gw_endpoint {
+	uint32_t ip;       /* host byte order */
+	uint16_t port;
+	uint8_t mac[6];
+} gw_endpoint;
+
+/* Parses "A.B.C.D:PORT" or "A.B.C.D:PORT@aa:bb:cc:dd:ee:ff". 0 or GW_EINVAL. */
+GW_API int gw_endpoint_parse(const char *s, gw_endpoint *ep);
+/* Writes the same syntax into buf; returns GW_EINVAL if it does not fit. */
+GW_API int gw_endpoint_format(const gw_endpoint *ep, char *buf, size_t len);
+
+/* One packet. data points at the UDP payload: gradwire header + frame. */
+typedef struct gw_pkt {
+	uint8_t *data;
+	uint32_t len;       /* bytes at data (rx: received; tx: to send) */
+	uint32_t room;      /* bytes that may be written at data */
+	gw_endpoint peer;   /* rx: the sender; tx: the destination */
+	void *priv;         /* the backend's handle; do not touch */
+} gw_pkt;
+
+typedef struct gw_dp_stats {
+	uint64_t rx_pkts, rx_bytes;
+	uint64_t tx_pkts, tx_bytes;
+	uint64_t rx_bad;        /* dropped below the gradwire header: short,
+				 * not IPv4/UDP, bad checksum, wrong port */
+	uint64_t tx_full;       /* packets the device queue refused */
+	uint64_t idle_waits;    /* gw_dp_wait() calls that slept */
+} gw_dp_stats;
+
+typedef struct gw_dp_config {
+	const char *backend;    /* "udp", "dpdk" */
+	gw_endpoint local;      /* address and UDP port to receive on */
+	uint32_t pool;          /* packets the backend must be able to hold
+				 * allocated at once (windows + bursts); 0: 4096 */
+	uint32_t burst;         /* largest rx/tx burst; 0: 32 */
+	/* Backend arguments. dpdk: the EAL arguments (argv[0] first) as
+	 * DPDK's own tools take them before "--", and "port=N" options are
+	 * read from opts; udp: unused. */
+	int argc;
+	char **argv;
+	const char *opts;       /* "key=value,..." backend options, or NULL */
+} gw_dp_config;
+
+typedef struct gw_dp gw_dp;
+
+/* Opens a backend. Returns 0 and *out, or GW_E* (GW_EUNSUPPORTED if the
+ * backend was not built in, GW_EIO if the device cannot be brought up). */
+GW_API int gw_dp_open(const gw_dp_config *cfg, gw_dp **out);
+GW_API void gw_dp_close(gw_dp *dp);                 /* accepts NULL */
+
+/* Names of the backends built into this library, NULL-terminated. */
+GW_API const char *const *gw_dp_backends(void);
+GW_API const char *gw_dp_backend_name(const gw_dp *dp);
+GW_API int gw_dp_local(const gw_dp *dp, gw_endpoint *ep);
+
+/* Largest UDP payload (gradwire header + frame) one packet carries: the
+ * port's MTU minus IPv4 and UDP headers, never a hard-coded 1500. */
+GW_API uint32_t gw_dp_payload_max(const gw_dp *dp);
+
+/* Allocates up to n packets with len = 0 and room = payload_max; returns
+ * how many (0 when the pool is exhausted). */
+GW_API int gw_dp_alloc(gw_dp *dp, gw_pkt **pkts, unsigned n);
+/* Gives packets back to the pool. */
+GW_API void gw_dp_free(gw_dp *dp, gw_pkt **pkts, unsigned n);
+
+/* Queues pkts[0..n) for sending to each pkt->peer. The caller KEEPS every
+ * packet (the backend holds its own reference until the device is done),
+ * so a reliable sender can send the same packet again and frees it when it
+ * is acknowledged. Returns how many were queued, in order; the rest were
+ * refused by a full queue (counted in tx_full) and may be retried. */
+GW_API int gw_dp_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n);
+
+/* Receives up to n packets; the caller frees them. Returns the count. */
+GW_API int gw_dp_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n);
+
+/* Idle back-off: returns when a packet may be ready or after timeout_us,
+ * sleeping (rx interrupt, poll() or a short nanosleep) rather than
+ * spinning, so more pollers than cores all progress. */
+GW_API int gw_dp_wait(gw_dp *dp, unsigned timeout_us);
+
+GW_API void gw_dp_stats_get(const gw_dp *dp, gw_dp_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GW_DATAPLANE_H */

@@ -1,0 +1,79 @@
+/* gradwire reliable stream: one tensor's frames from one endpoint to
+ * another over any dataplane backend, exactly once.
+ *
+ * Selective repeat: a window of outstanding chunks (one chunk = one frame
+ * = one packet), a retransmission timer per chunk, cumulative +
+ * selective (bitmap) acknowledgements, duplicate suppression. Chunks may
+ * arrive in any order; the receiver hands each to its deliver callback
+ * exactly once — typically gw_decode() into the sum. Every packet carries
+ * the gradwire packet header (docs/wire-format.md §5): job, round, tensor,
+ * chunk, sender rank, flags, sequence. Packets of another job, an old
+ * round or another tensor, and malformed or corrupted packets are dropped
+ * and counted, never delivered.
+ */
+#ifndef GW_STREAM_H
+#define GW_STREAM_H
+
+#include <gw/dataplane.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GW_PKT_MAGIC 0x5047u      /* bytes 'G' 'P' */
+#define GW_PKT_VERSION 1u
+#define GW_PKT_HDR_LEN 32u
+
+typedef struct gw_stream_config {
+	uint32_t job;          /* packets of other jobs are dropped */
+	uint16_t rank;         /* this endpoint's sender rank */
+	uint32_t window;       /* chunks in flight; 0: 256 */
+	uint32_t rto_us;       /* initial retransmission timeout; 0: 2000 */
+	uint32_t timeout_ms;   /* a send or recv gives up after; 0: 10000 */
+} gw_stream_config;
+
+typedef struct gw_stream_stats {
+	uint64_t chunks_sent, retransmits, acks_sent, acks_received;
+	uint64_t delivered;        /* chunks handed to deliver() */
+	uint64_t duplicates;       /* chunks received again, dropped */
+	uint64_t bad;              /* short, wrong magic/version/type, bad lengths */
+	uint64_t foreign;          /* another job */
+	uint64_t stale;            /* an old round or another tensor */
+	uint64_t corrupt;          /* frame failed its checksum */
+} gw_stream_stats;
+
+typedef struct gw_stream gw_stream;
+
+/* Fills the frame of the next chunk into buf (at most room bytes): returns
+ * its length, 0 when the tensor has no more chunks, or GW_E*. Called in
+ * chunk order, once per chunk, only when the window has room — so frames
+ * are encoded straight into packet buffers (gw_encode_next fits). */
+typedef int (*gw_stream_fill_fn)(void *arg, uint32_t chunk, uint8_t *buf,
+				 size_t room);
+
+/* Receives a chunk's frame, already checked against its checksum; called
+ * exactly once per chunk. A negative return aborts the receive with it. */
+typedef int (*gw_stream_deliver_fn)(void *arg, uint32_t chunk,
+				    const uint8_t *frame, size_t len);
+
+GW_API gw_stream *gw_stream_create(gw_dp *dp, const gw_stream_config *cfg);
+GW_API void gw_stream_free(gw_stream *s);           /* accepts NULL */
+
+/* Sends every chunk fill() produces to `to` and returns when all are
+ * acknowledged: the chunk count, or GW_ETIMEDOUT / GW_E*. */
+GW_API int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
+			  uint32_t tensor, gw_stream_fill_fn fill, void *arg);
+
+/* Receives one tensor of round `round`, delivering each chunk once, and
+ * returns the chunk count when the last chunk and all before it are in,
+ * or GW_ETIMEDOUT / GW_E*. Keeps acknowledging retransmissions of a
+ * finished tensor (the sender may have missed the final ack). */
+GW_API int gw_stream_recv(gw_stream *s, uint32_t round, uint32_t tensor,
+			  gw_stream_deliver_fn deliver, void *arg);
+
+GW_API void gw_stream_stats_get(const gw_stream *s, gw_stream_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GW_STREAM_H */
