@@ -1,5 +1,6 @@
 /* The encode driver: validates the tensor, applies generic error feedback
  * for codecs that do not fuse it, and frames what the codec emits. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "codec_internal.h"
@@ -87,6 +88,20 @@ static int ef_fold(gw_encoder *enc)
 	}
 	enc->src = enc->scratch;
 	return GW_OK;
+}
+
+/* A non-finite input leaves Inf - Inf = NaN in the error buffer, which
+ * would poison every later round: restart those entries at 0, as the
+ * fused codecs do (docs/wire-format.md §2.5). The frame itself still
+ * carried the non-finite value to the receiver. */
+static void ef_sanitize(gw_encoder *enc, uint64_t first, uint32_t n)
+{
+	float *e = gw_ef_data(enc->ef);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t k = enc->sparse ? gw_tensor_key(&enc->t, first + i) : first + i;
+		if (!isfinite(e[k]))
+			e[k] = 0.0f;
+	}
 }
 
 int gw_encode_begin(gw_encoder *enc, const gw_tensor *t)
@@ -189,10 +204,12 @@ int gw_encode_next(gw_encoder *enc, void *buf, size_t budget)
 	if (enc->ef && !(enc->ops->flags & GW_OPS_FUSED_EF)) {
 		/* Second half of generic feedback: e <- c - decode(frame). */
 		const uint8_t *params = b + GW_FRAME_HDR_LEN;
+		uint64_t first = enc->pos - h.count;   /* entries of this frame */
 		int rc = enc->ops->decode(&h, params, params + h.param_len,
 					  gw_ef_data(enc->ef), enc->t.dim, -1.0f);
 		if (rc < 0)
 			return rc;
+		ef_sanitize(enc, first, h.count);
 	}
 	return (int)h.frame_len;
 }
@@ -209,11 +226,19 @@ uint32_t gw_frame_take(const gw_encoder *enc, size_t cap, size_t fixed,
 		n = GW_MIN(n, lim);
 	n = GW_MIN(n, (uint64_t)UINT32_MAX);
 	if (enc->sparse && n > 1) {
-		/* The span field is 32 bits: end the frame before a key that
-		 * lies 2^32 or more above the frame's first key. */
+		/* The span field is 32 bits: end the frame before the first key
+		 * that lies 2^32 - 1 or more above the frame's first key. Keys
+		 * ascend, so binary search keeps far-apart 64-bit keys linear. */
 		uint64_t k0 = gw_tensor_key(&enc->t, enc->pos);
-		while (gw_tensor_key(&enc->t, enc->pos + n - 1) - k0 >= UINT32_MAX)
-			n--;
+		uint64_t lo = 1, hi = n;   /* key[pos + lo - 1] fits; find last fit */
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo + 1) / 2;
+			if (gw_tensor_key(&enc->t, enc->pos + mid - 1) - k0 < UINT32_MAX)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		n = lo;
 	}
 	return (uint32_t)n;
 }
