@@ -57,6 +57,13 @@ struct gw_codec_ops {
 	 * key of key_bytes included), beyond the fixed header. */
 	size_t (*min_body)(const struct gw_encoder *enc, size_t key_bytes);
 
+	/* Optional: called by gw_encode_begin() before anything is modified
+	 * (in particular before generic error feedback is folded in): checks
+	 * the parameters against the tensor and reserves memory, so that a
+	 * refused begin leaves the encoder and the error buffer as they were.
+	 * Returns 0 or GW_E*. */
+	int (*check)(struct gw_encoder *enc);
+
 	/* Optional: called by gw_encode_begin() after the tensor was checked
 	 * (and, for unfused codecs, error feedback folded in) — a codec that
 	 * needs a whole-tensor pass (a global scale, a top-k selection, a

@@ -1,5 +1,6 @@
 /* Error-feedback buffers: plain dense float arrays, cache-line aligned so
  * SIMD encode passes can stream them. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "codec_internal.h"
@@ -56,5 +57,17 @@ int gw_ef_restore(gw_ef *ef, const void *frame, size_t len)
 {
 	if (!ef)
 		return GW_ERR(GW_EINVAL);
-	return gw_decode(frame, len, ef->e, ef->dim);
+	int rc = gw_decode(frame, len, ef->e, ef->dim);
+	if (rc < 0)
+		return rc;
+	/* A poisoned frame (§2.5 of the wire format) decodes to NaN; the
+	 * buffer never keeps a non-finite residual, so the entries it covers
+	 * restart at 0. The frame's range bounds where it could write. */
+	gw_frame_info h;
+	gw_frame_peek(frame, len, &h);
+	uint64_t end = GW_MIN(h.start + h.span, ef->dim);
+	for (uint64_t i = h.start; i < end; i++)
+		if (!isfinite(ef->e[i]))
+			ef->e[i] = 0.0f;
+	return rc;
 }

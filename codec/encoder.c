@@ -120,6 +120,11 @@ int gw_encode_begin(gw_encoder *enc, const gw_tensor *t)
 	enc->total = enc->sparse ? t->nnz : t->dim;
 	enc->pos = 0;
 	enc->src = t->values;
+	if (enc->ops->check) {
+		rc = enc->ops->check(enc);
+		if (rc < 0)
+			return rc;
+	}
 	if (enc->ef && !(enc->ops->flags & GW_OPS_FUSED_EF)) {
 		rc = ef_fold(enc);
 		if (rc < 0)

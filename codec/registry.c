@@ -5,11 +5,19 @@
 extern const struct gw_codec_ops gw_codec_raw;
 extern const struct gw_codec_ops gw_codec_bf16;
 extern const struct gw_codec_ops gw_codec_int8;
+extern const struct gw_codec_ops gw_codec_3lc;
+extern const struct gw_codec_ops gw_codec_terngrad;
+extern const struct gw_codec_ops gw_codec_onebit;
+extern const struct gw_codec_ops gw_codec_topk;
 
 static const struct gw_codec_ops *const registry[] = {
 	&gw_codec_raw,
 	&gw_codec_bf16,
 	&gw_codec_int8,
+	&gw_codec_3lc,
+	&gw_codec_terngrad,
+	&gw_codec_onebit,
+	&gw_codec_topk,
 };
 
 const struct gw_codec_ops *gw_codec_ops(int id)

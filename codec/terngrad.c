@@ -1,0 +1,285 @@
+/* terngrad: stochastic 3-value quantization (TernGrad, Wen et al. 2017), one
+ * of 3LC's baselines. Every value becomes q in {-1, 0, +1} with
+ *
+ *	q_i = sign(x_i) * Bernoulli(|x_i| / m),  m = max |x| over the tensor,
+ *
+ * so E[m * q_i] = x_i: the codec is unbiased and needs no error feedback
+ * (none is fused; an error buffer attached anyway is applied by the generic
+ * driver). Trits are packed five to a byte exactly as 3LC's base-3^5 stage,
+ * first element most significant, pad trits 1, without 3LC's zero-run
+ * stage; as in 3LC, dense frames start on element offsets that are
+ * multiples of 5 (so max_frame_elems below 5 is refused with GW_EBOUNDS for
+ * a dense tensor longer than it) and decoding leaves the elements whose
+ * trit is 0 untouched, bit for bit.
+ *
+ * The scale is the tensor's, as in TernGrad (one scale per layer), not the
+ * frame's: with it every element's outcome depends only on (seed, tensor id,
+ * element index or key, the tensor), never on where frames happen to split,
+ * so any budget decodes to the same values. Each frame still carries m, so
+ * frames stay self-contained.
+ *
+ * Randomness is counter-based: element i (key i of a sparse tensor) draws
+ * r, the top 24 bits of splitmix64's finalizer applied to
+ * (stream key + (i + 1) * golden gamma), the stream key hashing
+ * GW_PARAM_SEED with the tensor id, and sends q != 0 iff r * 2^-24 < |x|/m
+ * (docs/wire-format.md, terngrad, defines it to the bit). Decoding needs no
+ * RNG. Callers vary the seed per round (the step number, say): the same
+ * seed on the same tensor id repeats the same draws.
+ *
+ * Non-finite input poisons its frame, as int8 does: the frame's scale is sent
+ * as NaN (every trit 0) so all its values decode to NaN; m is the largest
+ * finite magnitude, so other frames are unaffected. With an error buffer
+ * attached, the generic driver subtracts the decoded frame from it, so a
+ * poisoned range's buffer becomes NaN: reset it (gw_ef_reset) after an
+ * overflow step. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "codec_internal.h"
+
+#define GOLDEN 0x9e3779b97f4a7c15ull
+#define TRIT_ZERO_BYTE 121u      /* five trits q = 0: 1+3+9+27+81 */
+#define TRIT_MAX_BYTE 242u       /* 3^5 - 1 */
+
+struct tg_state {
+	float m;                 /* tensor scale: max finite |x| */
+	double inv24;            /* 2^24 / m, or 0 if m == 0 */
+	uint64_t key;            /* random stream key of (seed, tensor) */
+};
+
+static inline uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Trit digit (q + 1) of value x whose stream counter is z: the draw is the
+ * top 24 bits r of mix64(z), and q != 0 iff r < |x| * 2^24 / m, i.e.
+ * r * 2^-24 < |x| / m (scaling by 2^24 is exact in double). */
+static inline unsigned trit(double inv24, float x, uint64_t z)
+{
+	double p24 = (double)fabsf(x) * inv24;
+	unsigned nz = (double)(int64_t)(mix64(z) >> 40) < p24;
+	unsigned pos = x > 0.0f;
+	return 1u + nz * 2u * pos - nz;   /* nz ? (pos ? 2 : 0) : 1 */
+}
+
+/* Stream counter of element (or key) idx. */
+static inline uint64_t counter(const struct tg_state *s, uint64_t idx)
+{
+	return s->key + (idx + 1) * GOLDEN;
+}
+
+static const struct gw_param_spec tg_params[] = {
+	{GW_PARAM_SEED, {0, 9007199254740991.0, 0, 1}},   /* 0 .. 2^53 - 1 */
+};
+
+static size_t tg_min_body(const gw_encoder *enc, size_t kb)
+{
+	(void)enc;
+	return 4 + 1 + kb;
+}
+
+static void tg_state_free(void *p)
+{
+	free(p);
+}
+
+/* Everything that can refuse a tensor, before error feedback is folded. */
+static int tg_check(gw_encoder *enc)
+{
+	uint64_t lim = (uint64_t)enc->param[GW_PARAM_MAX_FRAME_ELEMS];
+	if (!enc->sparse && lim && lim < 5 && lim < enc->total)
+		return GW_ERR(GW_EBOUNDS);   /* dense frames hold groups of 5 */
+	if (!enc->codec_state) {
+		enc->codec_state = calloc(1, sizeof(struct tg_state));
+		if (!enc->codec_state)
+			return GW_ERR(GW_ENOMEM);
+	}
+	return GW_OK;
+}
+
+static int tg_begin(gw_encoder *enc)
+{
+	struct tg_state *s = enc->codec_state;
+	/* Largest finite magnitude; integer compare on the magnitude bits
+	 * orders finite floats like their values and vectorizes. */
+	uint32_t mb = 0;
+	const float *v = enc->src;
+	for (uint64_t i = 0; i < enc->total; i++) {
+		uint32_t u;
+		memcpy(&u, &v[i], 4);
+		u &= 0x7fffffffu;
+		mb = (u < 0x7f800000u && u > mb) ? u : mb;
+	}
+	memcpy(&s->m, &mb, 4);
+	s->inv24 = s->m > 0.0f ? 0x1p24 / (double)s->m : 0.0;
+	uint64_t seed = (uint64_t)enc->param[GW_PARAM_SEED];
+	s->key = mix64(seed ^ mix64(0x7465726e67726164ull ^ enc->t.id));
+	return GW_OK;
+}
+
+/* Dense values x[0..n) of elements idx0..: whole groups of five, then a
+ * last partial group padded with digit 1 (q = 0). */
+static void pack_dense(const struct tg_state *s, const float *x, uint64_t idx0,
+		       uint32_t n, uint8_t *out)
+{
+	uint64_t z = counter(s, idx0);
+	double inv24 = s->inv24;
+	uint32_t j = 0;
+	for (; 5 * j + 5 <= n; j++, z += 5 * GOLDEN) {
+		const float *v = x + 5 * j;
+		unsigned b = trit(inv24, v[0], z);
+		b = b * 3 + trit(inv24, v[1], z + GOLDEN);
+		b = b * 3 + trit(inv24, v[2], z + 2 * GOLDEN);
+		b = b * 3 + trit(inv24, v[3], z + 3 * GOLDEN);
+		b = b * 3 + trit(inv24, v[4], z + 4 * GOLDEN);
+		out[j] = (uint8_t)b;
+	}
+	if (5 * j < n) {
+		unsigned b = 0;
+		for (uint32_t t = 0; t < 5; t++) {
+			uint32_t i = 5 * j + t;
+			b = b * 3 + (i < n ? trit(inv24, x[i], z + t * GOLDEN) : 1u);
+		}
+		out[j] = (uint8_t)b;
+	}
+}
+
+/* Sparse entries p.. : the stream is indexed by key. */
+static void pack_sparse(const struct tg_state *s, const gw_tensor *t,
+			const float *x, uint64_t p, uint32_t n, uint8_t *out)
+{
+	for (uint32_t j = 0; 5 * j < n; j++) {
+		unsigned b = 0;
+		for (uint32_t k = 0; k < 5; k++) {
+			uint32_t i = 5 * j + k;
+			b = b * 3 + (i < n ? trit(s->inv24, x[i],
+						  counter(s, gw_tensor_key(t, p + i)))
+					   : 1u);
+		}
+		out[j] = (uint8_t)b;
+	}
+}
+
+static int tg_encode(gw_encoder *enc, uint8_t *body, size_t cap,
+		     struct gw_frame_info *h)
+{
+	const struct tg_state *s = enc->codec_state;
+	unsigned kb = gw_enc_key_bytes(enc);
+	if (cap < 5)
+		return GW_ERR(GW_EBUDGET);
+	size_t bytes = cap - 4;
+	/* n entries cost n * kb + ceil(n / 5) bytes: take what n * (5kb + 1)
+	 * <= 5 * bytes allows, then trim the rounding. */
+	uint32_t n = gw_frame_take(enc, 5 * bytes, 0, 5 * (size_t)kb + 1);
+	while (n && (uint64_t)n * kb + (n + 4) / 5 > bytes)
+		n--;
+	uint64_t p = enc->pos;
+	if (!enc->sparse && n < enc->total - p)
+		n -= n % 5;   /* not the last frame: whole groups of 5 */
+	if (!n)
+		return GW_ERR(GW_EBUDGET);
+	gw_frame_range(enc, n, h);
+	h->param_len = 4;
+
+	const float *x = enc->src + p;
+	uint32_t bad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &x[i], 4);
+		bad |= (u & 0x7fffffffu) >= 0x7f800000u;   /* NaN or +-Inf */
+	}
+
+	if (kb)
+		gw_keys_put(body + 4, enc->t.keys, p, n, kb);
+	uint8_t *out = body + 4 + (size_t)kb * n;
+	uint32_t nb = (n + 4) / 5;
+	if (bad) {
+		memset(out, TRIT_ZERO_BYTE, nb);
+	} else if (!enc->sparse) {
+		pack_dense(s, x, p, n, out);
+	} else {
+		pack_sparse(s, &enc->t, x, p, n, out);
+	}
+	gw_stf32(body, bad ? NAN : s->m);
+	enc->pos += n;
+	return (int)(4 + (size_t)kb * n + nb);
+}
+
+/* The five digits of each byte 0..242, most significant first. */
+#define TG_D5(a, b, c, d) {a, b, c, d, 0}, {a, b, c, d, 1}, {a, b, c, d, 2}
+#define TG_D4(a, b, c) TG_D5(a, b, c, 0), TG_D5(a, b, c, 1), TG_D5(a, b, c, 2)
+#define TG_D3(a, b) TG_D4(a, b, 0), TG_D4(a, b, 1), TG_D4(a, b, 2)
+#define TG_D2(a) TG_D3(a, 0), TG_D3(a, 1), TG_D3(a, 2)
+static const uint8_t tg_digits[243][5] = {TG_D2(0), TG_D2(1), TG_D2(2)};
+
+static int tg_decode(const struct gw_frame_info *h, const uint8_t *params,
+		     const uint8_t *payload, float *out, uint64_t out_len,
+		     float alpha)
+{
+	unsigned kb = gw_hdr_key_bytes(h);
+	uint64_t nb = ((uint64_t)h->count + 4) / 5;
+	if (h->param_len != 4 ||
+	    h->payload_len != (uint64_t)h->count * kb + nb)
+		return GW_ERR(GW_ELENGTH);
+	float scale = gw_ldf32(params);
+	if (!isnan(scale) && (signbit(scale) || isinf(scale)))
+		return GW_ERR(GW_ECORRUPT);
+	if (!kb && h->start % 5)
+		return GW_ERR(GW_ECORRUPT);   /* dense frames start on a group */
+	const uint8_t *t = payload + (size_t)kb * h->count;
+	int bad = 0;
+	for (uint64_t j = 0; j < nb; j++)
+		bad |= t[j] > TRIT_MAX_BYTE;
+	uint32_t rem = h->count % 5;
+	if (rem) {
+		/* The 5 - rem low digits of the last byte are padding: q = 0. */
+		static const unsigned pow3[5] = {1, 3, 9, 27, 81};
+		unsigned w = pow3[5 - rem];
+		bad |= t[nb - 1] % w != (w - 1) / 2;
+	}
+	if (bad)
+		return GW_ERR(GW_ECORRUPT);
+	if (kb) {
+		int rc = gw_keys_check(payload, h->count, kb, h->start, h->span,
+				       out_len);
+		if (rc < 0)
+			return rc;
+	}
+	/* q = -1, 0, +1 add -s, nothing, +s; a NaN scale (poisoned frame)
+	 * adds NaN to every element. -0.0 is the identity of +: adding it
+	 * leaves every float's bits as they were. */
+	float sv = alpha * scale;
+	float v[3] = {-sv, isnan(scale) ? sv : -0.0f, sv};
+	if (!kb) {
+		float *o = out + h->start;
+		uint32_t full = h->count / 5;
+		for (uint32_t j = 0; j < full; j++) {
+			const uint8_t *dg = tg_digits[t[j]];
+			for (uint32_t k = 0; k < 5; k++)
+				o[5 * j + k] += v[dg[k]];
+		}
+		for (uint32_t i = 5 * full; i < h->count; i++)
+			o[i] += v[tg_digits[t[full]][i - 5 * full]];
+		return (int)h->count;
+	}
+	for (uint32_t i = 0; i < h->count; i++)
+		out[gw_keys_get(payload, i, kb)] += v[tg_digits[t[i / 5]][i % 5]];
+	return (int)h->count;
+}
+
+const struct gw_codec_ops gw_codec_terngrad = {
+	.name = "terngrad",
+	.id = GW_CODEC_TERNGRAD,
+	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
+	.params = tg_params,
+	.nparams = GW_ARRAY_SIZE(tg_params),
+	.min_body = tg_min_body,
+	.check = tg_check,
+	.begin = tg_begin,
+	.encode = tg_encode,
+	.decode = tg_decode,
+	.state_free = tg_state_free,
+};

@@ -1,0 +1,15 @@
+/* Fuzzes the terngrad codec's decoder (codec/terngrad.c): frames of codec
+ * "terngrad", as they arrive and re-sealed (fuzz_common.c). Params: a
+ * float32 scale; the payload is keys (sparse) then ceil(count / 5) base-3^5
+ * bytes, so it is not keys + fixed-size values (value_bytes 0). */
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const struct gw_fuzz_codec terngrad = {
+		.name = "terngrad", .id = GW_CODEC_TERNGRAD,
+		.param_len = 4, .value_bytes = 0,
+	};
+	gw_fuzz_decoder(&terngrad, data, size);
+	return 0;
+}

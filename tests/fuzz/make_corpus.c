@@ -1,0 +1,703 @@
+/* Writes the seed corpora of the fuzz harnesses, one directory per harness:
+ *
+ *	make_corpus OUTDIR [NAME...]      seeds into OUTDIR/<name>/
+ *	make_corpus --hostile OUTDIR      the golden hostile frames, as
+ *	                                  committed in tests/fuzz/regress/
+ *
+ * NAME is a codec name (a decoder harness, fuzz_<codec>), "frame" or
+ * "roundtrip"; without names, every registered codec and both of those.
+ * Everything is built from synthetic tensors with a fixed seed, through the
+ * public encoder, so the output is the same on every run and machine.
+ *
+ * Decoder seeds are valid frames of the codec — dense, sparse with 32-bit
+ * and with 64-bit keys (one jump past 2^32), several budgets, with and
+ * without max_frame_elems and error feedback — plus copies whose checksum
+ * field holds control words of fuzz_common.c, which steer the re-sealing
+ * step. Roundtrip seeds follow the input layout of fuzz_roundtrip.c.
+ *
+ * The hostile set: each file is a frame broken in one way, named
+ * <what>.<GW_E code it must be rejected with> (or .ok), so regress_main
+ * checks the exact code. Regenerate it only when the format changes, and
+ * review the diff. */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "codec_internal.h"
+#include "fuzz_common.h"
+
+/* ---- deterministic synthetic data -------------------------------------- */
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+static uint64_t next_u64(void)
+{
+	/* xorshift64* */
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545f4914f6cdd1dull;
+}
+
+/* Every seed set starts from its own fixed state, so that writing one
+ * harness's seeds gives the same files as writing all of them. */
+static void reseed(const char *name)
+{
+	rng = 0x243f6a8885a308d3ull;
+	for (const char *c = name; *c; c++)
+		rng = (rng ^ (uint8_t)*c) * 0x100000001b3ull;
+	if (!rng)
+		rng = 1;
+}
+
+static float uniform(void)
+{
+	return (float)((next_u64() >> 40) * 0x1p-24);
+}
+
+/* roughly normal, gradient-like: sum of uniforms, times a scale */
+static float gradient(float scale)
+{
+	float s = 0;
+	for (int i = 0; i < 4; i++)
+		s += uniform();
+	return (s - 2.0f) * scale;
+}
+
+enum special {
+	SP_NONE,      /* smooth gradient values */
+	SP_NONFINITE, /* a NaN and an Inf in the middle */
+	SP_EDGES,     /* -0, denormals, huge and tiny magnitudes */
+	SP_ZERO,      /* all zero */
+};
+
+static void fill_values(float *v, size_t n, enum special sp)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = sp == SP_ZERO ? 0.0f : gradient(1e-3f);
+	if (sp == SP_NONFINITE && n) {
+		v[n / 2] = NAN;
+		v[n / 3] = -INFINITY;
+	}
+	if (sp == SP_EDGES) {
+		/* bf16 ties (even, odd), the bf16 overflow edge, denormals */
+		static const float edges[] = {
+			-0.0f, 0x1p-149f, -0x1p-140f, 0x1p-126f, 3.0e38f,
+			-3.3e38f, 1.0f, 0x1.01p0f, 0x1.03p0f, -0x1.01p0f,
+			0x1.0101p0f, 0x1.ffp127f, 0x1.fe8p127f, -0x1.fffffep127f};
+		for (size_t i = 0; i < n; i++)
+			if (next_u64() % 3 == 0)
+				v[i] = edges[next_u64() % GW_ARRAY_SIZE(edges)];
+	}
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+static const char *outdir;
+static unsigned long written;
+
+static void make_dir(const char *path)
+{
+	if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+		fprintf(stderr, "make_corpus: mkdir %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+static void write_file(const char *sub, const char *name, const void *data,
+		       size_t len)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", outdir, sub);
+	make_dir(path);
+	snprintf(path, sizeof(path), "%s/%s/%s", outdir, sub, name);
+	FILE *f = fopen(path, "wb");
+	if (!f || (len && fwrite(data, 1, len, f) != len) || fclose(f) != 0) {
+		fprintf(stderr, "make_corpus: write %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	written++;
+}
+
+/* ---- tensors ----------------------------------------------------------- */
+
+struct tensor {
+	gw_tensor t;
+	float *vals;
+	uint32_t *k32;
+	uint64_t *k64;
+	const char *kind;   /* "dense", "sparse32", "sparse64" */
+};
+
+static void tensor_free(struct tensor *s)
+{
+	free(s->vals);
+	free(s->k32);
+	free(s->k64);
+}
+
+static struct tensor make_dense(uint64_t dim, enum special sp)
+{
+	struct tensor s = {0};
+	s.vals = malloc((dim ? dim : 1) * sizeof(float));
+	if (!s.vals)
+		abort();
+	fill_values(s.vals, dim, sp);
+	s.t = (gw_tensor){.id = 7, .dim = dim, .values = s.vals};
+	s.kind = "dense";
+	return s;
+}
+
+/* keys with gaps below max_gap; key64 tensors start above 2^32 and take
+ * one jump of more than 2^32, so encoders must split the span */
+static struct tensor make_sparse(uint64_t nnz, unsigned bits, uint64_t max_gap,
+				 enum special sp)
+{
+	struct tensor s = {0};
+	s.vals = malloc((nnz ? nnz : 1) * sizeof(float));
+	if (!s.vals)
+		abort();
+	fill_values(s.vals, nnz, sp);
+	uint64_t k = bits == 64 ? (1ull << 33) + 12345 : next_u64() % 100;
+	if (bits == 64) {
+		s.k64 = malloc((nnz ? nnz : 1) * sizeof(uint64_t));
+		if (!s.k64)
+			abort();
+	} else {
+		s.k32 = malloc((nnz ? nnz : 1) * sizeof(uint32_t));
+		if (!s.k32)
+			abort();
+	}
+	for (uint64_t i = 0; i < nnz; i++) {
+		if (i)
+			k += 1 + next_u64() % max_gap;
+		if (bits == 64 && i == nnz / 2 && i)
+			k += (1ull << 32) + 77;
+		if (bits == 64)
+			s.k64[i] = k;
+		else
+			s.k32[i] = (uint32_t)k;
+	}
+	s.t = (gw_tensor){.id = 11, .dim = k + 1 + next_u64() % 10,
+			  .values = s.vals, .nnz = nnz, .key_bits = bits};
+	s.t.keys = bits == 64 ? (const void *)s.k64 : (const void *)s.k32;
+	s.kind = bits == 64 ? "sparse64" : "sparse32";
+	return s;
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+#define MAX_FRAMES 4096
+
+struct frames {
+	size_t n;
+	uint8_t *buf[MAX_FRAMES];
+	size_t len[MAX_FRAMES];
+};
+
+static void frames_free(struct frames *fr)
+{
+	for (size_t i = 0; i < fr->n; i++)
+		free(fr->buf[i]);
+	fr->n = 0;
+}
+
+/* All frames of t under codec id at budget; false if the codec refuses. */
+static bool encode(int id, const gw_tensor *t, size_t budget, uint32_t max_elems,
+		   bool ef, struct frames *fr)
+{
+	fr->n = 0;
+	gw_encoder *enc = gw_encoder_create(id);
+	if (!enc)
+		abort();
+	/* feedback needs dim floats: only for tensors that fit in memory */
+	gw_ef *e = ef && t->dim <= (1u << 24) ? gw_ef_create(t->dim) : NULL;
+	if (e && gw_encoder_set_ef(enc, e) < 0) {
+		gw_ef_free(e);
+		e = NULL;
+	}
+	if (max_elems)
+		gw_encoder_set_param(enc, GW_PARAM_MAX_FRAME_ELEMS, max_elems);
+	bool ok = gw_encode_begin(enc, t) == 0;
+	uint8_t *buf = malloc(GW_FRAME_MAX);
+	if (!buf)
+		abort();
+	int n;
+	while (ok && fr->n < MAX_FRAMES && (n = gw_encode_next(enc, buf, budget)) != 0) {
+		if (n < 0) {
+			ok = false;
+			break;
+		}
+		fr->buf[fr->n] = malloc((size_t)n);
+		if (!fr->buf[fr->n])
+			abort();
+		memcpy(fr->buf[fr->n], buf, (size_t)n);
+		fr->len[fr->n++] = (size_t)n;
+	}
+	free(buf);
+	gw_encoder_free(enc);
+	gw_ef_free(e);
+	if (!ok)
+		frames_free(fr);
+	return ok;
+}
+
+/* Control words for fuzz_common.c's re-sealing step (see its comment). */
+static uint32_t ctrl_words(const char *kind, uint32_t *w)
+{
+	uint32_t flags = !strcmp(kind, "dense") ? 1 : !strcmp(kind, "sparse32") ? 2 : 3;
+	uint32_t shape = 2u << 3, start_small = 1u << 5, fix_keys = 1u << 16;
+	uint32_t n = 0;
+	w[n++] = flags | 4 | shape | start_small | fix_keys;            /* accepted */
+	w[n++] = flags | 4 | shape | start_small | fix_keys | (1u << 6);/* one short */
+	w[n++] = flags | 4 | (1u << 3) | start_small | (2u << 6) | (17u << 8);
+	w[n++] = flags | 4 | (3u << 3) | start_small | (5u << 19);      /* cut */
+	w[n++] = flags | 4 | (3u << 3) | start_small | (2u << 19);      /* grown */
+	w[n++] = flags | 4 | shape | start_small | fix_keys | (1u << 22) | (3u << 6) |
+		 (9u << 8);
+	w[n++] = flags | 4 | shape | (1u << 17);                        /* out NULL */
+	return n;
+}
+
+static void seeds_decoder(const char *name, int id)
+{
+	static const size_t budgets[] = {64, 100, 256, 1424, 8924};
+	int caps = gw_codec_caps(id);
+	char fname[256];
+	unsigned variant = 0;
+	reseed(name);
+	for (int kind = 0; kind < 3; kind++) {
+		if (!(caps & (kind ? GW_CODEC_SPARSE : GW_CODEC_DENSE)))
+			continue;
+		for (int sp = SP_NONE; sp <= SP_ZERO; sp++) {
+			struct tensor s = kind == 0 ? make_dense(sp ? 300 : 3000, sp)
+					: make_sparse(sp ? 60 : 600, kind == 1 ? 32 : 64,
+						      40, sp);
+			for (size_t b = 0; b < GW_ARRAY_SIZE(budgets); b++) {
+				if (sp && b != 1 && b != 3)
+					continue;
+				struct frames fr;
+				bool ef = b == 2;
+				uint32_t max_elems = b == 4 ? 500 : 0;
+				if (!encode(id, &s.t, budgets[b], max_elems, ef, &fr))
+					continue;
+				/* first, second and last frame */
+				size_t pick[3] = {0, 1, fr.n - 1};
+				for (int p = 0; p < 3; p++) {
+					size_t i = pick[p];
+					if (i >= fr.n || (p == 2 && fr.n - 1 <= 1))
+						continue;
+					snprintf(fname, sizeof(fname), "%s-%s-sp%d-b%zu-f%zu",
+						 name, s.kind, sp, budgets[b], i);
+					write_file(name, fname, fr.buf[i], fr.len[i]);
+				}
+				/* control-word copies of the first frame */
+				uint32_t w[16];
+				uint32_t nw = ctrl_words(s.kind, w);
+				uint8_t *c = fr.buf[0];
+				for (uint32_t j = 0; j < nw; j++) {
+					if ((variant++ % 3) && j)
+						continue;
+					gw_fuzz_st32(c + GW_FUZZ_OFF_CHECKSUM, w[j]);
+					snprintf(fname, sizeof(fname), "ctrl%08x-%s-%s-sp%d-b%zu",
+						 w[j], name, s.kind, sp, budgets[b]);
+					write_file(name, fname, c, fr.len[0]);
+				}
+				frames_free(&fr);
+			}
+			tensor_free(&s);
+		}
+	}
+	/* short inputs */
+	static const uint8_t hdr[] = {'G', 'W', 1};
+	write_file(name, "short-3", hdr, sizeof(hdr));
+	write_file(name, "empty", "", 0);
+}
+
+static void seeds_frame(void)
+{
+	int ids[256];
+	int n = gw_codec_list(ids, 256);
+	char fname[256];
+	reseed("frame");
+	for (int i = 0; i < n && i < 256; i++) {
+		int caps = gw_codec_caps(ids[i]);
+		for (int kind = 0; kind < 3; kind++) {
+			if (!(caps & (kind ? GW_CODEC_SPARSE : GW_CODEC_DENSE)))
+				continue;
+			struct tensor s = kind == 0 ? make_dense(200, SP_NONE)
+					: make_sparse(40, kind == 1 ? 32 : 64, 50, SP_NONE);
+			struct frames fr;
+			if (encode(ids[i], &s.t, 256, 0, false, &fr)) {
+				snprintf(fname, sizeof(fname), "%s-%s",
+					 gw_codec_name(ids[i]), s.kind);
+				write_file("frame", fname, fr.buf[0], fr.len[0]);
+				/* steered: magic/version forced, fitted, sealed */
+				uint8_t *c = fr.buf[0];
+				gw_fuzz_st32(c + GW_FUZZ_OFF_CHECKSUM, 0x1f);
+				c[GW_FUZZ_OFF_CODEC] = (uint8_t)(200 + i);
+				snprintf(fname, sizeof(fname), "ctrl-%s-%s-codec%d",
+					 gw_codec_name(ids[i]), s.kind, 200 + i);
+				write_file("frame", fname, c, fr.len[0]);
+				frames_free(&fr);
+			}
+			tensor_free(&s);
+		}
+	}
+	uint8_t hdr[GW_FRAME_HDR_LEN] = {'G', 'W', 1, 1};
+	write_file("frame", "header-only", hdr, sizeof(hdr));
+}
+
+/* fuzz_roundtrip.c's layout: mode, budget (2), max_elems-1, ef codec,
+ * then values (dense) or (gap, value) entries (sparse). */
+static void seeds_roundtrip(void)
+{
+	static const struct {
+		uint8_t mode;
+		uint16_t budget;
+		uint8_t max_elems;
+		unsigned n;
+		enum special sp;
+	} cases[] = {
+		{0x00, 64, 0, 64, SP_NONE},
+		{0x00, 1424, 0, 2000, SP_NONE},
+		{0x04, 100, 0, 300, SP_NONE},      /* error feedback */
+		{0x0c, 8924, 9, 1000, SP_NONE},    /* feedback, max_frame_elems 10 */
+		{0x00, 200, 0, 100, SP_NONFINITE},
+		{0x00, 200, 0, 100, SP_EDGES},
+		{0x10, 1000, 0, 500, SP_NONE},     /* budget above GW_FRAME_MAX */
+		{0x00, 10, 0, 50, SP_NONE},        /* budget below the minimum */
+		{0x01, 64, 0, 50, SP_NONE},
+		{0x01, 1424, 0, 1500, SP_NONE},
+		{0x25, 256, 0, 200, SP_NONE},      /* sparse32, feedback, extra dim */
+		{0x02, 100, 0, 100, SP_EDGES},
+		{0x06, 300, 0, 300, SP_NONE},
+		{0x0a, 1424, 4, 300, SP_NONFINITE},
+		{0x03, 100, 0, 200, SP_NONE},      /* gaps past 2^32 */
+		{0x03, 8924, 0, 1000, SP_NONE},
+		{0x00, 64, 0, 0, SP_NONE},         /* empty tensor */
+		{0x01, 64, 0, 0, SP_NONE},
+	};
+	char fname[64];
+	reseed("roundtrip");
+	for (size_t c = 0; c < GW_ARRAY_SIZE(cases); c++) {
+		bool sparse = cases[c].mode & 3;
+		bool huge = (cases[c].mode & 3) == 3;
+		unsigned n = cases[c].n;
+		size_t len = 5 + (size_t)n * (sparse ? 5 : 4);
+		uint8_t *b = malloc(len);
+		float *v = malloc((n ? n : 1) * sizeof(float));
+		if (!b || !v)
+			abort();
+		fill_values(v, n, cases[c].sp);
+		b[0] = cases[c].mode;
+		b[1] = (uint8_t)cases[c].budget;
+		b[2] = (uint8_t)(cases[c].budget >> 8);
+		b[3] = cases[c].max_elems;
+		/* feedback codec; with feedback, also frame losses */
+		b[4] = (uint8_t)((c % 16) | ((cases[c].mode & 4) ? (c % 4) << 4 : 0));
+		for (unsigned i = 0; i < n; i++) {
+			uint32_t u;
+			memcpy(&u, &v[i], 4);
+			if (sparse) {
+				uint8_t gap = (uint8_t)(next_u64() % 32);
+				if (huge && i % 50 == 49)
+					gap = (uint8_t)(0xf8 + next_u64() % 8);
+				b[5 + 5 * (size_t)i] = gap;
+				gw_fuzz_st32(b + 5 + 5 * (size_t)i + 1, u);
+			} else {
+				gw_fuzz_st32(b + 5 + 4 * (size_t)i, u);
+			}
+		}
+		snprintf(fname, sizeof(fname), "rt-%02zu-mode%02x-b%u-n%u", c,
+			 cases[c].mode, cases[c].budget, n);
+		write_file("roundtrip", fname, b, len);
+		free(b);
+		free(v);
+	}
+}
+
+/* ---- hostile frames ----------------------------------------------------- */
+
+/* A valid frame of codec id: dense (kind 0) or sparse with 32/64-bit keys. */
+static size_t valid_frame(int id, int kind, uint64_t n, uint8_t *out)
+{
+	struct tensor s = kind == 0 ? make_dense(n, SP_NONE)
+				    : make_sparse(n, kind == 1 ? 32 : 64, 10, SP_NONE);
+	if (kind == 2) {
+		/* one frame: no jump past 2^32 */
+		for (uint64_t i = 0; i < n; i++)
+			s.k64[i] = (1ull << 33) + 3 * i;
+		s.t.dim = s.k64[n - 1] + 1;
+	}
+	struct frames fr;
+	if (!encode(id, &s.t, GW_FRAME_MAX, 0, false, &fr) || fr.n != 1) {
+		fprintf(stderr, "make_corpus: cannot build a %d-entry frame of codec %d\n",
+			(int)n, id);
+		exit(1);
+	}
+	memcpy(out, fr.buf[0], fr.len[0]);
+	size_t len = fr.len[0];
+	frames_free(&fr);
+	tensor_free(&s);
+	return len;
+}
+
+/* true while writing fuzz_frame's set: it only verifies, so a frame that
+ * only gw_decode() rejects is "ok" there */
+static bool header_only;
+
+/* code for a decoder harness, "ok" for fuzz_frame */
+static const char *dec(const char *code)
+{
+	return header_only ? "ok" : code;
+}
+
+static void put_hostile(const char *harness, const char *what, const char *code,
+			uint8_t *f, size_t len, bool seal)
+{
+	if (seal && len >= GW_FRAME_HDR_LEN)
+		gw_frame_seal(f, len);
+	char fname[256];
+	snprintf(fname, sizeof(fname), "%s.%s", what, code);
+	write_file(harness, fname, f, len);
+}
+
+static void hostile_common(const char *harness, int id)
+{
+	uint8_t f[GW_FRAME_MAX + 16];
+	size_t len;
+	uint8_t *fl = f + GW_FUZZ_OFF_FLAGS;
+
+	len = valid_frame(id, 0, 8, f);
+	put_hostile(harness, "valid-dense", "ok", f, len, false);
+	put_hostile(harness, "empty", "GW_ETRUNC", f, 0, false);
+	put_hostile(harness, "truncated-header", "GW_ETRUNC", f, 20, false);
+	put_hostile(harness, "truncated-payload", "GW_ETRUNC", f, len - 1, false);
+	f[len] = 0;
+	put_hostile(harness, "trailing-byte", "GW_ELENGTH", f, len + 1, false);
+
+	len = valid_frame(id, 0, 8, f);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_PAYLOAD_LEN, 0xffffffffu);
+	put_hostile(harness, "huge-payload-len", "GW_ELENGTH", f, len, true);
+
+	len = valid_frame(id, 0, 8, f);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_PAYLOAD_LEN,
+		     gw_fuzz_ld32(f + GW_FUZZ_OFF_PAYLOAD_LEN) + 4);
+	put_hostile(harness, "payload-len-past-buffer", "GW_ETRUNC", f, len, true);
+
+	len = valid_frame(id, 0, 8, f);
+	f[GW_FUZZ_OFF_PARAM_LEN] = 255;
+	put_hostile(harness, "param-len-past-buffer", "GW_ETRUNC", f, len, true);
+
+	len = valid_frame(id, 0, 8, f);
+	f[0] = 'g';
+	put_hostile(harness, "bad-magic", "GW_EMAGIC", f, len, true);
+
+	len = valid_frame(id, 0, 8, f);
+	f[GW_FUZZ_OFF_VERSION] = 2;
+	put_hostile(harness, "version-2", "GW_EVERSION", f, len, true);
+
+	len = valid_frame(id, 0, 8, f);
+	f[GW_FUZZ_OFF_RESERVED] = 1;
+	put_hostile(harness, "reserved-byte", "GW_ERESERVED", f, len, true);
+
+	len = valid_frame(id, 0, 8, f);
+	fl[1] = 0x80;
+	put_hostile(harness, "reserved-flag", "GW_ERESERVED", f, len, true);
+
+	len = valid_frame(id, 0, 8, f);
+	fl[0] = GW_FF_KEY64;
+	put_hostile(harness, "key64-without-sparse", "GW_ERESERVED", f, len, true);
+
+	len = valid_frame(id, 0, 8, f);
+	f[GW_FUZZ_OFF_CODEC] = 0;
+	put_hostile(harness, "codec-0", "GW_ECODEC", f, len, true);
+	f[GW_FUZZ_OFF_CODEC] = 255;
+	put_hostile(harness, "codec-255", "GW_ECODEC", f, len, true);
+
+	len = valid_frame(id, 0, 8, f);
+	f[GW_FUZZ_OFF_CHECKSUM] ^= 1;
+	put_hostile(harness, "checksum-flipped", "GW_ECHECKSUM", f, len, false);
+	len = valid_frame(id, 0, 8, f);
+	f[len - 1] ^= 0x40;
+	put_hostile(harness, "payload-bit-flip", "GW_ECHECKSUM", f, len, false);
+
+	len = valid_frame(id, 0, 8, f);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_COUNT, 0);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_SPAN, 0);
+	put_hostile(harness, "dense-count-0", "GW_ELENGTH", f, len, true);
+
+	len = valid_frame(id, 0, 8, f);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_SPAN, 9);
+	put_hostile(harness, "dense-span-not-count", "GW_ELENGTH", f, len, true);
+
+	/* start + span wraps around 2^64 */
+	len = valid_frame(id, 0, 8, f);
+	gw_fuzz_st64(f + GW_FUZZ_OFF_START, UINT64_MAX - 3);
+	put_hostile(harness, "start-wraps", "GW_ERANGE", f, len, true);
+
+	/* count far beyond the payload: caught by the output range first */
+	len = valid_frame(id, 0, 8, f);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_COUNT, 0xffffffffu);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_SPAN, 0xffffffffu);
+	put_hostile(harness, "dense-count-overflow", dec("GW_ERANGE"), f, len, true);
+
+	len = valid_frame(id, 1, 8, f);
+	put_hostile(harness, "valid-sparse32", "ok", f, len, false);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_SPAN, 7);
+	put_hostile(harness, "sparse-count-above-span", "GW_ELENGTH", f, len, true);
+
+	/* count whose payload size, multiplied in 32 bits, wraps around to
+	 * the real payload_len: such a decoder would read ~2^29 entries */
+	len = valid_frame(id, 1, 1, f);
+	uint32_t per = gw_fuzz_ld32(f + GW_FUZZ_OFF_PAYLOAD_LEN);
+	uint64_t low = per & (0u - per);   /* gcd(per, 2^32) */
+	uint64_t wrap = low > 1 ? (1ull << 32) / low + 1 : 0xffffffffull;
+	gw_fuzz_st32(f + GW_FUZZ_OFF_COUNT, (uint32_t)wrap);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_SPAN, 0xffffffffu);
+	gw_fuzz_st64(f + GW_FUZZ_OFF_START, 0);
+	put_hostile(harness, "sparse-count-wraps-32bit", dec("GW_ELENGTH"), f, len,
+		    true);
+
+	/* keys above 2^33: no output the harness allocates holds them */
+	len = valid_frame(id, 2, 8, f);
+	put_hostile(harness, "sparse64-beyond-output", dec("GW_ERANGE"), f, len,
+		    false);
+	gw_fuzz_st64(f + GW_FUZZ_OFF_START, UINT64_MAX - 2);
+	put_hostile(harness, "sparse64-start-wraps", "GW_ERANGE", f, len, true);
+
+	/* count 0: "nothing in this range", valid */
+	len = valid_frame(id, 1, 8, f);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_COUNT, 0);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_PAYLOAD_LEN, 0);
+	f[GW_FUZZ_OFF_PARAM_LEN] = (uint8_t)(id == GW_CODEC_INT8 ? 4 : 0);
+	len = GW_FRAME_HDR_LEN + f[GW_FUZZ_OFF_PARAM_LEN];
+	put_hostile(harness, "sparse-count-0", "ok", f, len, true);
+}
+
+/* Sparse key sections of the codecs whose payload is keys + values. */
+static void hostile_keys(const char *harness, int id)
+{
+	uint8_t f[1024];
+	size_t len = valid_frame(id, 1, 8, f);
+	uint8_t *keys = f + GW_FRAME_HDR_LEN + f[GW_FUZZ_OFF_PARAM_LEN];
+	uint8_t save[32];
+	memcpy(save, keys, 32);
+
+	memcpy(keys, save + 4, 4);
+	memcpy(keys + 4, save, 4);
+	put_hostile(harness, "keys-unsorted", "GW_ECORRUPT", f, len, true);
+	memcpy(keys, save, 32);
+	memcpy(keys + 8, keys + 4, 4);
+	put_hostile(harness, "keys-duplicate", "GW_ECORRUPT", f, len, true);
+	memcpy(keys, save, 32);
+	gw_fuzz_st32(keys, gw_fuzz_ld32(keys) - 1);
+	put_hostile(harness, "key-below-start", "GW_ECORRUPT", f, len, true);
+	memcpy(keys, save, 32);
+	gw_fuzz_st32(keys + 28, gw_fuzz_ld32(f + GW_FUZZ_OFF_SPAN) +
+				       (uint32_t)gw_fuzz_ld64(f + GW_FUZZ_OFF_START));
+	put_hostile(harness, "key-at-span-end", "GW_ECORRUPT", f, len, true);
+}
+
+static void hostile(void)
+{
+	uint8_t f[1024];
+	size_t len;
+	reseed("hostile");
+	hostile_common("raw", GW_CODEC_RAW);
+	hostile_keys("raw", GW_CODEC_RAW);
+	len = valid_frame(GW_CODEC_RAW, 0, 8, f);
+	f[GW_FUZZ_OFF_PARAM_LEN] = 4;
+	gw_fuzz_st32(f + GW_FUZZ_OFF_PAYLOAD_LEN, 28);
+	put_hostile("raw", "params-not-allowed", "GW_ELENGTH", f, len, true);
+	len = valid_frame(GW_CODEC_RAW, 0, 8, f);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_COUNT, 7);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_SPAN, 7);
+	put_hostile("raw", "payload-not-4-per-value", "GW_ELENGTH", f, len, true);
+
+	hostile_common("bf16", GW_CODEC_BF16);
+	hostile_keys("bf16", GW_CODEC_BF16);
+	len = valid_frame(GW_CODEC_BF16, 0, 8, f);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_PAYLOAD_LEN, 15);
+	put_hostile("bf16", "odd-payload", "GW_ELENGTH", f, len - 1, true);
+
+	hostile_common("int8", GW_CODEC_INT8);
+	hostile_keys("int8", GW_CODEC_INT8);
+	static const struct {
+		const char *what, *code;
+		float scale;
+	} scales[] = {
+		{"scale-negative", "GW_ECORRUPT", -1.0f},
+		{"scale-inf", "GW_ECORRUPT", INFINITY},
+		{"scale-minus-inf", "GW_ECORRUPT", -INFINITY},
+		{"scale-nan-poisoned", "ok", NAN},
+		{"scale-minus-zero", "ok", -0.0f},
+	};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(scales); i++) {
+		len = valid_frame(GW_CODEC_INT8, 0, 8, f);
+		gw_stf32(f + GW_FRAME_HDR_LEN, scales[i].scale);
+		put_hostile("int8", scales[i].what, scales[i].code, f, len, true);
+	}
+	len = valid_frame(GW_CODEC_INT8, 0, 8, f);
+	f[len - 3] = 0x80;
+	put_hostile("int8", "level-minus-128", "GW_ECORRUPT", f, len, true);
+	len = valid_frame(GW_CODEC_INT8, 1, 8, f);
+	f[len - 1] = 0x80;
+	put_hostile("int8", "sparse-level-minus-128", "GW_ECORRUPT", f, len, true);
+	len = valid_frame(GW_CODEC_INT8, 0, 8, f);
+	f[GW_FUZZ_OFF_PARAM_LEN] = 0;
+	gw_fuzz_st32(f + GW_FUZZ_OFF_PAYLOAD_LEN, 12);
+	put_hostile("int8", "scale-missing", "GW_ELENGTH", f, len, true);
+
+	/* the header layer alone */
+	header_only = true;
+	hostile_common("frame", GW_CODEC_RAW);
+	header_only = false;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s OUTDIR [NAME...] | --hostile OUTDIR\n",
+			argv[0]);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--hostile")) {
+		if (argc != 3)
+			return 2;
+		outdir = argv[2];
+		make_dir(outdir);
+		hostile();
+		printf("make_corpus: %lu hostile inputs in %s\n", written, outdir);
+		return 0;
+	}
+	outdir = argv[1];
+	make_dir(outdir);
+	int ids[256];
+	int n = gw_codec_list(ids, 256);
+	for (int a = 2; a <= argc; a++) {
+		const char *name = a < argc ? argv[a] : NULL;
+		if (argc > 2 && !name)
+			break;
+		/* no names: everything */
+		for (int i = 0; i < n && i < 256; i++)
+			if (!name || !strcmp(name, gw_codec_name(ids[i])))
+				seeds_decoder(gw_codec_name(ids[i]), ids[i]);
+		if (!name || !strcmp(name, "frame"))
+			seeds_frame();
+		if (!name || !strcmp(name, "roundtrip"))
+			seeds_roundtrip();
+		if (name && strcmp(name, "frame") && strcmp(name, "roundtrip") &&
+		    gw_codec_by_name(name) < 0) {
+			fprintf(stderr, "make_corpus: no harness called %s\n", name);
+			return 1;
+		}
+	}
+	printf("make_corpus: %lu seeds in %s\n", written, outdir);
+	return 0;
+}
