@@ -59,10 +59,44 @@ static void test_generic_feedback_drops_poison(void **state)
 	run(GW_CODEC_BF16, 1);
 }
 
+/* gw_ef_restore() of a poisoned frame (scale NaN) must not put NaN into the
+ * buffer either: every lossy dense codec, one NaN in the tensor. */
+static void test_restore_of_poisoned_frame(void **state)
+{
+	(void)state;
+	enum { N = 200 };
+	float g[N];
+	for (int i = 0; i < N; i++)
+		g[i] = 0.001f * (float)((i * 37) % 101 - 50);
+	g[17] = NAN;
+	int ids[GW_TEST_MAX_CODECS], nc = gw_test_codecs(ids);
+	for (int c = 0; c < nc; c++) {
+		if (!(gw_codec_caps(ids[c]) & GW_CODEC_LOSSY) || !gw_test_codec_accepts(ids[c], 0))
+			continue;
+		gw_encoder *enc = gw_test_encoder(ids[c]);
+		gw_ef *ef = gw_ef_create(N);
+		GW_OK_CALL(gw_encoder_set_ef(enc, ef));
+		gw_tensor t = gw_test_dense_tensor(1, g, N);
+		gw_test_frames fr;
+		GW_OK_CALL(gw_test_encode_all(enc, &t, 128, &fr));
+		for (size_t f = 0; f < fr.n; f++)   /* none delivered */
+			GW_CHECK(gw_ef_restore(ef, fr.f[f].data, fr.f[f].len) >= 0,
+				 "%s: restore refused frame %zu", gw_codec_name(ids[c]), f);
+		for (int i = 0; i < N; i++)
+			GW_CHECK(isfinite(gw_ef_data(ef)[i]), "%s: error buffer entry %d "
+				 "is %g after restoring a poisoned tensor",
+				 gw_codec_name(ids[c]), i, gw_ef_data(ef)[i]);
+		gw_test_frames_free(&fr);
+		gw_ef_free(ef);
+		gw_encoder_free(enc);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_generic_feedback_drops_poison),
+		cmocka_unit_test(test_restore_of_poisoned_frame),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

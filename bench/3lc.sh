@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# 3LC against its baselines and zstd on the real CNN traces: bits per value
+# and encode/decode GB/s (one core, error feedback on) next to memcpy of the
+# same bytes measured in the same run, at s in {1.00, 1.50, 1.75, 1.90}.
+# Usage: bench/3lc.sh [BUILD_DIR] [--json]    (table for docs/codecs.md)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build
+if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build=$1; shift; fi
+json=0
+[ "${1:-}" = --json ] && json=1
+bench=$build/apps/gw-bench
+traces=${GW_TRACES:-../shared/data/grads}
+[ -x "$bench" ] || { echo "bench/3lc.sh: $bench not built" >&2; exit 1; }
+dense=$build/bench-cnn-it100.f32
+cat "$traces"/cnn/it100_*.f32 > "$dense"
+
+row() {  # label args...
+  local label=$1; shift
+  local out
+  out=$("$bench" codec "$@" --min-time 0.5 --json)
+  if [ $json = 1 ]; then
+    echo "$out" | sed "s/^{/{\"input\": \"$label\", /"
+  else
+    echo "$out" | python3 -c '
+import json,sys
+r=json.load(sys.stdin); a=sys.argv
+print("| %s | %s | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g |" % (a[1], a[2], r["bits_per_value"],
+  r["encode_gbps"], r["decode_gbps"], r["memcpy_gbps"], r["encode_vs_memcpy"], r["decode_vs_memcpy"], r["rel_l2_err"]))' "$label" "$*"
+  fi
+}
+
+[ $json = 1 ] || { echo "| input | codec and parameters | bits/value | encode GB/s | decode GB/s | memcpy GB/s | enc/memcpy | dec/memcpy | rel. L2 error |"; echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"; }
+for input in "cnn-it100:--input $dense" "synthetic-16M:--synthetic 16000000"; do
+  label=${input%%:*}; args=${input#*:}
+  for s in 1.00 1.50 1.75 1.90; do
+    # shellcheck disable=SC2086
+    row "$label" --codec 3lc --param sparsity=$s $args
+  done
+  for c in int8 terngrad onebit topk raw zstd; do
+    # shellcheck disable=SC2086
+    row "$label" --codec $c $args
+  done
+done
