@@ -25,12 +25,12 @@ row() {  # label args...
     echo "$out" | python3 -c '
 import json,sys
 r=json.load(sys.stdin); a=sys.argv
-print("| %s | %s | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g |" % (a[1], a[2], r["bits_per_value"],
+print("| %s | %s | %.3f | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3g |" % (a[1], a[2].replace("--codec ","").replace("--param ","").split(" --")[0], r["bits_per_value"], r["ef_bits_per_value"],
   r["encode_gbps"], r["decode_gbps"], r["memcpy_gbps"], r["encode_vs_memcpy"], r["decode_vs_memcpy"], r["rel_l2_err"]))' "$label" "$*"
   fi
 }
 
-[ $json = 1 ] || { echo "| input | codec and parameters | bits/value | encode GB/s | decode GB/s | memcpy GB/s | enc/memcpy | dec/memcpy | rel. L2 error |"; echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"; }
+[ $json = 1 ] || { echo "| input | codec | bits/value (1st round) | bits/value (feedback, steady) | encode GB/s | decode GB/s | memcpy GB/s | enc/memcpy | dec/memcpy | rel. L2 error (1st round) |"; echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"; }
 for input in "cnn-it100:--input $dense" "synthetic-16M:--synthetic 16000000"; do
   label=${input%%:*}; args=${input#*:}
   for s in 1.00 1.50 1.75 1.90; do

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dp_internal.h"
+#include "impair.h"
 
 static const struct gw_dp_ops *const backends[] = {
 	&gw_dp_udp_ops,
@@ -32,9 +33,23 @@ int gw_dp_open(const gw_dp_config *cfg, gw_dp **out)
 	for (size_t i = 0; i < GW_ARRAY_SIZE(backends); i++) {
 		if (strcmp(backends[i]->name, cfg->backend))
 			continue;
-		int rc = backends[i]->open(cfg, out);
-		if (rc == 0)
+		/* impair_* options are every backend's (impair.c); the backend
+		 * parses the rest. */
+		struct gw_impair *im;
+		char *rest;
+		int rc = gw_impair_split(cfg->opts, &im, &rest);
+		if (rc < 0)
+			return rc;
+		gw_dp_config bcfg = *cfg;
+		bcfg.opts = rest;
+		rc = backends[i]->open(&bcfg, out);
+		free(rest);
+		if (rc == 0) {
 			(*out)->ops = backends[i];
+			(*out)->impair = im;
+		} else {
+			free(im);
+		}
 		return rc;
 	}
 	return GW_ERR(GW_EUNSUPPORTED);
@@ -42,8 +57,11 @@ int gw_dp_open(const gw_dp_config *cfg, gw_dp **out)
 
 void gw_dp_close(gw_dp *dp)
 {
-	if (dp)
-		dp->ops->close(dp);
+	if (!dp)
+		return;
+	gw_impair_free(dp, dp->impair);
+	dp->impair = NULL;
+	dp->ops->close(dp);
 }
 
 const char *gw_dp_backend_name(const gw_dp *dp)
@@ -81,11 +99,18 @@ int gw_dp_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 
 int gw_dp_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 {
+	if (GW_UNLIKELY(dp->impair != NULL))
+		return gw_impair_rx(dp, pkts, n);
 	return dp->ops->rx_burst(dp, pkts, n);
 }
 
 int gw_dp_wait(gw_dp *dp, unsigned timeout_us)
 {
+	if (GW_UNLIKELY(dp->impair != NULL)) {
+		timeout_us = gw_impair_wait_us(dp, timeout_us);
+		if (!timeout_us)
+			return GW_OK;   /* a held packet is due now */
+	}
 	return dp->ops->wait(dp, timeout_us);
 }
 

@@ -26,6 +26,9 @@ struct gw_dp {
 	uint32_t payload_max;
 	uint32_t burst;
 	gw_dp_stats stats;
+	/* Set by dp.c after open when impair_* options were given (impair.h);
+	 * backends leave it alone. */
+	struct gw_impair *impair;
 };
 
 /* Backends built into this library (dp.c lists them under their build
@@ -34,6 +37,10 @@ extern const struct gw_dp_ops gw_dp_udp_ops;
 #ifdef GW_HAVE_DPDK
 extern const struct gw_dp_ops gw_dp_dpdk_ops;
 #endif
+
+/* Backends receive cfg->opts with the impair_* keys taken out (dp.c
+ * handles those for every backend), and must copy whatever they keep of
+ * cfg: the opts string is freed when open returns. */
 
 /* Parses "key=value,key=value" backend options: calls fn for each pair;
  * stops at and returns the first negative return. */

@@ -29,5 +29,7 @@ double bench_time(void (*fn)(void *), void *arg, double min_s);
 double bench_memcpy_gbps(size_t bytes, double min_s);
 
 int bench_codec_main(int argc, char **argv);
+int bench_raw_main(int argc, char **argv);
+int bench_stream_main(int argc, char **argv);
 
 #endif

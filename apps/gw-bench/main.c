@@ -13,6 +13,8 @@ static const struct mode {
 	int (*main)(int argc, char **argv);
 } modes[] = {
 	{"codec", "encode/decode speed, size and error of one codec", bench_codec_main},
+	{"raw", "dataplane ceiling: fixed-size packets, no protocol (tx or rx)", bench_raw_main},
+	{"stream", "codec frames over the reliable stream, tx to rx (Mpps, Gbit/s)", bench_stream_main},
 };
 
 static void usage(FILE *f)

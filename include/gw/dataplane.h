@@ -53,6 +53,9 @@ typedef struct gw_dp_stats {
 				 * not IPv4/UDP, bad checksum, wrong port */
 	uint64_t tx_full;       /* packets the device queue refused */
 	uint64_t idle_waits;    /* gw_dp_wait() calls that slept */
+	/* Impairments applied on receive (the impair_* options below). */
+	uint64_t impair_lost, impair_reordered, impair_duplicated,
+		 impair_corrupted;
 } gw_dp_stats;
 
 typedef struct gw_dp_config {
@@ -66,7 +69,15 @@ typedef struct gw_dp_config {
 	 * read from opts; udp: unused. */
 	int argc;
 	char **argv;
-	const char *opts;       /* "key=value,..." backend options, or NULL */
+	/* "key=value,..." backend options, or NULL. Every backend also takes
+	 * the impairment keys, applied to received packets, seeded and
+	 * deterministic, for tests without tc netem:
+	 *   impair_loss=P     drop with probability P (0 <= P <= 1)
+	 *   impair_reorder=P  hold back until 1-4 later packets went up
+	 *   impair_dup=P      hand up twice
+	 *   impair_corrupt=P  flip one random bit of the UDP payload
+	 *   impair_seed=S     PRNG seed (default 1) */
+	const char *opts;
 } gw_dp_config;
 
 typedef struct gw_dp gw_dp;

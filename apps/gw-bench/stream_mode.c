@@ -1,0 +1,464 @@
+/* gw-bench stream: real codec frames streamed reliably (gw_stream over a
+ * dataplane backend) from a tx process to an rx process. Frames are encoded
+ * straight into packet buffers; the receiver decode-accumulates them and,
+ * after the timed part, checks its sum against an in-process encode+decode
+ * bit for bit. Prints packets, Mpps, Gbit/s and retransmissions, as a
+ * testpmd-style table or one JSON object.
+ *
+ *   gw-bench stream [EAL options] -- --backend udp|dpdk --role tx|rx
+ *                   --local IP:PORT --peer IP:PORT [--codec NAME]
+ *                   [--input FILE.f32 | --synthetic N] [--rounds R] [--json]
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gw/codec.h>
+#include <gw/dataplane.h>
+#include <gw/stream.h>
+
+#include "bench.h"
+
+#define MAX_PARAMS 16
+
+struct opts {
+	const char *backend, *role, *local, *peer, *codec, *input, *dp_opts;
+	const char *params[MAX_PARAMS];
+	int np;
+	uint64_t synthetic, seed, rounds, window, rto_us, timeout_ms, mtu, job, linger_ms;
+	bool have_syn, json, ef, verify;
+	int eal_argc;
+	char **eal_argv;
+};
+
+struct fill_arg {
+	gw_encoder *enc;
+	size_t budget;
+};
+
+struct deliver_arg {
+	float *acc;
+	uint64_t dim;
+	uint32_t tensor;
+	double first;            /* time of the first frame, 0 before it */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: gw-bench stream [EAL options --] --backend udp|dpdk --role tx|rx\n"
+"                       --local IP:PORT --peer IP:PORT [--codec NAME] [--param K=V]...\n"
+"                       [--input FILE.f32 | --synthetic N [--seed S]] [--rounds R]\n"
+"                       [--mtu BYTES] [--window W] [--rto-us US] [--timeout-ms MS]\n"
+"                       [--opts K=V,...] [--job J] [--no-ef] [--no-verify]\n"
+"                       [--linger-ms MS] [--json]\n\n"
+"  Start --role rx first, then --role tx with the same tensor options; each\n"
+"  round sends the whole tensor (tensor id 0) and waits for every ack.\n"
+"  --backend         udp, or dpdk (EAL options before '--'; port=N in --opts)\n"
+"  --local/--peer    A.B.C.D:PORT[@MAC]; rx answers whoever sends\n"
+"  --codec NAME      a registered codec (default raw)\n"
+"  --input FILE.f32  dense float32 tensor; --synthetic N: N seeded floats\n"
+"                    (default --synthetic 4194304)\n"
+"  --rounds R        tensors streamed back to back (default 10)\n"
+"  --mtu BYTES       IP MTU; frame budget = MTU - %u (default 1500)\n"
+"  --window W        chunks in flight (default 256, at most %u)\n"
+"  --opts K=V,...    backend options, e.g. impair_loss=0.01,impair_seed=1\n"
+"  --no-ef           lossy codecs without error feedback\n"
+"  --no-verify       rx: skip the bit-exact check against an in-process decode\n"
+"  --json            one JSON object instead of the table\n",
+		GW_PKT_RESERVE, GW_STREAM_WINDOW_MAX);
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Gradient-like values: heavy tails around zero, a quarter exact zeros. */
+static float *synth(uint64_t n, uint64_t seed)
+{
+	float *v = malloc((n ? n : 1) * sizeof(float));
+	for (uint64_t i = 0; v && i < n; i++) {
+		uint64_t r = splitmix(&seed);
+		double u = ((r >> 11) + 0.5) / 9007199254740992.0;
+		v[i] = (r & 3) == 0 ? 0.0f : (float)(2e-5 * tan(M_PI * (u - 0.5)));
+	}
+	return v;
+}
+
+static int fill_cb(void *arg, uint32_t chunk, uint8_t *buf, size_t room)
+{
+	struct fill_arg *f = arg;
+	(void)chunk;
+	return gw_encode_next(f->enc, buf, room < f->budget ? room : f->budget);
+}
+
+static int deliver_cb(void *arg, uint32_t chunk, const uint8_t *frame, size_t len)
+{
+	struct deliver_arg *d = arg;
+	(void)chunk;
+	if (d->first == 0)
+		d->first = bench_now();
+	int rc = gw_decode(frame, len, d->acc, d->dim);
+	return rc < 0 ? rc : 0;
+}
+
+static gw_encoder *make_encoder(int id, const struct opts *o, gw_ef **ef, uint64_t dim)
+{
+	gw_encoder *enc = gw_encoder_create(id);
+	if (!enc)
+		return NULL;
+	for (int k = 0; k < o->np; k++) {
+		char *eq = strchr(o->params[k], '=');
+		*eq = 0;
+		int p = gw_param_by_name(o->params[k]);
+		int rc = p < 0 ? p : gw_encoder_set_param(enc, p, strtod(eq + 1, NULL));
+		*eq = '=';
+		if (rc < 0) {
+			fprintf(stderr, "gw-bench: --param %s: %s for codec %s\n", o->params[k],
+				gw_strerror(rc), gw_codec_name(id));
+			gw_encoder_free(enc);
+			return NULL;
+		}
+	}
+	*ef = NULL;
+	if (o->ef && (gw_codec_caps(id) & GW_CODEC_LOSSY)) {
+		*ef = gw_ef_create(dim);
+		if (!*ef || gw_encoder_set_ef(enc, *ef) < 0) {
+			gw_ef_free(*ef);
+			gw_encoder_free(enc);
+			return NULL;
+		}
+	}
+	return enc;
+}
+
+/* rx: the sum the receiver must hold, computed here; 1 if bit-exact. */
+static int verify(int id, const struct opts *o, const float *vals, uint64_t dim,
+		  const float *acc, size_t budget)
+{
+	gw_ef *ef;
+	gw_encoder *enc = make_encoder(id, o, &ef, dim);
+	float *ref = calloc(dim ? dim : 1, sizeof(float));
+	uint8_t *buf = malloc(budget);
+	int ok = enc && ref && buf;
+	gw_tensor t = {.id = 0, .dim = dim, .values = vals};
+	for (uint64_t r = 0; ok && r < o->rounds; r++) {
+		int n = gw_encode_begin(enc, &t);
+		while (n >= 0 && (n = gw_encode_next(enc, buf, budget)) > 0)
+			n = gw_decode(buf, (size_t)n, ref, dim) < 0 ? -1 : 0;
+		ok = n == 0;
+	}
+	for (uint64_t i = 0; ok && i < dim; i++)
+		ok = !memcmp(&ref[i], &acc[i], sizeof(float));
+	free(ref);
+	free(buf);
+	gw_encoder_free(enc);
+	gw_ef_free(ef);
+	return ok;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lopts[] = {
+		{"backend", required_argument, 0, 'b'}, {"role", required_argument, 0, 'r'},
+		{"local", required_argument, 0, 'l'}, {"peer", required_argument, 0, 'p'},
+		{"codec", required_argument, 0, 'c'}, {"param", required_argument, 0, 'P'},
+		{"input", required_argument, 0, 'i'}, {"synthetic", required_argument, 0, 's'},
+		{"seed", required_argument, 0, 'S'}, {"rounds", required_argument, 0, 'R'},
+		{"mtu", required_argument, 0, 'm'}, {"window", required_argument, 0, 'w'},
+		{"rto-us", required_argument, 0, 'T'}, {"timeout-ms", required_argument, 0, 't'},
+		{"opts", required_argument, 0, 'o'}, {"job", required_argument, 0, 'j'},
+		{"no-ef", no_argument, 0, 'n'}, {"no-verify", no_argument, 0, 'V'},
+		{"linger-ms", required_argument, 0, 'L'}, {"json", no_argument, 0, 'J'},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	/* EAL options come before "--"; with no "--" every option is ours. */
+	int dd = 0;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			dd = i;
+			break;
+		}
+	o->eal_argc = dd ? dd : 1;
+	o->eal_argv = argv;
+	char **av = dd ? argv + dd : argv;
+	int ac = dd ? argc - dd : argc;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(ac, av, "", lopts, NULL)) != -1) {
+		bool ok = true;
+		switch (c) {
+		case 'b': o->backend = optarg; break;
+		case 'r': o->role = optarg; break;
+		case 'l': o->local = optarg; break;
+		case 'p': o->peer = optarg; break;
+		case 'c': o->codec = optarg; break;
+		case 'P':
+			if (!strchr(optarg, '=') || o->np == MAX_PARAMS) {
+				fprintf(stderr, "gw-bench: --param: '%s' is not KEY=VALUE (at most %d)\n",
+					optarg, MAX_PARAMS);
+				return BENCH_EUSAGE;
+			}
+			o->params[o->np++] = optarg;
+			break;
+		case 'i': o->input = optarg; break;
+		case 's': ok = bench_parse_u64("--synthetic", optarg, 1, 1ull << 30, &o->synthetic);
+			o->have_syn = true; break;
+		case 'S': ok = bench_parse_u64("--seed", optarg, 0, UINT64_MAX, &o->seed); break;
+		case 'R': ok = bench_parse_u64("--rounds", optarg, 1, 1000000, &o->rounds); break;
+		case 'm': ok = bench_parse_u64("--mtu", optarg, GW_PKT_RESERVE + GW_BUDGET_MIN,
+					       GW_FRAME_MAX + GW_PKT_RESERVE, &o->mtu); break;
+		case 'w': ok = bench_parse_u64("--window", optarg, 1, GW_STREAM_WINDOW_MAX,
+					       &o->window); break;
+		case 'T': ok = bench_parse_u64("--rto-us", optarg, 10, 10000000, &o->rto_us); break;
+		case 't': ok = bench_parse_u64("--timeout-ms", optarg, 1, 3600000, &o->timeout_ms); break;
+		case 'o': o->dp_opts = optarg; break;
+		case 'j': ok = bench_parse_u64("--job", optarg, 0, UINT32_MAX, &o->job); break;
+		case 'n': o->ef = false; break;
+		case 'V': o->verify = false; break;
+		case 'L': ok = bench_parse_u64("--linger-ms", optarg, 0, 60000, &o->linger_ms); break;
+		case 'J': o->json = true; break;
+		case 'h': usage(stdout); return -1;
+		default: usage(stderr); return BENCH_EUSAGE;
+		}
+		if (!ok)
+			return BENCH_EUSAGE;
+	}
+	if (optind < ac) {
+		fprintf(stderr, "gw-bench: unexpected argument '%s'\n", av[optind]);
+		return BENCH_EUSAGE;
+	}
+	const char *missing = !o->backend ? "--backend" : !o->role ? "--role"
+			      : !o->local ? "--local" : NULL;
+	if (missing) {
+		fprintf(stderr, "gw-bench: %s: required\n", missing);
+		usage(stderr);
+		return BENCH_EUSAGE;
+	}
+	if (strcmp(o->role, "tx") && strcmp(o->role, "rx")) {
+		fprintf(stderr, "gw-bench: --role: '%s' is neither tx nor rx\n", o->role);
+		return BENCH_EUSAGE;
+	}
+	if (!strcmp(o->role, "tx") && !o->peer) {
+		fprintf(stderr, "gw-bench: --peer: required with --role tx\n");
+		return BENCH_EUSAGE;
+	}
+	gw_endpoint ep;
+	if (gw_endpoint_parse(o->local, &ep) < 0) {
+		fprintf(stderr, "gw-bench: --local: '%s' is not A.B.C.D:PORT[@MAC]\n", o->local);
+		return BENCH_EUSAGE;
+	}
+	if (o->peer && gw_endpoint_parse(o->peer, &ep) < 0) {
+		fprintf(stderr, "gw-bench: --peer: '%s' is not A.B.C.D:PORT[@MAC]\n", o->peer);
+		return BENCH_EUSAGE;
+	}
+	if (gw_codec_by_name(o->codec) < 0) {
+		fprintf(stderr, "gw-bench: --codec: unknown codec '%s'\n", o->codec);
+		return BENCH_EUSAGE;
+	}
+	if (o->input && o->have_syn) {
+		fprintf(stderr, "gw-bench: --input, --synthetic: give one of them\n");
+		return BENCH_EUSAGE;
+	}
+	bool known = false;
+	for (const char *const *b = gw_dp_backends(); *b; b++)
+		known |= !strcmp(*b, o->backend);
+	if (!known) {
+		fprintf(stderr, "gw-bench: --backend: '%s' is not built into this gradwire (have:",
+			o->backend);
+		for (const char *const *b = gw_dp_backends(); *b; b++)
+			fprintf(stderr, " %s", *b);
+		fprintf(stderr, ")\n");
+		return BENCH_EUSAGE;
+	}
+	return 0;
+}
+
+struct result {
+	const struct opts *o;
+	uint64_t dim, chunks;
+	double seconds;
+	gw_stream_stats st;
+	gw_dp_stats ds;
+	int verified;            /* -1: not checked */
+};
+
+static void print(const struct result *r)
+{
+	const struct opts *o = r->o;
+	bool tx = !strcmp(o->role, "tx");
+	uint64_t pkts = tx ? r->ds.tx_pkts : r->ds.rx_pkts;
+	uint64_t bytes = tx ? r->ds.tx_bytes : r->ds.rx_bytes;
+	double s = r->seconds > 0 ? r->seconds : 1e-9;
+	double mpps = pkts / s / 1e6, gbps = bytes * 8.0 / s / 1e9;
+	double tgbps = (double)r->dim * 4 * o->rounds * 8.0 / s / 1e9;
+	const char *vf = r->verified < 0 ? "null" : r->verified ? "true" : "false";
+	if (o->json) {
+		printf("{\"mode\": \"stream\", \"role\": \"%s\", \"backend\": \"%s\", "
+		       "\"codec\": \"%s\", \"elements\": %llu, \"rounds\": %llu, "
+		       "\"chunks\": %llu, \"packets\": %llu, \"bytes\": %llu, "
+		       "\"seconds\": %.6f, \"mpps\": %.4f, \"gbps\": %.4f, \"tensor_gbps\": %.4f, "
+		       "\"retransmits\": %llu, \"acks_sent\": %llu, \"acks_received\": %llu, "
+		       "\"duplicates\": %llu, \"bad\": %llu, \"corrupt\": %llu, \"stale\": %llu, "
+		       "\"tx_full\": %llu, \"idle_waits\": %llu, \"verified\": %s}\n",
+		       o->role, o->backend, o->codec, (unsigned long long)r->dim,
+		       (unsigned long long)o->rounds, (unsigned long long)r->chunks,
+		       (unsigned long long)pkts, (unsigned long long)bytes, r->seconds, mpps, gbps,
+		       tgbps, (unsigned long long)r->st.retransmits,
+		       (unsigned long long)r->st.acks_sent, (unsigned long long)r->st.acks_received,
+		       (unsigned long long)r->st.duplicates, (unsigned long long)r->st.bad,
+		       (unsigned long long)r->st.corrupt, (unsigned long long)r->st.stale,
+		       (unsigned long long)r->ds.tx_full, (unsigned long long)r->ds.idle_waits, vf);
+		return;
+	}
+	printf("  ---------------- stream %s: %s, codec %s, %llu floats x %llu rounds ----------------\n",
+	       o->role, o->backend, o->codec, (unsigned long long)r->dim,
+	       (unsigned long long)o->rounds);
+	printf("  RX-packets: %-12llu RX-bytes:  %-14llu\n", (unsigned long long)r->ds.rx_pkts,
+	       (unsigned long long)r->ds.rx_bytes);
+	printf("  TX-packets: %-12llu TX-bytes:  %-14llu TX-full: %llu\n",
+	       (unsigned long long)r->ds.tx_pkts, (unsigned long long)r->ds.tx_bytes,
+	       (unsigned long long)r->ds.tx_full);
+	printf("  chunks: %-14llu retransmits: %-10llu acks sent/received: %llu/%llu\n",
+	       (unsigned long long)r->chunks, (unsigned long long)r->st.retransmits,
+	       (unsigned long long)r->st.acks_sent, (unsigned long long)r->st.acks_received);
+	printf("  duplicates: %-10llu bad: %-8llu corrupt: %-8llu stale: %llu\n",
+	       (unsigned long long)r->st.duplicates, (unsigned long long)r->st.bad,
+	       (unsigned long long)r->st.corrupt, (unsigned long long)r->st.stale);
+	printf("  time: %.4f s   %s-Mpps: %.4f   %s-Gbit/s (UDP payload): %.3f\n", r->seconds,
+	       tx ? "TX" : "RX", mpps, tx ? "TX" : "RX", gbps);
+	printf("  tensor Gbit/s (float32 equivalent): %.3f   verified: %s\n", tgbps,
+	       r->verified < 0 ? "not checked" : r->verified ? "bit-exact" : "MISMATCH");
+	printf("  ------------------------------------------------------------------------------------\n");
+}
+
+int bench_stream_main(int argc, char **argv)
+{
+	struct opts o = {.codec = "raw", .rounds = 10, .mtu = 1500, .timeout_ms = 30000,
+			 .synthetic = 1u << 22, .seed = 1, .job = 1, .linger_ms = 200,
+			 .ef = true, .verify = true};
+	int prc = parse(argc, argv, &o);
+	if (prc)
+		return prc < 0 ? 0 : prc;
+	bool tx = !strcmp(o.role, "tx");
+	int id = gw_codec_by_name(o.codec);
+
+	uint64_t dim;
+	float *vals;
+	if (o.input) {
+		size_t len = 0;
+		vals = bench_read_file(o.input, &len);
+		if (!vals)
+			return 1;
+		if (len % 4 || !len) {
+			fprintf(stderr, "gw-bench: --input: %s: size %zu is not a positive multiple of 4\n",
+				o.input, len);
+			free(vals);
+			return 1;
+		}
+		dim = len / 4;
+	} else {
+		dim = o.synthetic;
+		vals = synth(dim, o.seed);
+		if (!vals) {
+			fprintf(stderr, "gw-bench: --synthetic: out of memory\n");
+			return 1;
+		}
+	}
+
+	int rc = 1;
+	gw_dp *dp = NULL;
+	gw_stream *s = NULL;
+	gw_encoder *enc = NULL;
+	gw_ef *ef = NULL;
+	float *acc = NULL;
+	gw_endpoint local, peer = {0};
+	gw_endpoint_parse(o.local, &local);
+	if (o.peer)
+		gw_endpoint_parse(o.peer, &peer);
+	gw_dp_config dc = {.backend = o.backend, .local = local, .opts = o.dp_opts,
+			   .argc = o.eal_argc, .argv = o.eal_argv};
+	int drc = gw_dp_open(&dc, &dp);
+	if (drc < 0) {
+		fprintf(stderr, "gw-bench: --backend %s --local %s%s%s: %s\n", o.backend, o.local,
+			o.dp_opts ? " --opts " : "", o.dp_opts ? o.dp_opts : "", gw_strerror(drc));
+		goto out;
+	}
+	gw_stream_config sc = {.job = (uint32_t)o.job, .rank = tx ? 1 : 0,
+			       .window = (uint32_t)o.window, .rto_us = (uint32_t)o.rto_us,
+			       .timeout_ms = (uint32_t)o.timeout_ms};
+	s = gw_stream_create(dp, &sc);
+	if (!s) {
+		fprintf(stderr, "gw-bench: --window %llu: stream not created (payload %u bytes)\n",
+			(unsigned long long)o.window, gw_dp_payload_max(dp));
+		goto out;
+	}
+	size_t budget = o.mtu - GW_PKT_RESERVE;
+	if (budget > gw_dp_payload_max(dp) - GW_PKT_HDR_LEN)
+		budget = gw_dp_payload_max(dp) - GW_PKT_HDR_LEN;
+	gw_tensor t = {.id = 0, .dim = dim, .values = vals};
+	if (tx) {
+		enc = make_encoder(id, &o, &ef, dim);
+		if (!enc)
+			goto out;
+		int min = gw_encode_min_budget(enc, &t);
+		if (min > 0 && budget < (size_t)min) {
+			fprintf(stderr, "gw-bench: --mtu: frame budget %zu is below codec %s's minimum %d\n",
+				budget, o.codec, min);
+			goto out;
+		}
+	} else {
+		acc = calloc(dim, sizeof(float));
+		if (!acc)
+			goto out;
+	}
+
+	struct result res = {.o = &o, .dim = dim, .verified = -1};
+	struct deliver_arg da = {acc, dim, 0, 0};
+	double t0 = bench_now();
+	for (uint64_t r = 0; r < o.rounds; r++) {
+		int n;
+		if (tx) {
+			struct fill_arg fa = {enc, budget};
+			n = gw_encode_begin(enc, &t);
+			if (n >= 0)
+				n = gw_stream_send(s, &peer, (uint32_t)r, 0, fill_cb, &fa);
+			if (n < 0)
+				gw_encode_abandon(enc);
+		} else {
+			n = gw_stream_recv(s, (uint32_t)r, 0, deliver_cb, &da);
+		}
+		if (n < 0) {
+			fprintf(stderr, "gw-bench: stream %s round %llu: %s\n", o.role,
+				(unsigned long long)r, gw_strerror(n));
+			goto out;
+		}
+		res.chunks += (uint64_t)n;
+	}
+	double t1 = bench_now();
+	/* rx: timed from its first frame, not from when it started waiting. */
+	res.seconds = t1 - (tx || da.first == 0 ? t0 : da.first);
+	gw_stream_stats_get(s, &res.st);
+	gw_dp_stats_get(dp, &res.ds);
+	if (!tx && o.linger_ms)
+		gw_stream_linger(s, (uint32_t)o.linger_ms);
+	if (!tx && o.verify)
+		res.verified = verify(id, &o, vals, dim, acc, budget);
+	print(&res);
+	rc = res.verified == 0 ? 1 : 0;
+	if (res.verified == 0)
+		fprintf(stderr, "gw-bench: stream rx: the received sum differs from the in-process decode\n");
+out:
+	gw_stream_free(s);
+	gw_dp_close(dp);
+	gw_encoder_free(enc);
+	gw_ef_free(ef);
+	free(acc);
+	free(vals);
+	return rc;
+}

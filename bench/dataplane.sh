@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# The dataplane in one run: gw-bench raw (the ceiling: fixed-size packets,
+# no protocol) and gw-bench stream (reliable codec frames) on the DPDK
+# backend over net_memif and over AF_XDP on a veth pair between two
+# namespaces, and gw-bench stream (and raw) on the kernel UDP backend over
+# loopback — each at the small end and at the full MTU. Prints one JSON
+# object: Mpps and Gbit/s (UDP payload, receiver side) of every run, and
+# the ratios stream/raw and dpdk/udp, against the targets stream >= 0.8x
+# raw over memif and DPDK stream >= 5x UDP stream (reported, not asserted).
+#
+# Usage: bench/dataplane.sh [BUILD_DIR] [--duration SEC] [--no-veth]
+#
+# Sizes: raw sends 64-byte payloads and payload_max (the port's MTU - 28);
+# the stream's smallest packet is its header plus the 64-byte minimum frame
+# budget (--mtu 140), its largest fills --mtu 1500. Each JSON row says the
+# mean payload it really moved. Needs root for the namespaces; without them
+# the veth rows say why they are missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build
+if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build=$1; shift; fi
+duration=3; veth=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --duration) duration=$2; shift ;;
+    --no-veth) veth=0 ;;
+    *) echo "bench/dataplane.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+bench=$build/apps/gw-bench
+[ -x "$bench" ] || { echo "bench/dataplane.sh: $bench not built" >&2; exit 1; }
+"$bench" raw --help | grep -q "built here:.*dpdk" ||
+  { echo "bench/dataplane.sh: $bench has no DPDK backend (libdpdk not found at configure time)" >&2; exit 1; }
+has_stream=0
+"$bench" --help | grep -q '^  stream ' && has_stream=1
+netns=tests/net/netns.sh
+
+out=$(mktemp -d /tmp/gw-bench-dp.XXXXXX)
+prefix=gwbd$$
+cleanup() {
+  for j in $(jobs -pr); do kill "$j" 2>/dev/null; done
+  wait 2>/dev/null || true
+  [ $veth = 1 ] && "$netns" down "$prefix" >/dev/null 2>&1
+  rm -rf "$out"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+lc2=0; [ "$(nproc)" -ge 2 ] && lc2=1
+eal() {  # LCORE FILE-PREFIX VDEV
+  printf '%s\n' -l "$1" --no-huge --no-pci -m 512 --no-shconf "--file-prefix=$2" \
+    --log-level=lib.eal:error "--vdev=$3"
+}
+# Stream workloads: about a second each on an idle two-core machine.
+stream_small=(--mtu 140 --synthetic 262144 --rounds 10)
+stream_mtu=(--mtu 1500 --synthetic 4194304 --rounds 20)
+
+wait_ready() {  # FILE PID: the memif socket exists, or the rx has come up
+  for _ in $(seq 100); do
+    [ -e "$1" ] && return 0
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+# pair NAME RXWRAP TXWRAP READY :: RX-ARGS... :: TX-ARGS...  (READY: a file
+# to wait for, or "sleep")
+# Runs rx in the background and tx in the foreground; keeps both JSON lines.
+pair() {
+  local name=$1 rxw=$2 txw=$3 ready=$4; shift 4
+  local rx=() tx=()
+  shift   # ::
+  while [ "$1" != :: ]; do rx+=("$1"); shift; done
+  shift
+  tx=("$@")
+  echo "bench/dataplane.sh: $name" >&2
+  $rxw timeout 300 "$bench" "${rx[@]}" --json >"$out/$name.rx" 2>"$out/$name.rx.err" &
+  local rpid=$!
+  if [ "$ready" = sleep ]; then sleep 1.5; else wait_ready "$ready" "$rpid" || true; fi
+  local trc=0 rrc=0
+  $txw timeout 300 "$bench" "${tx[@]}" --json >"$out/$name.tx" 2>"$out/$name.tx.err" || trc=$?
+  wait "$rpid" || rrc=$?
+  if [ $trc -ne 0 ] || [ $rrc -ne 0 ]; then
+    echo "bench/dataplane.sh: $name failed (tx $trc, rx $rrc):" >&2
+    tail -n 5 "$out/$name.tx.err" "$out/$name.rx.err" >&2
+    rm -f "$out/$name.rx" "$out/$name.tx"
+  fi
+}
+
+# ---- memif -------------------------------------------------------------------
+memif_runs() {  # MODE TAG APP-ARGS...
+  local mode=$1 tag=$2; shift 2
+  local sock=$out/memif-$tag.sock
+  local s c
+  mapfile -t s < <(eal 0 "${prefix}s$tag" "net_memif0,role=server,socket=$sock,socket-abstract=no")
+  mapfile -t c < <(eal "$lc2" "${prefix}c$tag" "net_memif0,role=client,socket=$sock,socket-abstract=no")
+  pair "memif_$tag" "" "" "$sock" \
+    :: "$mode" "${s[@]}" -- --backend dpdk --role rx --local 10.88.0.2:9000 --peer 10.88.0.1:9001 "$@" \
+    :: "$mode" "${c[@]}" -- --backend dpdk --role tx --local 10.88.0.1:9001 --peer 10.88.0.2:9000 "$@"
+}
+memif_runs raw raw_small --size 64 --duration "$duration"
+memif_runs raw raw_mtu --size max --duration "$duration"
+if [ $has_stream = 1 ]; then
+  memif_runs stream stream_small "${stream_small[@]}"
+  memif_runs stream stream_mtu "${stream_mtu[@]}"
+fi
+
+# ---- AF_XDP (or AF_PACKET) on a veth pair between two namespaces ------------
+veth_driver=none; veth_note=""
+if [ $veth = 1 ]; then
+  if ! "$netns" check >/dev/null 2>&1; then
+    veth_note="network namespaces cannot be made here"; veth=0
+  elif ! "$netns" up "$prefix" 1500 >/dev/null; then
+    veth_note="netns.sh up failed"; veth=0
+  fi
+fi
+if [ $veth = 1 ]; then
+  a_ip=$("$netns" addr "$prefix" a); b_ip=$("$netns" addr "$prefix" b)
+  b_mac=$("$netns" mac "$prefix" b); a_mac=$("$netns" mac "$prefix" a)
+  veth_runs() {  # DRIVER DRVARGS MODE TAG APP-ARGS...
+    local drv=$1 dargs=$2 mode=$3 tag=$4; shift 4
+    local s c
+    mapfile -t s < <(eal 0 "${prefix}s$tag" "${drv}0,iface=${prefix}b0,$dargs")
+    mapfile -t c < <(eal "$lc2" "${prefix}c$tag" "${drv}0,iface=${prefix}a0,$dargs")
+    pair "veth_$tag" "ip netns exec ${prefix}b" "ip netns exec ${prefix}a" sleep \
+      :: "$mode" "${s[@]}" -- --backend dpdk --role rx --local "$b_ip:9000" \
+         --peer "$a_ip:9001@$a_mac" "$@" \
+      :: "$mode" "${c[@]}" -- --backend dpdk --role tx --local "$a_ip:9001" \
+         --peer "$b_ip:9000@$b_mac" "$@"
+  }
+  veth_driver=net_af_xdp; dargs="start_queue=0,queue_count=1"
+  veth_runs "$veth_driver" "$dargs" raw raw_small --size 64 --duration "$duration"
+  if [ ! -s "$out/veth_raw_small.rx" ]; then
+    veth_note="net_af_xdp failed here; net_af_packet used"
+    veth_driver=net_af_packet; dargs="qpairs=1"
+    veth_runs "$veth_driver" "$dargs" raw raw_small --size 64 --duration "$duration"
+  fi
+  veth_runs "$veth_driver" "$dargs" raw raw_mtu --size max --duration "$duration"
+  if [ $has_stream = 1 ]; then
+    veth_runs "$veth_driver" "$dargs" stream stream_small "${stream_small[@]}"
+    veth_runs "$veth_driver" "$dargs" stream stream_mtu "${stream_mtu[@]}"
+  fi
+fi
+
+# ---- kernel UDP over loopback --------------------------------------------------
+udp_runs() {  # MODE TAG APP-ARGS...
+  local mode=$1 tag=$2; shift 2
+  pair "udp_$tag" "" "" sleep \
+    :: "$mode" --backend udp --role rx --local 127.0.0.1:9100 --peer 127.0.0.1:9101 "$@" \
+    :: "$mode" --backend udp --role tx --local 127.0.0.1:9101 --peer 127.0.0.1:9100 "$@"
+}
+udp_runs raw raw_small --size 64 --duration "$duration"
+udp_runs raw raw_mtu --size max --duration "$duration"
+if [ $has_stream = 1 ]; then
+  udp_runs stream stream_small "${stream_small[@]}"
+  udp_runs stream stream_mtu "${stream_mtu[@]}"
+fi
+
+python3 - "$out" "$veth_driver" "$veth_note" "$has_stream" "$duration" <<'PY'
+import json, os, platform, sys
+out, veth_driver, veth_note, has_stream, duration = sys.argv[1:6]
+
+def load(name):
+    p = os.path.join(out, name + ".rx")
+    if not os.path.exists(p) or not os.path.getsize(p):
+        return None
+    r = json.loads(open(p).read().strip().splitlines()[-1])
+    pk = r.get("packets", 0)
+    row = {"mpps": r["mpps"], "gbps": r["gbps"], "packets": pk,
+           "payload_bytes": round(r["bytes"] / pk, 1) if pk else 0,
+           "seconds": r["seconds"]}
+    for k in ("drops", "rx_bad", "duplicates", "verified"):
+        if k in r:
+            row[k] = r[k]
+    tp = os.path.join(out, name + ".tx")
+    if os.path.exists(tp) and os.path.getsize(tp):
+        t = json.loads(open(tp).read().strip().splitlines()[-1])
+        row["tx_mpps"] = t["mpps"]
+        for k in ("retransmits", "tx_full"):
+            if k in t:
+                row["tx_" + k] = t[k]
+    return row
+
+def ratio(a, b, key):
+    return round(a[key] / b[key], 3) if a and b and b[key] else None
+
+res = {"machine": {"cpus": os.cpu_count(), "kernel": platform.release(),
+                   "load_avg": [round(x, 2) for x in os.getloadavg()]},
+       "raw_duration_s": float(duration),
+       "units": "receiver side; Gbit/s of UDP payload",
+       "stream_mode": has_stream == "1"}
+for link in ("memif", "veth", "udp"):
+    sec = {}
+    for size in ("small", "mtu"):
+        raw, stream = load("%s_raw_%s" % (link, size)), load("%s_stream_%s" % (link, size))
+        sec[size] = {"raw": raw, "stream": stream,
+                     "stream_over_raw_mpps": ratio(stream, raw, "mpps"),
+                     "stream_over_raw_gbps": ratio(stream, raw, "gbps")}
+    res[{"memif": "dpdk_memif", "veth": "dpdk_veth", "udp": "udp_loopback"}[link]] = sec
+res["dpdk_veth"]["driver"] = veth_driver
+if veth_note:
+    res["dpdk_veth"]["note"] = veth_note
+
+ratios = {}
+for size in ("small", "mtu"):
+    m, u = res["dpdk_memif"][size], res["udp_loopback"][size]
+    for key in ("mpps", "gbps"):
+        ratios["memif_%s_stream_over_raw_%s" % (size, key)] = m["stream_over_raw_" + key]
+        ratios["%s_dpdk_over_udp_stream_%s" % (size, key)] = ratio(m["stream"], u["stream"], key)
+        ratios["%s_dpdk_over_udp_raw_%s" % (size, key)] = ratio(m["raw"], u["raw"], key)
+res["ratios"] = ratios
+
+def target(vals, bound):
+    vals = [v for v in vals if v is not None]
+    return {"met": all(v >= bound for v in vals) if vals else None, "values": vals}
+res["targets"] = {
+    "stream_ge_0.8x_raw_over_memif": target(
+        [ratios["memif_small_stream_over_raw_mpps"], ratios["memif_mtu_stream_over_raw_gbps"]], 0.8),
+    "dpdk_stream_ge_5x_udp_stream": target(
+        [ratios["small_dpdk_over_udp_stream_mpps"], ratios["mtu_dpdk_over_udp_stream_gbps"]], 5.0),
+}
+print(json.dumps(res, indent=1))
+PY

@@ -1,0 +1,86 @@
+/* Packet header: writing, sealing and validating (docs/wire-format.md §5). */
+#include <xxhash.h>
+
+#include "gw_util.h"
+#include "pkt.h"
+
+uint64_t gw_pkt_payload_hash(const uint8_t *payload, size_t len)
+{
+	/* XXH3 of zero bytes is defined; any non-NULL pointer will do. */
+	static const uint8_t none[1];
+	return XXH3_64bits(len ? payload : none, len);
+}
+
+/* checksum = low 32 bits of XXH3_64(header[0..28), seed = XXH3_64(payload)) */
+static uint32_t hdr_checksum(const uint8_t *p, uint64_t payload_hash)
+{
+	return (uint32_t)XXH3_64bits_withSeed(p, GW_PKT_OFF_CHECKSUM, payload_hash);
+}
+
+void gw_pkt_write(uint8_t *p, const gw_pkt_hdr *h, uint64_t payload_hash)
+{
+	gw_st16(p + GW_PKT_OFF_MAGIC, GW_PKT_MAGIC);
+	p[GW_PKT_OFF_VERSION] = GW_PKT_VERSION;
+	p[GW_PKT_OFF_TYPE] = h->type;
+	p[GW_PKT_OFF_FLAGS] = h->flags;
+	p[GW_PKT_OFF_SACK_LEN] = h->sack_len;
+	gw_st16(p + GW_PKT_OFF_RANK, h->rank);
+	gw_st32(p + GW_PKT_OFF_JOB, h->job);
+	gw_st32(p + GW_PKT_OFF_ROUND, h->round);
+	gw_st32(p + GW_PKT_OFF_TENSOR, h->tensor);
+	gw_st32(p + GW_PKT_OFF_CHUNK, h->chunk);
+	gw_st32(p + GW_PKT_OFF_SEQ, h->seq);
+	gw_st32(p + GW_PKT_OFF_CHECKSUM, hdr_checksum(p, payload_hash));
+}
+
+int gw_pkt_parse(const uint8_t *p, size_t len, gw_pkt_hdr *h)
+{
+	if (len < GW_PKT_HDR_LEN)
+		return GW_ERR(GW_ETRUNC);
+	if (gw_ld16(p + GW_PKT_OFF_MAGIC) != GW_PKT_MAGIC)
+		return GW_ERR(GW_EMAGIC);
+	if (p[GW_PKT_OFF_VERSION] != GW_PKT_VERSION)
+		return GW_ERR(GW_EVERSION);
+	uint8_t type = p[GW_PKT_OFF_TYPE], flags = p[GW_PKT_OFF_FLAGS];
+	uint8_t sack_len = p[GW_PKT_OFF_SACK_LEN];
+	size_t payload = len - GW_PKT_HDR_LEN;
+	if (type == GW_PKT_DATA) {
+		if ((flags & ~GW_PKT_F_KNOWN) || sack_len)
+			return GW_ERR(GW_ERESERVED);
+		if (payload > GW_PKT_PAYLOAD_MAX)
+			return GW_ERR(GW_ELENGTH);
+	} else if (type == GW_PKT_ACK) {
+		if (flags)
+			return GW_ERR(GW_ERESERVED);
+		if (sack_len > GW_PKT_SACK_MAX || payload != sack_len)
+			return GW_ERR(GW_ELENGTH);
+	} else {
+		return GW_ERR(GW_ERESERVED);
+	}
+	uint64_t ph = gw_pkt_payload_hash(p + GW_PKT_HDR_LEN, payload);
+	if (gw_ld32(p + GW_PKT_OFF_CHECKSUM) != hdr_checksum(p, ph))
+		return GW_ERR(GW_ECHECKSUM);
+
+	h->type = type;
+	h->flags = flags;
+	h->sack_len = sack_len;
+	h->rank = gw_ld16(p + GW_PKT_OFF_RANK);
+	h->job = gw_ld32(p + GW_PKT_OFF_JOB);
+	h->round = gw_ld32(p + GW_PKT_OFF_ROUND);
+	h->tensor = gw_ld32(p + GW_PKT_OFF_TENSOR);
+	h->chunk = gw_ld32(p + GW_PKT_OFF_CHUNK);
+	h->seq = gw_ld32(p + GW_PKT_OFF_SEQ);
+	if (type == GW_PKT_DATA) {
+		if (h->chunk >= GW_PKT_CHUNK_LIMIT)
+			return GW_ERR(GW_ERANGE);
+		/* An empty DATA packet only says "this tensor has no chunks". */
+		if (!payload && (h->chunk || !(flags & GW_PKT_F_LAST)))
+			return GW_ERR(GW_ELENGTH);
+	} else {
+		if ((uint64_t)h->chunk + 8u * sack_len > GW_PKT_CHUNK_LIMIT)
+			return GW_ERR(GW_ERANGE);
+		if (sack_len && (p[GW_PKT_HDR_LEN] & 1u))
+			return GW_ERR(GW_ECORRUPT);
+	}
+	return GW_OK;
+}

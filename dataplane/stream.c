@@ -1,0 +1,791 @@
+/* Reliable stream: selective repeat over any dataplane backend.
+ *
+ * Sender: chunks are filled in order straight into packet buffers (after
+ * the 32-byte header) while fewer than `window` are unacknowledged. A chunk
+ * is sent once the next one has been filled (or fill() said there is no
+ * next), so the last chunk goes out with LAST set. Each packet stays with
+ * its slot until acknowledged; every transmission arms a per-chunk deadline
+ * in a binary min-heap (RTO from RFC 6298 estimates, doubled per
+ * retransmission of that chunk). A SACK showing DUPTHRESH chunks delivered
+ * that were sent after a missing one retransmits it at once (fast
+ * retransmit); the deadline covers the rest. Retransmissions rewrite only
+ * seq and the RETX flag: the checksum is re-sealed from the payload hash
+ * kept at fill time, the frame is not touched.
+ *
+ * Receiver: a 1024-bit ring of chunks received above the cumulative point;
+ * each new chunk is delivered at once, duplicates are dropped. An ACK
+ * (cumulative + bitmap) goes out every ACK_EVERY new chunks, at once on a
+ * gap, a duplicate or LAST, and otherwise DELACK_US after the first
+ * unacknowledged chunk. Done when LAST and every chunk below it are in; the
+ * tensor then enters a history whose retransmissions are re-acknowledged by
+ * every later call (recv, send, linger).
+ *
+ * Preallocated at create: slots, heap, transmit queue, receive burst. The
+ * loops allocate nothing; an idle loop sleeps in gw_dp_wait().
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gw/stream.h>
+
+#include "dp_internal.h"
+#include "pkt.h"
+
+#define WINDOW_DEF 256u
+#define RTO_DEF_US 2000u
+#define TIMEOUT_DEF_MS 10000u
+#define RX_BURST 32u
+#define RCV_RANGE (8u * GW_PKT_SACK_MAX)   /* chunks tracked above cum */
+#define DONE_HISTORY 8u
+#define DUPTHRESH 3u
+#define ACK_EVERY_MAX 16u
+#define DELACK_US 100u
+#define RTO_MIN_US 500u
+#define RTO_MAX_US 200000u
+#define REFUSED_RETRY_US 100u
+#define IDLE_WAIT_US 1000u
+#define NO_POS UINT32_MAX
+
+struct slot {
+	gw_pkt *pkt;          /* NULL once acknowledged */
+	uint64_t hash;        /* XXH3 of the payload, seeds the checksum */
+	uint64_t sent_ns;     /* last transmission */
+	uint64_t deadline;    /* retransmission time while in the heap */
+	uint32_t heap_pos;    /* NO_POS: not in the heap */
+	uint32_t mark;        /* chunks first-sent when this one was last sent */
+	uint16_t tx;          /* transmissions the device took */
+	uint8_t last;
+	uint8_t queued;       /* in the transmit queue of this iteration */
+};
+
+struct done {
+	uint32_t round, tensor, total;   /* total: chunks on the wire (= cum) */
+	uint16_t rank;
+	uint8_t valid;
+};
+
+struct gw_stream {
+	gw_dp *dp;
+	gw_stream_config cfg;
+	uint32_t ring;                 /* slots, a power of two > window */
+	uint32_t ack_every;
+	uint32_t seq;
+	uint64_t rto_min_ns;
+	gw_stream_stats st;
+
+	/* sender */
+	struct slot *slots;
+	uint32_t *heap, heap_n;        /* chunk numbers by slot deadline */
+	gw_pkt **txq;
+	uint32_t *txc, txq_n;          /* chunk of each queued packet */
+	gw_pkt **freeq;
+	uint32_t freeq_n;
+	gw_endpoint to;
+	uint32_t round, tensor;
+	uint32_t base, next, sent_upto;
+	uint32_t sack_high;            /* 1 + highest chunk SACKed this burst */
+	int eof, empty;
+	uint64_t srtt_ns, rttvar_ns, rto_ns;
+	uint64_t progress_ns;          /* last ACK that acknowledged a chunk */
+	int have_rtt;
+
+	/* receiver */
+	uint64_t rbits[RCV_RANGE / 64];
+	struct done done[DONE_HISTORY];
+	uint32_t done_next;
+
+	gw_pkt *rx[RX_BURST];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t pow2_above(uint32_t v)
+{
+	uint32_t r = 1;
+	while (r <= v)
+		r <<= 1;
+	return r;
+}
+
+gw_stream *gw_stream_create(gw_dp *dp, const gw_stream_config *cfg)
+{
+	if (!dp || !cfg)
+		return NULL;
+	gw_stream_config c = *cfg;
+	if (!c.window)
+		c.window = WINDOW_DEF;
+	if (!c.rto_us)
+		c.rto_us = RTO_DEF_US;
+	if (!c.timeout_ms)
+		c.timeout_ms = TIMEOUT_DEF_MS;
+	if (c.window > GW_STREAM_WINDOW_MAX ||
+	    gw_dp_payload_max(dp) < GW_PKT_HDR_LEN + 1)
+		return NULL;
+	gw_stream *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->dp = dp;
+	s->cfg = c;
+	s->ring = pow2_above(c.window);
+	s->ack_every = GW_MAX(1u, GW_MIN(ACK_EVERY_MAX, c.window / 8));
+	s->rto_min_ns = (uint64_t)GW_MIN(RTO_MIN_US, c.rto_us) * 1000u;
+	s->slots = calloc(s->ring, sizeof(*s->slots));
+	s->heap = calloc(s->ring, sizeof(*s->heap));
+	s->txq = calloc(s->ring, sizeof(*s->txq));
+	s->txc = calloc(s->ring, sizeof(*s->txc));
+	s->freeq = calloc(s->ring, sizeof(*s->freeq));
+	if (!s->slots || !s->heap || !s->txq || !s->txc || !s->freeq) {
+		gw_stream_free(s);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < s->ring; i++)
+		s->slots[i].heap_pos = NO_POS;
+	return s;
+}
+
+void gw_stream_free(gw_stream *s)
+{
+	if (!s)
+		return;
+	free(s->slots);
+	free(s->heap);
+	free(s->txq);
+	free(s->txc);
+	free(s->freeq);
+	free(s);
+}
+
+void gw_stream_stats_get(const gw_stream *s, gw_stream_stats *st)
+{
+	if (s && st)
+		*st = s->st;
+}
+
+/* ---- timer heap ------------------------------------------------------------- */
+
+static struct slot *slot_of(gw_stream *s, uint32_t chunk)
+{
+	return &s->slots[chunk & (s->ring - 1)];
+}
+
+static uint64_t heap_key(gw_stream *s, uint32_t i)
+{
+	return slot_of(s, s->heap[i])->deadline;
+}
+
+static void heap_place(gw_stream *s, uint32_t i, uint32_t chunk)
+{
+	s->heap[i] = chunk;
+	slot_of(s, chunk)->heap_pos = i;
+}
+
+static void heap_sift(gw_stream *s, uint32_t i)
+{
+	uint32_t chunk = s->heap[i];
+	uint64_t key = slot_of(s, chunk)->deadline;
+	while (i > 0 && heap_key(s, (i - 1) / 2) > key) {
+		heap_place(s, i, s->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = i;
+		uint64_t mk = key;
+		if (l < s->heap_n && heap_key(s, l) < mk)
+			m = l, mk = heap_key(s, l);
+		if (l + 1 < s->heap_n && heap_key(s, l + 1) < mk)
+			m = l + 1;
+		if (m == i)
+			break;
+		heap_place(s, i, s->heap[m]);
+		i = m;
+	}
+	heap_place(s, i, chunk);
+}
+
+static void heap_set(gw_stream *s, uint32_t chunk, uint64_t deadline)
+{
+	struct slot *sl = slot_of(s, chunk);
+	sl->deadline = deadline;
+	if (sl->heap_pos == NO_POS) {
+		heap_place(s, s->heap_n++, chunk);
+	}
+	heap_sift(s, sl->heap_pos);
+}
+
+static void heap_del(gw_stream *s, uint32_t chunk)
+{
+	struct slot *sl = slot_of(s, chunk);
+	uint32_t i = sl->heap_pos;
+	if (i == NO_POS)
+		return;
+	sl->heap_pos = NO_POS;
+	if (i != --s->heap_n) {
+		heap_place(s, i, s->heap[s->heap_n]);
+		heap_sift(s, i);
+	}
+}
+
+/* ---- common receive path ---------------------------------------------------- */
+
+/* Parses p; counts and returns 0 if it is to be dropped for being malformed,
+ * corrupted or another job's. */
+static int accept_pkt(gw_stream *s, const gw_pkt *p, gw_pkt_hdr *h)
+{
+	int rc = gw_pkt_parse(p->data, p->len, h);
+	if (rc == GW_ECHECKSUM) {
+		s->st.corrupt++;
+		return 0;
+	}
+	if (rc < 0) {
+		s->st.bad++;
+		return 0;
+	}
+	if (h->job != s->cfg.job) {
+		s->st.foreign++;
+		return 0;
+	}
+	return 1;
+}
+
+/* Sends an ACK to `to`; the bitmap (sack_len bytes) from rbits when
+ * sack_len > 0. Returns 1 if the device took it. */
+static int send_ack(gw_stream *s, const gw_endpoint *to, uint32_t round,
+		    uint32_t tensor, uint32_t cum, uint32_t sack_len)
+{
+	gw_pkt *p;
+	if (gw_dp_alloc(s->dp, &p, 1) != 1)
+		return 0;
+	if (p->room < GW_PKT_HDR_LEN + sack_len)
+		sack_len = p->room - GW_PKT_HDR_LEN;
+	uint8_t *bm = p->data + GW_PKT_HDR_LEN;
+	for (uint32_t j = 0; j < sack_len; j++) {
+		/* Bits [cum + 8j, cum + 8j + 8) of the ring. */
+		uint32_t b = (cum + 8 * j) & (RCV_RANGE - 1), w = b / 64, o = b % 64;
+		uint64_t v = s->rbits[w] >> o;
+		if (o > 56)
+			v |= s->rbits[(w + 1) % (RCV_RANGE / 64)] << (64 - o);
+		bm[j] = (uint8_t)v;
+	}
+	gw_pkt_hdr h = {.type = GW_PKT_ACK, .sack_len = (uint8_t)sack_len,
+			.rank = s->cfg.rank, .job = s->cfg.job, .round = round,
+			.tensor = tensor, .chunk = cum, .seq = s->seq++};
+	gw_pkt_write(p->data, &h, gw_pkt_payload_hash(bm, sack_len));
+	p->len = GW_PKT_HDR_LEN + sack_len;
+	p->peer = *to;
+	int rc = gw_dp_tx_burst(s->dp, &p, 1);
+	gw_dp_free(s->dp, &p, 1);
+	if (rc == 1)
+		s->st.acks_sent++;
+	return rc == 1;
+}
+
+static struct done *done_find(gw_stream *s, uint32_t round, uint32_t tensor,
+			      uint16_t rank)
+{
+	for (uint32_t i = 0; i < DONE_HISTORY; i++) {
+		struct done *d = &s->done[i];
+		if (d->valid && d->round == round && d->tensor == tensor &&
+		    d->rank == rank)
+			return d;
+	}
+	return NULL;
+}
+
+/* A DATA packet that is not for the tensor being received: re-acknowledge
+ * it if its tensor was finished here, else it is stale. */
+static void other_data(gw_stream *s, const gw_pkt *p, const gw_pkt_hdr *h)
+{
+	struct done *d = done_find(s, h->round, h->tensor, h->rank);
+	if (!d) {
+		s->st.stale++;
+		return;
+	}
+	s->st.duplicates++;
+	send_ack(s, &p->peer, d->round, d->tensor, d->total, 0);
+}
+
+static int wait_until(gw_stream *s, uint64_t now, uint64_t until, uint64_t end)
+{
+	uint64_t t = GW_MIN(until, end);
+	uint64_t us = t > now ? (t - now + 999) / 1000 : 0;
+	return gw_dp_wait(s->dp, (unsigned)GW_MAX(1u, GW_MIN(us, IDLE_WAIT_US)));
+}
+
+/* ---- sender ------------------------------------------------------------------ */
+
+static void rtt_sample(gw_stream *s, uint64_t r)
+{
+	if (!s->have_rtt) {
+		s->srtt_ns = r;
+		s->rttvar_ns = r / 2;
+		s->have_rtt = 1;
+	} else {
+		uint64_t d = s->srtt_ns > r ? s->srtt_ns - r : r - s->srtt_ns;
+		s->rttvar_ns = (3 * s->rttvar_ns + d) / 4;
+		s->srtt_ns = (7 * s->srtt_ns + r) / 8;
+	}
+	uint64_t rto = s->srtt_ns + 4 * s->rttvar_ns;
+	s->rto_ns = GW_MIN(GW_MAX(rto, s->rto_min_ns), (uint64_t)RTO_MAX_US * 1000u);
+}
+
+/* Queues chunk c for (re)transmission with a fresh header. */
+static void queue_tx(gw_stream *s, uint32_t c)
+{
+	struct slot *sl = slot_of(s, c);
+	heap_del(s, c);
+	gw_pkt_hdr h = {.type = GW_PKT_DATA,
+			.flags = (uint8_t)((sl->last ? GW_PKT_F_LAST : 0) |
+					   (sl->tx ? GW_PKT_F_RETX : 0)),
+			.rank = s->cfg.rank, .job = s->cfg.job, .round = s->round,
+			.tensor = s->tensor, .chunk = c, .seq = s->seq++};
+	gw_pkt_write(sl->pkt->data, &h, sl->hash);
+	sl->pkt->peer = s->to;
+	sl->queued = 1;
+	/* Chunks numbered from here up are first sent after this packet. */
+	sl->mark = s->sent_upto;
+	s->txq[s->txq_n] = sl->pkt;
+	s->txc[s->txq_n++] = c;
+}
+
+static int flush_tx(gw_stream *s, int *refused)
+{
+	if (!s->txq_n)
+		return GW_OK;
+	int r = gw_dp_tx_burst(s->dp, s->txq, s->txq_n);
+	if (r < 0)
+		return r;
+	/* Deadlines count from when the device took the packets, not from
+	 * the start of the iteration: filling a window of frames and a large
+	 * sendmmsg take a good part of a millisecond. */
+	uint64_t now = now_ns();
+	for (uint32_t i = 0; i < s->txq_n; i++) {
+		uint32_t c = s->txc[i];
+		struct slot *sl = slot_of(s, c);
+		sl->queued = 0;
+		if (i >= (uint32_t)r) {
+			*refused = 1;
+			heap_set(s, c, now + REFUSED_RETRY_US * 1000u);
+			continue;
+		}
+		if (sl->tx++)
+			s->st.retransmits++;
+		else
+			s->st.chunks_sent++;
+		sl->sent_ns = now;
+		unsigned shift = GW_MIN(sl->tx - 1u, 6u);
+		uint64_t rto = GW_MIN(s->rto_ns << shift, (uint64_t)RTO_MAX_US * 1000u);
+		heap_set(s, c, now + rto);
+	}
+	s->txq_n = 0;
+	return GW_OK;
+}
+
+static void ack_chunk(gw_stream *s, uint32_t c, uint64_t now, uint64_t *sample)
+{
+	struct slot *sl = slot_of(s, c);
+	if (!sl->pkt)
+		return;
+	if (sl->tx == 1)
+		*sample = now - sl->sent_ns;   /* Karn: never from a retransmission */
+	s->progress_ns = now;
+	heap_del(s, c);
+	s->freeq[s->freeq_n++] = sl->pkt;
+	sl->pkt = NULL;
+}
+
+static void sender_ack(gw_stream *s, const gw_pkt *p, const gw_pkt_hdr *h,
+		       uint64_t now)
+{
+	if (h->round != s->round || h->tensor != s->tensor) {
+		s->st.stale++;
+		return;
+	}
+	if (p->peer.ip != s->to.ip || p->peer.port != s->to.port) {
+		s->st.foreign++;
+		return;
+	}
+	uint32_t cum = h->chunk;
+	if (cum > s->sent_upto) {
+		s->st.bad++;   /* acknowledges chunks never sent */
+		return;
+	}
+	s->st.acks_received++;
+	uint64_t sample = 0;
+	for (uint32_t c = s->base; c < cum; c++)
+		ack_chunk(s, c, now, &sample);
+	const uint8_t *bm = p->data + GW_PKT_HDR_LEN;
+	for (uint32_t j = 0; j < h->sack_len; j++) {
+		if (!bm[j])
+			continue;
+		for (uint32_t b = 0; b < 8; b++) {
+			uint32_t c = cum + 8 * j + b;
+			if (!(bm[j] >> b & 1u) || c < s->base || c >= s->sent_upto)
+				continue;
+			ack_chunk(s, c, now, &sample);
+			s->sack_high = GW_MAX(s->sack_high, c + 1);
+		}
+	}
+	if (sample)
+		rtt_sample(s, sample);
+	while (s->base < s->sent_upto && !slot_of(s, s->base)->pkt)
+		s->base++;
+}
+
+static void sender_release(gw_stream *s)
+{
+	for (uint32_t c = s->base; c < s->next; c++) {
+		struct slot *sl = slot_of(s, c);
+		if (sl->pkt)
+			gw_dp_free(s->dp, &sl->pkt, 1);
+		sl->pkt = NULL;
+		sl->heap_pos = NO_POS;
+		sl->queued = 0;
+	}
+	s->heap_n = 0;
+	s->txq_n = 0;
+}
+
+/* Fills chunks while the window has room; returns GW_E* from fill(). */
+static int sender_fill(gw_stream *s, gw_stream_fill_fn fill, void *arg)
+{
+	while (!s->eof && s->next - s->base <= s->cfg.window) {
+		gw_pkt *p;
+		if (gw_dp_alloc(s->dp, &p, 1) != 1)
+			break;
+		size_t room = GW_MIN((size_t)p->room - GW_PKT_HDR_LEN,
+				     (size_t)GW_PKT_PAYLOAD_MAX);
+		int n = fill(arg, s->next, p->data + GW_PKT_HDR_LEN, room);
+		if (n < 0 || (size_t)n > room) {
+			gw_dp_free(s->dp, &p, 1);
+			return n < 0 ? n : GW_ERR(GW_ELENGTH);
+		}
+		if (n == 0) {
+			s->eof = 1;
+			if (s->next) {
+				gw_dp_free(s->dp, &p, 1);
+				slot_of(s, s->next - 1)->last = 1;
+				break;
+			}
+			/* The empty tensor: one marker packet, chunk 0, LAST. */
+			s->empty = 1;
+		} else if (s->next == GW_PKT_CHUNK_LIMIT - 1) {
+			gw_dp_free(s->dp, &p, 1);
+			return GW_ERR(GW_ERANGE);
+		}
+		struct slot *sl = slot_of(s, s->next);
+		*sl = (struct slot){.pkt = p, .heap_pos = NO_POS, .last = (uint8_t)s->eof};
+		sl->hash = gw_pkt_payload_hash(p->data + GW_PKT_HDR_LEN, (size_t)n);
+		p->len = GW_PKT_HDR_LEN + (uint32_t)n;
+		s->next++;
+	}
+	return GW_OK;
+}
+
+int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
+		   uint32_t tensor, gw_stream_fill_fn fill, void *arg)
+{
+	if (!s || !to || !fill)
+		return GW_ERR(GW_EINVAL);
+	uint64_t start = now_ns();
+	uint64_t end = start + (uint64_t)s->cfg.timeout_ms * 1000000u;
+	/* RTT estimates carry over between tensors sent to the same place. */
+	if (!s->have_rtt || s->to.ip != to->ip || s->to.port != to->port) {
+		s->have_rtt = 0;
+		s->rto_ns = (uint64_t)s->cfg.rto_us * 1000u;
+	}
+	s->to = *to;
+	s->round = round;
+	s->tensor = tensor;
+	s->base = s->next = s->sent_upto = 0;
+	s->eof = s->empty = 0;
+	s->heap_n = s->txq_n = s->freeq_n = 0;
+	s->progress_ns = 0;
+	int rc = GW_OK;
+
+	for (;;) {
+		uint64_t now = now_ns();
+		int progress = 0, refused = 0;
+
+		/* 1. acknowledgements (and re-acks of finished tensors) */
+		int n = gw_dp_rx_burst(s->dp, s->rx, RX_BURST);
+		if (n < 0) {
+			rc = n;
+			break;
+		}
+		s->sack_high = 0;
+		for (int i = 0; i < n; i++) {
+			gw_pkt_hdr h;
+			if (!accept_pkt(s, s->rx[i], &h))
+				continue;
+			if (h.type == GW_PKT_ACK)
+				sender_ack(s, s->rx[i], &h, now);
+			else
+				other_data(s, s->rx[i], &h);
+		}
+		if (n > 0) {
+			gw_dp_free(s->dp, s->rx, (unsigned)n);
+			progress = 1;
+		}
+		if (s->freeq_n) {
+			gw_dp_free(s->dp, s->freeq, s->freeq_n);
+			s->freeq_n = 0;
+		}
+		if (s->eof && s->base == s->next) {
+			rc = s->empty ? 0 : (int)GW_MIN(s->next, (uint32_t)INT32_MAX);
+			break;
+		}
+
+		/* 2. fast retransmit: chunks sent after c were delivered, c not */
+		if (s->sack_high) {
+			for (uint32_t c = s->base; c + 1 < s->sack_high; c++) {
+				struct slot *sl = slot_of(s, c);
+				if (sl->pkt && !sl->queued && sl->tx &&
+				    s->sack_high >= sl->mark + DUPTHRESH)
+					queue_tx(s, c);
+			}
+		}
+
+		/* 3. retransmission deadlines, while ACKs have stopped making
+		 * progress for an RTO (RFC 6298 restarts its one timer on
+		 * every such ACK): a window of packets sent at once is acked
+		 * over the time the receiver takes to drain it, which RTT
+		 * samples of its first packets do not show. */
+		uint64_t gate = s->progress_ns + s->rto_ns;
+		while (s->heap_n && slot_of(s, s->heap[0])->deadline <= now && gate <= now)
+			queue_tx(s, s->heap[0]);
+
+		/* 4. new chunks; each goes out once its successor is filled */
+		rc = sender_fill(s, fill, arg);
+		if (rc < 0)
+			break;
+		/* In flight stays below base + window (the receiver's range). */
+		uint32_t ready = s->eof ? s->next : (s->next ? s->next - 1 : 0);
+		ready = GW_MIN(ready, s->base + s->cfg.window);
+		while (s->sent_upto < ready) {
+			s->sent_upto++;
+			queue_tx(s, s->sent_upto - 1);
+		}
+
+		/* 5. hand the batch to the device */
+		if (s->txq_n)
+			progress = 1;
+		rc = flush_tx(s, &refused);
+		if (rc < 0)
+			break;
+
+		if (now >= end) {
+			rc = GW_ERR(GW_ETIMEDOUT);
+			break;
+		}
+		if (!progress || refused) {
+			uint64_t until = s->heap_n ? GW_MAX(slot_of(s, s->heap[0])->deadline,
+							    s->progress_ns + s->rto_ns)
+						   : now + IDLE_WAIT_US * 1000ull;
+			rc = wait_until(s, now, until, end);
+			if (rc < 0)
+				break;
+		}
+	}
+	if (s->freeq_n) {
+		gw_dp_free(s->dp, s->freeq, s->freeq_n);
+		s->freeq_n = 0;
+	}
+	sender_release(s);
+	return rc;
+}
+
+/* ---- receiver ------------------------------------------------------------------ */
+
+struct rcv {
+	uint32_t round, tensor;
+	uint32_t cum, high;      /* high: 1 + highest chunk received */
+	uint32_t total;          /* chunks on the wire, once LAST was seen */
+	int have_total, locked, empty;
+	uint16_t rank;
+	gw_endpoint peer;
+	uint32_t unacked;
+	int ack_now;
+	uint64_t ack_due;        /* 0: no delayed ack pending */
+	uint32_t delivered;
+};
+
+static int rbit(gw_stream *s, uint32_t c)
+{
+	uint32_t b = c & (RCV_RANGE - 1);
+	return (int)(s->rbits[b / 64] >> (b % 64) & 1u);
+}
+
+static void rbit_set(gw_stream *s, uint32_t c, int v)
+{
+	uint32_t b = c & (RCV_RANGE - 1);
+	if (v)
+		s->rbits[b / 64] |= 1ull << (b % 64);
+	else
+		s->rbits[b / 64] &= ~(1ull << (b % 64));
+}
+
+static int rcv_ack(gw_stream *s, struct rcv *r)
+{
+	uint32_t sack = 0;
+	if (r->high > r->cum)
+		sack = GW_MIN((r->high - r->cum + 7) / 8, GW_PKT_SACK_MAX);
+	if (!send_ack(s, &r->peer, r->round, r->tensor, r->cum, sack))
+		return 0;
+	r->unacked = 0;
+	r->ack_now = 0;
+	r->ack_due = 0;
+	return 1;
+}
+
+/* One DATA packet of the tensor being received. Returns deliver()'s error
+ * to abort, else 0. */
+static int rcv_data(gw_stream *s, struct rcv *r, const gw_pkt *p,
+		    const gw_pkt_hdr *h, gw_stream_deliver_fn deliver, void *arg)
+{
+	if (r->locked && h->rank != r->rank) {
+		s->st.stale++;   /* another sender's copy of this tensor */
+		return 0;
+	}
+	uint32_t c = h->chunk;
+	int last = (h->flags & GW_PKT_F_LAST) != 0;
+	if ((r->have_total && (c >= r->total || (last && c + 1 != r->total))) ||
+	    (last && !r->have_total && c + 1 < r->high)) {
+		s->st.bad++;     /* contradicts the LAST seen, or chunks above it */
+		return 0;
+	}
+	if (!r->locked) {
+		r->locked = 1;
+		r->rank = h->rank;
+	}
+	r->peer = p->peer;
+	if (c < r->cum || (c - r->cum < RCV_RANGE && rbit(s, c))) {
+		s->st.duplicates++;
+		r->ack_now = 1;   /* our ACK may have been lost */
+		return 0;
+	}
+	if (c - r->cum >= RCV_RANGE) {
+		s->st.stale++;   /* beyond any sender's window */
+		return 0;
+	}
+	uint32_t len = p->len - GW_PKT_HDR_LEN;
+	if (len) {
+		int rc = deliver(arg, c, p->data + GW_PKT_HDR_LEN, len);
+		if (rc < 0)
+			return rc;
+		s->st.delivered++;
+		r->delivered++;
+	} else {
+		r->empty = 1;   /* the empty-tensor marker (gw_pkt_parse checked) */
+	}
+	if (last) {
+		r->have_total = 1;
+		r->total = c + 1;
+		r->ack_now = 1;
+	}
+	if (c == r->cum) {
+		r->cum++;
+		while (r->cum < r->high && rbit(s, r->cum)) {
+			rbit_set(s, r->cum, 0);
+			r->cum++;
+		}
+	} else {
+		rbit_set(s, c, 1);
+	}
+	r->high = GW_MAX(r->high, c + 1);
+	if (r->high > r->cum)
+		r->ack_now = 1;   /* a gap: tell the sender at once */
+	r->unacked++;
+	return 0;
+}
+
+int gw_stream_recv(gw_stream *s, uint32_t round, uint32_t tensor,
+		   gw_stream_deliver_fn deliver, void *arg)
+{
+	if (!s || !deliver)
+		return GW_ERR(GW_EINVAL);
+	uint64_t now = now_ns();
+	uint64_t end = now + (uint64_t)s->cfg.timeout_ms * 1000000u;
+	struct rcv r = {.round = round, .tensor = tensor};
+	memset(s->rbits, 0, sizeof(s->rbits));
+	/* Receiving this tensor again: forget that it was finished. */
+	for (uint32_t i = 0; i < DONE_HISTORY; i++)
+		if (s->done[i].round == round && s->done[i].tensor == tensor)
+			s->done[i].valid = 0;
+
+	for (;;) {
+		now = now_ns();
+		int n = gw_dp_rx_burst(s->dp, s->rx, RX_BURST);
+		if (n < 0)
+			return n;
+		int rc = GW_OK, i = 0;
+		for (; i < n && rc >= 0; i++) {
+			gw_pkt_hdr h;
+			if (!accept_pkt(s, s->rx[i], &h))
+				continue;
+			if (h.type == GW_PKT_ACK)
+				s->st.stale++;   /* acknowledges a send of ours that is over */
+			else if (h.round != round || h.tensor != tensor)
+				other_data(s, s->rx[i], &h);
+			else
+				rc = rcv_data(s, &r, s->rx[i], &h, deliver, arg);
+		}
+		if (n > 0)
+			gw_dp_free(s->dp, s->rx, (unsigned)n);
+		if (rc < 0)
+			return rc;
+
+		if (r.have_total && r.cum == r.total) {
+			rcv_ack(s, &r);
+			struct done *d = &s->done[s->done_next++ % DONE_HISTORY];
+			*d = (struct done){round, tensor, r.total, r.rank, 1};
+			return r.empty ? 0 : (int)GW_MIN(r.delivered, (uint32_t)INT32_MAX);
+		}
+		if (r.unacked && !r.ack_due)
+			r.ack_due = now + DELACK_US * 1000u;
+		if (r.locked && (r.ack_now || r.unacked >= s->ack_every ||
+				 (r.ack_due && now >= r.ack_due)))
+			rcv_ack(s, &r);
+
+		if (now >= end)
+			return GW_ERR(GW_ETIMEDOUT);
+		if (n == 0) {
+			uint64_t until = r.ack_due ? r.ack_due : now + IDLE_WAIT_US * 1000ull;
+			rc = wait_until(s, now, until, end);
+			if (rc < 0)
+				return rc;
+		}
+	}
+}
+
+int gw_stream_linger(gw_stream *s, uint32_t ms)
+{
+	if (!s)
+		return GW_ERR(GW_EINVAL);
+	uint64_t now = now_ns(), end = now + (uint64_t)ms * 1000000u;
+	while (now < end) {
+		int n = gw_dp_rx_burst(s->dp, s->rx, RX_BURST);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			gw_pkt_hdr h;
+			if (!accept_pkt(s, s->rx[i], &h))
+				continue;
+			if (h.type == GW_PKT_ACK)
+				s->st.stale++;
+			else
+				other_data(s, s->rx[i], &h);
+		}
+		if (n > 0)
+			gw_dp_free(s->dp, s->rx, (unsigned)n);
+		else if (wait_until(s, now, end, end) < 0)
+			return GW_ERR(GW_EIO);
+		now = now_ns();
+	}
+	return GW_OK;
+}

@@ -1,0 +1,491 @@
+/* The 32-byte packet header (docs/wire-format.md §5): fields round-trip;
+ * every hostile packet — short at every length, wrong magic, version or
+ * type, reserved bits, bad lengths, out-of-range chunk numbers, every
+ * single-bit flip of a real DATA packet (a real frame) and of an ACK — is
+ * rejected without reading past its end (each packet ends at a PROT_NONE
+ * page). Then the same packets go over UDP to a stream that is receiving:
+ * each is dropped and counted exactly once (bad, corrupt, foreign, stale),
+ * none is delivered, and a real tensor sent after them arrives intact. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gw/dataplane.h>
+#include <gw/stream.h>
+
+#include "../gw_test.h"
+#include "pkt.h"
+
+#define JOB 7u
+#define ROUND 1u
+#define TENSOR 3u
+
+/* A real frame: the first one of a CNN trace tensor, raw codec. */
+static gw_test_frames frames;
+static gw_test_guard guard;
+
+static int setup(void **state)
+{
+	(void)state;
+	gw_test_dense d;
+	gw_test_load_dense(2, &d);   /* cnn conv2.weight, 4608 floats */
+	gw_tensor t = gw_test_dense_tensor(TENSOR, d.v, d.n);
+	gw_encoder *e = gw_test_encoder(GW_CODEC_RAW);
+	GW_OK_CALL(gw_test_encode_all(e, &t, 1500 - GW_PKT_RESERVE, &frames));
+	gw_encoder_free(e);
+	gw_test_dense_free(&d);
+	GW_CHECK(frames.n > 3, "expected several frames, got %zu", frames.n);
+	gw_test_guard_alloc(&guard, GW_PKT_HDR_LEN + GW_PKT_PAYLOAD_MAX + 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	gw_test_frames_free(&frames);
+	gw_test_guard_free(&guard);
+	return 0;
+}
+
+/* Builds a packet into buf; returns its length. */
+static size_t make_data(uint8_t *buf, uint32_t job, uint32_t round, uint32_t tensor,
+			uint32_t chunk, uint8_t flags, const uint8_t *frame, size_t flen)
+{
+	if (flen)
+		memcpy(buf + GW_PKT_HDR_LEN, frame, flen);
+	gw_pkt_hdr h = {.type = GW_PKT_DATA, .flags = flags, .rank = 5, .job = job,
+			.round = round, .tensor = tensor, .chunk = chunk, .seq = 1234};
+	gw_pkt_write(buf, &h, gw_pkt_payload_hash(buf + GW_PKT_HDR_LEN, flen));
+	return GW_PKT_HDR_LEN + flen;
+}
+
+static size_t make_ack(uint8_t *buf, uint32_t job, uint32_t cum, const uint8_t *sack,
+		       uint8_t sack_len)
+{
+	if (sack_len)
+		memcpy(buf + GW_PKT_HDR_LEN, sack, sack_len);
+	gw_pkt_hdr h = {.type = GW_PKT_ACK, .sack_len = sack_len, .rank = 9, .job = job,
+			.round = ROUND, .tensor = TENSOR, .chunk = cum, .seq = 77};
+	gw_pkt_write(buf, &h, gw_pkt_payload_hash(buf + GW_PKT_HDR_LEN, sack_len));
+	return GW_PKT_HDR_LEN + sack_len;
+}
+
+/* Re-seals the checksum after a field was changed on purpose. */
+static void reseal(uint8_t *p, size_t len)
+{
+	gw_pkt_hdr h = {.type = p[GW_PKT_OFF_TYPE], .flags = p[GW_PKT_OFF_FLAGS],
+			.sack_len = p[GW_PKT_OFF_SACK_LEN],
+			.rank = (uint16_t)(p[6] | p[7] << 8),
+			.job = gw_test_ld32(p + GW_PKT_OFF_JOB),
+			.round = gw_test_ld32(p + GW_PKT_OFF_ROUND),
+			.tensor = gw_test_ld32(p + GW_PKT_OFF_TENSOR),
+			.chunk = gw_test_ld32(p + GW_PKT_OFF_CHUNK),
+			.seq = gw_test_ld32(p + GW_PKT_OFF_SEQ)};
+	gw_pkt_write(p, &h, gw_pkt_payload_hash(p + GW_PKT_HDR_LEN, len - GW_PKT_HDR_LEN));
+}
+
+/* Parses a copy of p[0..len) that ends where a PROT_NONE page begins (one
+ * guarded block, reused: the copy sits at its end). */
+
+static int parse_guarded(const uint8_t *p, size_t len, gw_pkt_hdr *h)
+{
+	GW_CHECK(len <= guard.len, "packet of %zu bytes exceeds the guarded block", len);
+	uint8_t *at = guard.p + guard.len - len;
+	if (len)
+		memcpy(at, p, len);
+	return gw_pkt_parse(at, len, h);
+}
+
+static const uint8_t sack16[16] = {0x0e, 0, 0x81, 0xff, 0, 0, 0, 0x10,
+				   0, 0, 0, 0, 0, 0, 0, 0x80};
+
+static void test_roundtrip(void **state)
+{
+	(void)state;
+	uint8_t buf[2048] = {0};
+	size_t len = make_data(buf, JOB, ROUND, TENSOR, 2, GW_PKT_F_LAST | GW_PKT_F_RETX,
+			       frames.f[2].data, frames.f[2].len);
+	GW_CHECK(len <= 1472, "a 1500-MTU frame must fit a 1472-byte UDP payload");
+	GW_CHECK(buf[0] == 'G' && buf[1] == 'P' && buf[2] == 1 && buf[3] == 1,
+		 "header starts 'G' 'P' version 1 type DATA");
+	gw_pkt_hdr h;
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_OK, "valid DATA packet");
+	GW_CHECK(h.type == GW_PKT_DATA && h.flags == (GW_PKT_F_LAST | GW_PKT_F_RETX) &&
+		 h.rank == 5 && h.job == JOB && h.round == ROUND && h.tensor == TENSOR &&
+		 h.chunk == 2 && h.seq == 1234 && h.sack_len == 0,
+		 "DATA fields did not round-trip");
+	/* Little-endian at the documented offsets. */
+	GW_CHECK(gw_test_ld32(buf + GW_PKT_OFF_JOB) == JOB &&
+		 gw_test_ld32(buf + GW_PKT_OFF_CHUNK) == 2 &&
+		 gw_test_ld32(buf + GW_PKT_OFF_SEQ) == 1234 &&
+		 buf[GW_PKT_OFF_RANK] == 5 && buf[GW_PKT_OFF_RANK + 1] == 0,
+		 "fields not at their offsets");
+	GW_CHECK(!memcmp(buf + GW_PKT_HDR_LEN, frames.f[2].data, frames.f[2].len),
+		 "frame not right after the header");
+
+	len = make_ack(buf, JOB, 1000, sack16, sizeof sack16);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_OK, "valid ACK packet");
+	GW_CHECK(h.type == GW_PKT_ACK && h.flags == 0 && h.sack_len == 16 &&
+		 h.rank == 9 && h.chunk == 1000 && h.seq == 77, "ACK fields did not round-trip");
+
+	len = make_ack(buf, JOB, 5, NULL, 0);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_OK, "ACK without a bitmap");
+
+	/* The empty-tensor marker: chunk 0, LAST, no payload. */
+	len = make_data(buf, JOB, ROUND, TENSOR, 0, GW_PKT_F_LAST, NULL, 0);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_OK, "empty-tensor marker");
+}
+
+static void test_short(void **state)
+{
+	(void)state;
+	uint8_t buf[2048] = {0}, ack[256] = {0};
+	size_t len = make_data(buf, JOB, ROUND, TENSOR, 1, 0, frames.f[1].data, frames.f[1].len);
+	size_t alen = make_ack(ack, JOB, 3, sack16, sizeof sack16);
+	gw_pkt_hdr h;
+	for (size_t l = 0; l < len; l++) {
+		int rc = parse_guarded(buf, l, &h);
+		GW_CHECK(rc == (l < GW_PKT_HDR_LEN ? GW_ETRUNC : GW_ECHECKSUM),
+			 "DATA cut to %zu of %zu bytes: %s", l, len, gw_error_name(rc));
+	}
+	for (size_t l = 0; l < alen; l++) {
+		int rc = parse_guarded(ack, l, &h);
+		GW_CHECK(rc == (l < GW_PKT_HDR_LEN ? GW_ETRUNC : GW_ELENGTH),
+			 "ACK cut to %zu of %zu bytes: %s", l, alen, gw_error_name(rc));
+	}
+	/* One byte too many. */
+	buf[len] = 0;
+	GW_EXPECT_RC(parse_guarded(buf, len + 1, &h), GW_ECHECKSUM, "DATA with a trailing byte");
+	ack[alen] = 0;
+	GW_EXPECT_RC(parse_guarded(ack, alen + 1, &h), GW_ELENGTH, "ACK with a trailing byte");
+}
+
+static void test_fields(void **state)
+{
+	(void)state;
+	uint8_t buf[2048] = {0}, p[2048] = {0};
+	size_t len = make_data(buf, JOB, ROUND, TENSOR, 1, 0, frames.f[1].data, frames.f[1].len);
+	gw_pkt_hdr h;
+	for (unsigned m = 0; m < 65536; m += 97) {
+		if (m == GW_PKT_MAGIC)
+			continue;
+		memcpy(p, buf, len);
+		p[0] = (uint8_t)m;
+		p[1] = (uint8_t)(m >> 8);
+		GW_EXPECT_RC(parse_guarded(p, len, &h), GW_EMAGIC, "magic 0x%04x", m);
+	}
+	for (unsigned v = 0; v < 256; v++) {
+		if (v == GW_PKT_VERSION)
+			continue;
+		memcpy(p, buf, len);
+		p[GW_PKT_OFF_VERSION] = (uint8_t)v;
+		GW_EXPECT_RC(parse_guarded(p, len, &h), GW_EVERSION, "version %u", v);
+	}
+	for (unsigned t = 0; t < 256; t++) {
+		if (t == GW_PKT_DATA || t == GW_PKT_ACK)
+			continue;
+		memcpy(p, buf, len);
+		p[GW_PKT_OFF_TYPE] = (uint8_t)t;
+		reseal(p, len);
+		GW_EXPECT_RC(parse_guarded(p, len, &h), GW_ERESERVED, "type %u", t);
+	}
+	for (unsigned b = 2; b < 8; b++) {
+		memcpy(p, buf, len);
+		p[GW_PKT_OFF_FLAGS] |= (uint8_t)(1u << b);
+		reseal(p, len);
+		GW_EXPECT_RC(parse_guarded(p, len, &h), GW_ERESERVED, "DATA flag bit %u", b);
+	}
+	for (unsigned v = 1; v < 256; v++) {
+		memcpy(p, buf, len);
+		p[GW_PKT_OFF_SACK_LEN] = (uint8_t)v;
+		reseal(p, len);
+		GW_EXPECT_RC(parse_guarded(p, len, &h), GW_ERESERVED, "DATA with byte 5 = %u", v);
+	}
+	/* DATA chunk numbers and the empty payload. */
+	memcpy(p, buf, len);
+	gw_test_st32(p + GW_PKT_OFF_CHUNK, 0xffffffffu);
+	reseal(p, len);
+	GW_EXPECT_RC(parse_guarded(p, len, &h), GW_ERANGE, "DATA chunk 2^32-1");
+	size_t e = make_data(p, JOB, ROUND, TENSOR, 1, GW_PKT_F_LAST, NULL, 0);
+	GW_EXPECT_RC(parse_guarded(p, e, &h), GW_ELENGTH, "empty DATA at chunk 1");
+	e = make_data(p, JOB, ROUND, TENSOR, 0, 0, NULL, 0);
+	GW_EXPECT_RC(parse_guarded(p, e, &h), GW_ELENGTH, "empty DATA without LAST");
+
+	/* DATA payload above 65535 bytes. */
+	size_t big = GW_PKT_HDR_LEN + GW_PKT_PAYLOAD_MAX + 1;
+	uint8_t *q = calloc(1, big);
+	GW_CHECK(q, "out of memory");
+	make_data(q, JOB, ROUND, TENSOR, 0, 0, q + GW_PKT_HDR_LEN, 0);
+	reseal(q, big);
+	GW_EXPECT_RC(parse_guarded(q, big, &h), GW_ELENGTH, "DATA payload of 65536 bytes");
+	reseal(q, big - 1);
+	GW_EXPECT_RC(parse_guarded(q, big - 1, &h), GW_OK, "DATA payload of 65535 bytes");
+	free(q);
+
+	/* ACKs. */
+	uint8_t sack[256] = {0};
+	size_t alen = make_ack(p, JOB, 3, sack16, sizeof sack16);
+	for (unsigned b = 0; b < 8; b++) {
+		uint8_t a[256];
+		memcpy(a, p, alen);
+		a[GW_PKT_OFF_FLAGS] = (uint8_t)(1u << b);
+		reseal(a, alen);
+		GW_EXPECT_RC(parse_guarded(a, alen, &h), GW_ERESERVED, "ACK flag bit %u", b);
+	}
+	for (unsigned l = GW_PKT_SACK_MAX + 1; l < 256; l++) {
+		alen = make_ack(p, JOB, 3, sack, (uint8_t)l);
+		GW_EXPECT_RC(parse_guarded(p, alen, &h), GW_ELENGTH, "ACK bitmap of %u bytes", l);
+	}
+	alen = make_ack(p, JOB, 3, sack, GW_PKT_SACK_MAX);
+	GW_EXPECT_RC(parse_guarded(p, alen, &h), GW_OK, "ACK bitmap of 128 bytes");
+	p[GW_PKT_OFF_SACK_LEN] = 127;
+	GW_EXPECT_RC(parse_guarded(p, alen, &h), GW_ELENGTH, "ACK length mismatch");
+	sack[0] = 1;
+	alen = make_ack(p, JOB, 3, sack, 4);
+	GW_EXPECT_RC(parse_guarded(p, alen, &h), GW_ECORRUPT, "ACK SACKing its cum chunk");
+	sack[0] = 2;
+	alen = make_ack(p, JOB, 0xffffffffu - 32, sack, 4);
+	GW_EXPECT_RC(parse_guarded(p, alen, &h), GW_OK, "ACK bitmap up to chunk 2^32-2");
+	alen = make_ack(p, JOB, 0xffffffffu - 32, sack, 5);
+	GW_EXPECT_RC(parse_guarded(p, alen, &h), GW_ERANGE, "ACK bitmap past chunk 2^32-2");
+	alen = make_ack(p, JOB, 0xffffffffu, NULL, 0);
+	GW_EXPECT_RC(parse_guarded(p, alen, &h), GW_OK, "cumulative ack of 2^32-1 chunks");
+	(void)buf;
+}
+
+static void test_bit_flips(void **state)
+{
+	(void)state;
+	uint8_t buf[2048] = {0}, p[2048] = {0};
+	size_t len = make_data(buf, JOB, ROUND, TENSOR, 1, GW_PKT_F_LAST,
+			       frames.f[1].data, frames.f[1].len);
+	gw_pkt_hdr h;
+	for (size_t bit = 0; bit < len * 8; bit++) {
+		memcpy(p, buf, len);
+		p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		int rc = parse_guarded(p, len, &h);
+		GW_CHECK(rc < 0, "DATA with bit %zu flipped was accepted (chunk %u)", bit,
+			 h.chunk);
+	}
+	size_t alen = make_ack(buf, JOB, 40, sack16, sizeof sack16);
+	for (size_t bit = 0; bit < alen * 8; bit++) {
+		memcpy(p, buf, alen);
+		p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		int rc = parse_guarded(p, alen, &h);
+		GW_CHECK(rc < 0, "ACK with bit %zu flipped was accepted", bit);
+	}
+}
+
+/* ---- through a receiving stream ------------------------------------------------ */
+
+struct hostile {
+	uint8_t *buf;        /* all packets back to back */
+	size_t *off, *len;
+	size_t n, cap, used, buf_cap;
+	uint64_t bad, corrupt, foreign, stale;
+};
+
+static void add_pkt(struct hostile *ho, const uint8_t *p, size_t len, const char *cls)
+{
+	if (ho->n == ho->cap) {
+		ho->cap = ho->cap ? 2 * ho->cap : 1024;
+		ho->off = realloc(ho->off, ho->cap * sizeof(size_t));
+		ho->len = realloc(ho->len, ho->cap * sizeof(size_t));
+		GW_CHECK(ho->off && ho->len, "out of memory");
+	}
+	if (ho->used + len + 1 > ho->buf_cap) {
+		ho->buf_cap = 2 * (ho->used + len + 1);
+		ho->buf = realloc(ho->buf, ho->buf_cap);
+		GW_CHECK(ho->buf, "out of memory");
+	}
+	memcpy(ho->buf + ho->used, p, len);
+	ho->off[ho->n] = ho->used;
+	ho->len[ho->n++] = len;
+	ho->used += len;
+	if (!strcmp(cls, "parse")) {
+		gw_pkt_hdr h;
+		int rc = gw_pkt_parse(p, len, &h);
+		GW_CHECK(rc < 0, "hostile packet %zu parses", ho->n - 1);
+		if (rc == GW_ECHECKSUM)
+			ho->corrupt++;
+		else
+			ho->bad++;
+	} else if (!strcmp(cls, "foreign")) {
+		ho->foreign++;
+	} else {
+		ho->stale++;
+	}
+}
+
+static void build_hostile(struct hostile *ho)
+{
+	uint8_t buf[2048] = {0}, p[2048] = {0};
+	size_t len = make_data(buf, JOB, ROUND, TENSOR, 1, 0, frames.f[1].data, frames.f[1].len);
+	for (size_t l = 0; l < len; l += (l < 64 ? 1 : 97))
+		add_pkt(ho, buf, l, "parse");
+	for (size_t bit = 0; bit < len * 8; bit++) {
+		memcpy(p, buf, len);
+		p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		add_pkt(ho, p, len, "parse");
+	}
+	size_t alen = make_ack(buf, JOB, 40, sack16, sizeof sack16);
+	for (size_t bit = 0; bit < alen * 8; bit++) {
+		memcpy(p, buf, alen);
+		p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		add_pkt(ho, p, alen, "parse");
+	}
+	for (unsigned t = 3; t < 256; t += 17) {
+		make_data(p, JOB, ROUND, TENSOR, 1, 0, frames.f[1].data, 100);
+		p[GW_PKT_OFF_TYPE] = (uint8_t)t;
+		reseal(p, GW_PKT_HDR_LEN + 100);
+		add_pkt(ho, p, GW_PKT_HDR_LEN + 100, "parse");
+	}
+	/* Valid packets that are not for this receive. */
+	len = make_data(p, JOB + 1, ROUND, TENSOR, 0, 0, frames.f[0].data, frames.f[0].len);
+	add_pkt(ho, p, len, "foreign");
+	alen = make_ack(p, JOB + 1, 0, NULL, 0);
+	add_pkt(ho, p, alen, "foreign");
+	len = make_data(p, JOB, ROUND - 1, TENSOR, 0, 0, frames.f[0].data, frames.f[0].len);
+	add_pkt(ho, p, len, "stale");
+	len = make_data(p, JOB, ROUND, TENSOR + 1, 0, 0, frames.f[0].data, frames.f[0].len);
+	add_pkt(ho, p, len, "stale");
+	alen = make_ack(p, JOB, 2, NULL, 0);
+	add_pkt(ho, p, alen, "stale");
+}
+
+struct sink {
+	float *acc;
+	uint64_t dim;
+	int calls;
+	uint8_t seen[256];
+};
+
+static int deliver(void *arg, uint32_t chunk, const uint8_t *frame, size_t len)
+{
+	struct sink *s = arg;
+	s->calls++;
+	if (chunk >= frames.n || len != frames.f[chunk].len ||
+	    memcmp(frame, frames.f[chunk].data, len) || s->seen[chunk]++)
+		return GW_ECORRUPT;
+	int rc = gw_decode(frame, len, s->acc, s->dim);
+	return rc < 0 ? rc : 0;
+}
+
+static void test_stream_counts(void **state)
+{
+	(void)state;
+	gw_dp_config dc = {.backend = "udp"};
+	GW_OK_CALL(gw_endpoint_parse("127.0.0.1:0", &dc.local));
+	gw_dp *dp;
+	GW_OK_CALL(gw_dp_open(&dc, &dp));
+	gw_stream_config sc = {.job = JOB, .rank = 0, .timeout_ms = 5000};
+	gw_stream *s = gw_stream_create(dp, &sc);
+	GW_CHECK(s, "gw_stream_create failed");
+	gw_endpoint me;
+	gw_dp_local(dp, &me);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	GW_CHECK(fd >= 0, "socket failed");
+	int big = 4 << 20;
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(me.port),
+				 .sin_addr.s_addr = htonl(me.ip)};
+
+	struct hostile ho = {0};
+	build_hostile(&ho);
+	struct sink sk = {0};
+	/* Batches, each closed by an empty-tensor marker for a tensor of its
+	 * own: the receive returns once it has processed the batch. */
+	const size_t batch = 200;
+	uint32_t marker = 1000;
+	uint8_t mk[64];
+	for (size_t i = 0; i < ho.n; i += batch, marker++) {
+		for (size_t j = i; j < ho.n && j < i + batch; j++)
+			GW_CHECK(sendto(fd, ho.buf + ho.off[j], ho.len[j], 0,
+					(struct sockaddr *)&to, sizeof to) == (ssize_t)ho.len[j],
+				 "sendto of hostile packet %zu failed", j);
+		size_t ml = make_data(mk, JOB, ROUND, marker, 0, GW_PKT_F_LAST, NULL, 0);
+		sendto(fd, mk, ml, 0, (struct sockaddr *)&to, sizeof to);
+		GW_EXPECT_RC(gw_stream_recv(s, ROUND, marker, deliver, &sk), 0,
+			     "receive closed by the marker of batch %zu", i / batch);
+	}
+	gw_stream_stats st;
+	gw_stream_stats_get(s, &st);
+	GW_CHECK(sk.calls == 0 && st.delivered == 0, "a hostile packet was delivered");
+	GW_CHECK(st.bad == ho.bad && st.corrupt == ho.corrupt && st.foreign == ho.foreign &&
+		 st.stale == ho.stale,
+		 "counted bad %llu corrupt %llu foreign %llu stale %llu; expected %llu %llu %llu %llu",
+		 (unsigned long long)st.bad, (unsigned long long)st.corrupt,
+		 (unsigned long long)st.foreign, (unsigned long long)st.stale,
+		 (unsigned long long)ho.bad, (unsigned long long)ho.corrupt,
+		 (unsigned long long)ho.foreign, (unsigned long long)ho.stale);
+	print_message("  %zu hostile packets: bad %llu, corrupt %llu, foreign %llu, stale %llu\n",
+		      ho.n, (unsigned long long)st.bad, (unsigned long long)st.corrupt,
+		      (unsigned long long)st.foreign, (unsigned long long)st.stale);
+
+	/* A real tensor, out of order, with a duplicate, a corrupted copy of
+	 * a chunk in front of the good one, and a chunk-index flip. */
+	uint8_t p[2048];
+	uint64_t dim = 4608;
+	sk.acc = calloc(dim, sizeof(float));
+	sk.dim = dim;
+	size_t order[64];
+	GW_CHECK(frames.n <= 64, "too many frames");
+	for (size_t i = 0; i < frames.n; i++)
+		order[i] = frames.n - 1 - i;
+	for (size_t k = 0; k < frames.n; k++) {
+		size_t c = order[k];
+		size_t len = make_data(p, JOB, ROUND, TENSOR, (uint32_t)c,
+				       c == frames.n - 1 ? GW_PKT_F_LAST : 0,
+				       frames.f[c].data, frames.f[c].len);
+		if (k == 1) {
+			uint8_t q[2048];
+			memcpy(q, p, len);
+			q[GW_PKT_OFF_CHUNK] ^= 1;        /* would name another chunk */
+			sendto(fd, q, len, 0, (struct sockaddr *)&to, sizeof to);
+			memcpy(q, p, len);
+			q[len - 1] ^= 0x40;              /* a frame byte */
+			sendto(fd, q, len, 0, (struct sockaddr *)&to, sizeof to);
+		}
+		sendto(fd, p, len, 0, (struct sockaddr *)&to, sizeof to);
+		if (k == 2)
+			sendto(fd, p, len, 0, (struct sockaddr *)&to, sizeof to);
+	}
+	int n = gw_stream_recv(s, ROUND, TENSOR, deliver, &sk);
+	GW_CHECK(n == (int)frames.n, "receive returned %d (%s), expected %zu chunks", n,
+		 n < 0 ? gw_error_name(n) : "", frames.n);
+	gw_stream_stats st2;
+	gw_stream_stats_get(s, &st2);
+	GW_CHECK(st2.delivered == frames.n && st2.corrupt == st.corrupt + 2 &&
+		 st2.duplicates == st.duplicates + 1,
+		 "delivered %llu (want %zu), corrupt +%llu (want +2), duplicates +%llu (want +1)",
+		 (unsigned long long)st2.delivered, frames.n,
+		 (unsigned long long)(st2.corrupt - st.corrupt),
+		 (unsigned long long)(st2.duplicates - st.duplicates));
+	gw_test_dense d;
+	gw_test_load_dense(2, &d);
+	for (uint64_t i = 0; i < dim; i++)
+		GW_CHECK(gw_test_bits(sk.acc[i]) == gw_test_bits(0.0f + d.v[i]),
+			 "element %llu differs", (unsigned long long)i);
+	gw_test_dense_free(&d);
+	free(sk.acc);
+	free(ho.buf);
+	free(ho.off);
+	free(ho.len);
+	close(fd);
+	gw_stream_free(s);
+	gw_dp_close(dp);
+}
+
+int main(void)
+{
+	gw_test_require_traces("test_pkt_header");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_short),
+		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_bit_flips),
+		cmocka_unit_test(test_stream_counts),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
