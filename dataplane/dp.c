@@ -94,6 +94,8 @@ void gw_dp_free(gw_dp *dp, gw_pkt **pkts, unsigned n)
 
 int gw_dp_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 {
+	if (GW_UNLIKELY(dp->impair != NULL))
+		return gw_impair_tx(dp, pkts, n);
 	return dp->ops->tx_burst(dp, pkts, n);
 }
 

@@ -21,8 +21,9 @@ struct held {
 };
 
 struct gw_impair {
-	double loss, reorder, dup, corrupt;
+	double loss, reorder, dup, corrupt, txfull;
 	uint64_t rng;
+	uint64_t tx_rng;     /* its own stream: tx calls do not shift rx draws */
 	struct held held[IMPAIR_HOLD_MAX];   /* FIFO ring */
 	unsigned head, count;
 	gw_pkt *scratch[IMPAIR_SCRATCH];
@@ -34,6 +35,14 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t splitmix(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
 }
 
 static uint64_t rnd(struct gw_impair *im)
@@ -85,6 +94,8 @@ static int split_one(void *arg, const char *key, const char *val)
 			return parse_prob(val, &sp->cfg.dup);
 		if (!strcmp(k, "corrupt"))
 			return parse_prob(val, &sp->cfg.corrupt);
+		if (!strcmp(k, "txfull"))
+			return parse_prob(val, &sp->cfg.txfull);
 		if (!strcmp(k, "seed")) {
 			char *end;
 			errno = 0;
@@ -128,6 +139,8 @@ int gw_impair_split(const char *opts, struct gw_impair **im, char **rest)
 			return GW_ERR(GW_ENOMEM);
 		}
 		**im = sp.cfg;
+		uint64_t seed = sp.cfg.rng ^ 0x7478667531ull;   /* "txfu1" */
+		(*im)->tx_rng = splitmix(&seed);
 	}
 	*rest = sp.rest;
 	return GW_OK;
@@ -274,4 +287,22 @@ unsigned gw_impair_wait_us(gw_dp *dp, unsigned timeout_us)
 	if (due <= now)
 		return 0;
 	return (unsigned)GW_MIN((uint64_t)timeout_us, (due - now + 999) / 1000);
+}
+
+int gw_impair_tx(gw_dp *dp, gw_pkt **pkts, unsigned n)
+{
+	struct gw_impair *im = dp->impair;
+	if (im->txfull <= 0.0 || !n)
+		return dp->ops->tx_burst(dp, pkts, n);
+	double u = (double)(splitmix(&im->tx_rng) >> 11) * 0x1p-53;
+	if (u >= im->txfull)
+		return dp->ops->tx_burst(dp, pkts, n);
+	/* The device queue "fills" after k of the n packets. */
+	unsigned k = (unsigned)(splitmix(&im->tx_rng) % n);
+	int r = k ? dp->ops->tx_burst(dp, pkts, k) : 0;
+	if (r < 0)
+		return r;
+	dp->stats.tx_full += n - (unsigned)r;
+	dp->stats.impair_txfull++;
+	return r;
 }

@@ -8,6 +8,8 @@
  *                      handed up (or IMPAIR_HOLD_US passed), with prob. P
  *   impair_dup=P       hand a packet up twice, with probability P
  *   impair_corrupt=P   flip one random bit of the UDP payload, prob. P
+ *   impair_txfull=P    a gw_dp_tx_burst() call refuses its packets from a
+ *                      random one on, as a full device queue does, prob. P
  *   impair_seed=S      PRNG seed (default 1): the same seed and the same
  *                      arriving packets give the same impairments
  *
@@ -28,6 +30,10 @@ void gw_impair_free(gw_dp *dp, struct gw_impair *im);
 
 /* rx_burst of dp's backend with the impairments applied. */
 int gw_impair_rx(gw_dp *dp, gw_pkt **pkts, unsigned n);
+
+/* tx_burst of dp's backend, cut short at a random packet (the rest refused,
+ * counted in tx_full) with probability impair_txfull per call. */
+int gw_impair_tx(gw_dp *dp, gw_pkt **pkts, unsigned n);
 
 /* How long gw_dp_wait() may sleep: 0 when a held packet is already due,
  * otherwise timeout_us capped at the time the oldest held one falls due. */

@@ -6,19 +6,23 @@
  * next), so the last chunk goes out with LAST set. Each packet stays with
  * its slot until acknowledged; every transmission arms a per-chunk deadline
  * in a binary min-heap (RTO from RFC 6298 estimates, doubled per
- * retransmission of that chunk). A SACK showing DUPTHRESH chunks delivered
- * that were sent after a missing one retransmits it at once (fast
- * retransmit); the deadline covers the rest. Retransmissions rewrite only
- * seq and the RETX flag: the checksum is re-sealed from the payload hash
- * kept at fill time, the frame is not touched.
+ * retransmission of that chunk); deadlines fire only once ACKs have made
+ * no progress for an RTO, at most RTO_BURST per timeout. A SACK showing
+ * DUPTHRESH chunks delivered that were first sent after a missing chunk's
+ * last transmission retransmits it at once (fast retransmit). Packets the
+ * device refuses stay queued, in order, for the next iteration.
+ * Retransmissions rewrite only seq and the RETX flag: the checksum is
+ * re-sealed from the payload hash kept at fill time, the frame is not
+ * touched.
  *
  * Receiver: a 1024-bit ring of chunks received above the cumulative point;
  * each new chunk is delivered at once, duplicates are dropped. An ACK
- * (cumulative + bitmap) goes out every ACK_EVERY new chunks, at once on a
- * gap, a duplicate or LAST, and otherwise DELACK_US after the first
- * unacknowledged chunk. Done when LAST and every chunk below it are in; the
- * tensor then enters a history whose retransmissions are re-acknowledged by
- * every later call (recv, send, linger).
+ * (cumulative + bitmap) goes out every ACK_EVERY_MAX new chunks, at once
+ * on a gap, a duplicate or LAST, before the receiver sleeps with nothing
+ * left to read, and otherwise DELACK_US after the first unacknowledged
+ * chunk. Done when LAST and every chunk below it are in; the tensor then
+ * enters a history whose retransmissions are re-acknowledged by every
+ * later call (recv, send, linger).
  *
  * Preallocated at create: slots, heap, transmit queue, receive burst. The
  * loops allocate nothing; an idle loop sleeps in gw_dp_wait().
@@ -43,7 +47,9 @@
 #define DELACK_US 100u
 #define RTO_MIN_US 500u
 #define RTO_MAX_US 200000u
-#define REFUSED_RETRY_US 100u
+#define REFUSED_WAIT_US 50u
+#define RTO_BURST 16u
+#define ACK_TRIES 64
 #define IDLE_WAIT_US 1000u
 #define NO_POS UINT32_MAX
 
@@ -87,7 +93,8 @@ struct gw_stream {
 	uint32_t sack_high;            /* 1 + highest chunk SACKed this burst */
 	int eof, empty;
 	uint64_t srtt_ns, rttvar_ns, rto_ns;
-	uint64_t progress_ns;          /* last ACK that acknowledged a chunk */
+	uint64_t timer_ns;             /* last ACK that acknowledged a chunk,
+					* or the last retransmission timeout */
 	int have_rtt;
 
 	/* receiver */
@@ -364,15 +371,10 @@ static int flush_tx(gw_stream *s, int *refused)
 	 * the start of the iteration: filling a window of frames and a large
 	 * sendmmsg take a good part of a millisecond. */
 	uint64_t now = now_ns();
-	for (uint32_t i = 0; i < s->txq_n; i++) {
+	for (uint32_t i = 0; i < (uint32_t)r; i++) {
 		uint32_t c = s->txc[i];
 		struct slot *sl = slot_of(s, c);
 		sl->queued = 0;
-		if (i >= (uint32_t)r) {
-			*refused = 1;
-			heap_set(s, c, now + REFUSED_RETRY_US * 1000u);
-			continue;
-		}
 		if (sl->tx++)
 			s->st.retransmits++;
 		else
@@ -382,7 +384,15 @@ static int flush_tx(gw_stream *s, int *refused)
 		uint64_t rto = GW_MIN(s->rto_ns << shift, (uint64_t)RTO_MAX_US * 1000u);
 		heap_set(s, c, now + rto);
 	}
-	s->txq_n = 0;
+	/* What the device refused stays queued, in order, for the next
+	 * iteration (which first backs off). */
+	uint32_t left = s->txq_n - (uint32_t)r;
+	if (left) {
+		*refused = 1;
+		memmove(s->txq, s->txq + r, left * sizeof(*s->txq));
+		memmove(s->txc, s->txc + r, left * sizeof(*s->txc));
+	}
+	s->txq_n = left;
 	return GW_OK;
 }
 
@@ -393,8 +403,19 @@ static void ack_chunk(gw_stream *s, uint32_t c, uint64_t now, uint64_t *sample)
 		return;
 	if (sl->tx == 1)
 		*sample = now - sl->sent_ns;   /* Karn: never from a retransmission */
-	s->progress_ns = now;
+	s->timer_ns = now;
 	heap_del(s, c);
+	if (sl->queued) {
+		/* A retransmission the device refused: it is not needed now. */
+		for (uint32_t i = 0; i < s->txq_n; i++)
+			if (s->txc[i] == c) {
+				memmove(s->txq + i, s->txq + i + 1, (s->txq_n - i - 1) * sizeof(*s->txq));
+				memmove(s->txc + i, s->txc + i + 1, (s->txq_n - i - 1) * sizeof(*s->txc));
+				s->txq_n--;
+				break;
+			}
+		sl->queued = 0;
+	}
 	s->freeq[s->freeq_n++] = sl->pkt;
 	sl->pkt = NULL;
 }
@@ -505,7 +526,7 @@ int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
 	s->base = s->next = s->sent_upto = 0;
 	s->eof = s->empty = 0;
 	s->heap_n = s->txq_n = s->freeq_n = 0;
-	s->progress_ns = 0;
+	s->timer_ns = 0;
 	int rc = GW_OK;
 
 	for (;;) {
@@ -551,14 +572,21 @@ int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
 			}
 		}
 
-		/* 3. retransmission deadlines, while ACKs have stopped making
+		/* 3. retransmission deadlines, once ACKs have stopped making
 		 * progress for an RTO (RFC 6298 restarts its one timer on
 		 * every such ACK): a window of packets sent at once is acked
 		 * over the time the receiver takes to drain it, which RTT
-		 * samples of its first packets do not show. */
-		uint64_t gate = s->progress_ns + s->rto_ns;
-		while (s->heap_n && slot_of(s, s->heap[0])->deadline <= now && gate <= now)
-			queue_tx(s, s->heap[0]);
+		 * samples of its first packets do not show. A timeout resends
+		 * the RTO_BURST oldest expired chunks and restarts the timer,
+		 * so a receiver that only stalled gets a few duplicates, not
+		 * a window of them; SACKs drive the rest. */
+		if (s->heap_n && slot_of(s, s->heap[0])->deadline <= now &&
+		    s->timer_ns + s->rto_ns <= now) {
+			for (unsigned k = 0; k < RTO_BURST && s->heap_n &&
+			     slot_of(s, s->heap[0])->deadline <= now; k++)
+				queue_tx(s, s->heap[0]);
+			s->timer_ns = now;
+		}
 
 		/* 4. new chunks; each goes out once its successor is filled */
 		rc = sender_fill(s, fill, arg);
@@ -585,8 +613,10 @@ int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
 		}
 		if (!progress || refused) {
 			uint64_t until = s->heap_n ? GW_MAX(slot_of(s, s->heap[0])->deadline,
-							    s->progress_ns + s->rto_ns)
+							    s->timer_ns + s->rto_ns)
 						   : now + IDLE_WAIT_US * 1000ull;
+			if (refused)   /* the device queue is full: back off a little */
+				until = now + REFUSED_WAIT_US * 1000ull;
 			rc = wait_until(s, now, until, end);
 			if (rc < 0)
 				break;
@@ -741,21 +771,30 @@ int gw_stream_recv(gw_stream *s, uint32_t round, uint32_t tensor,
 			return rc;
 
 		if (r.have_total && r.cum == r.total) {
-			rcv_ack(s, &r);
+			/* The final ACK; a full device queue gets a few more
+			 * tries, then the sender's retransmission asks again. */
+			for (int k = 0; k < ACK_TRIES && !rcv_ack(s, &r); k++)
+				;
 			struct done *d = &s->done[s->done_next++ % DONE_HISTORY];
 			*d = (struct done){round, tensor, r.total, r.rank, 1};
 			return r.empty ? 0 : (int)GW_MIN(r.delivered, (uint32_t)INT32_MAX);
 		}
 		if (r.unacked && !r.ack_due)
 			r.ack_due = now + DELACK_US * 1000u;
+		int ack_refused = 0;
 		if (r.locked && (r.ack_now || r.unacked >= s->ack_every ||
 				 (r.ack_due && now >= r.ack_due)))
-			rcv_ack(s, &r);
+			ack_refused = !rcv_ack(s, &r);
 
 		if (now >= end)
 			return GW_ERR(GW_ETIMEDOUT);
-		if (n == 0) {
-			uint64_t until = r.ack_due ? r.ack_due : now + IDLE_WAIT_US * 1000ull;
+		if (n == 0 && !ack_refused && r.unacked) {
+			/* Nothing more to read: acknowledge before sleeping, as
+			 * a backend's wait may oversleep the delayed-ack time. */
+			ack_refused = !rcv_ack(s, &r);
+		}
+		if (n == 0 && !ack_refused) {
+			uint64_t until = now + IDLE_WAIT_US * 1000ull;
 			rc = wait_until(s, now, until, end);
 			if (rc < 0)
 				return rc;

@@ -53,9 +53,10 @@ typedef struct gw_dp_stats {
 				 * not IPv4/UDP, bad checksum, wrong port */
 	uint64_t tx_full;       /* packets the device queue refused */
 	uint64_t idle_waits;    /* gw_dp_wait() calls that slept */
-	/* Impairments applied on receive (the impair_* options below). */
+	/* Impairments (the impair_* options below): packets lost, held back,
+	 * duplicated, corrupted on receive; tx_burst calls cut short. */
 	uint64_t impair_lost, impair_reordered, impair_duplicated,
-		 impair_corrupted;
+		 impair_corrupted, impair_txfull;
 } gw_dp_stats;
 
 typedef struct gw_dp_config {
@@ -76,6 +77,8 @@ typedef struct gw_dp_config {
 	 *   impair_reorder=P  hold back until 1-4 later packets went up
 	 *   impair_dup=P      hand up twice
 	 *   impair_corrupt=P  flip one random bit of the UDP payload
+	 *   impair_txfull=P   a tx_burst call refuses the packets from a random
+	 *                     one on (counted in tx_full), as a full queue does
 	 *   impair_seed=S     PRNG seed (default 1) */
 	const char *opts;
 } gw_dp_config;

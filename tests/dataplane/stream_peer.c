@@ -219,6 +219,7 @@ static int write_stats(const char *path, const gw_stream_stats *st,
 	S("dp_impair_reordered", ds->impair_reordered);
 	S("dp_impair_duplicated", ds->impair_duplicated);
 	S("dp_impair_corrupted", ds->impair_corrupted);
+	S("dp_impair_txfull", ds->impair_txfull);
 	S("elapsed_us", (uint64_t)(elapsed * 1e6));
 #undef S
 	return fclose(f) ? -1 : 0;

@@ -2,9 +2,11 @@
  * backend): options are taken out before the backend parses the rest; loss,
  * duplication, reordering and one-bit corruption happen at about the asked
  * rates, are counted, and are the same for the same seed; a held packet is
- * released even when nothing follows it. Runs on the UDP backend over
+ * released even when nothing follows it; a "full device queue" refuses the
+ * tail of some tx bursts. Runs on the UDP backend over
  * 127.0.0.1 in one process. */
 #include <time.h>
+#include <unistd.h>
 
 #include <gw/dataplane.h>
 
@@ -228,6 +230,51 @@ static void test_deterministic(void **state)
 	free(a.h), free(a.idx), free(b.h), free(b.idx), free(c.h), free(c.idx);
 }
 
+/* impair_txfull: about the asked share of tx_burst calls refuses a tail;
+ * what the call reports sent is what arrives. */
+static void test_tx_full(void **state)
+{
+	(void)state;
+	int rc;
+	gw_dp *a = open_udp("impair_txfull=0.25,impair_seed=3", &rc), *b = open_udp(NULL, &rc);
+	GW_CHECK(a && b, "open");
+	gw_endpoint to;
+	gw_dp_local(b, &to);
+	gw_pkt *pk[32];
+	uint64_t sent = 0, calls = 400;
+	for (uint64_t i = 0; i < calls; i++) {
+		GW_CHECK(gw_dp_alloc(a, pk, 8) == 8, "alloc");
+		for (int k = 0; k < 8; k++) {
+			fill_payload(pk[k]->data, (uint32_t)(sent + k) % N_PKTS);
+			pk[k]->len = PAYLOAD;
+			pk[k]->peer = to;
+		}
+		int r = gw_dp_tx_burst(a, pk, 8);
+		GW_CHECK(r >= 0 && r <= 8, "tx_burst returned %d", r);
+		sent += (uint64_t)r;
+		gw_dp_free(a, pk, 8);
+		int got;
+		while ((got = gw_dp_rx_burst(b, pk, 32)) > 0)
+			gw_dp_free(b, pk, (unsigned)got);
+	}
+	usleep(20000);
+	int got;
+	while ((got = gw_dp_rx_burst(b, pk, 32)) > 0)
+		gw_dp_free(b, pk, (unsigned)got);
+	gw_dp_stats sa, sb;
+	gw_dp_stats_get(a, &sa);
+	gw_dp_stats_get(b, &sb);
+	GW_CHECK(sa.impair_txfull >= calls / 8 && sa.impair_txfull <= calls * 3 / 8,
+		 "%llu of %llu calls cut short", (unsigned long long)sa.impair_txfull,
+		 (unsigned long long)calls);
+	GW_CHECK(sa.tx_full + sent == calls * 8 && sa.tx_pkts == sent && sb.rx_pkts == sent,
+		 "sent %llu, refused %llu, device took %llu, received %llu",
+		 (unsigned long long)sent, (unsigned long long)sa.tx_full,
+		 (unsigned long long)sa.tx_pkts, (unsigned long long)sb.rx_pkts);
+	gw_dp_close(a);
+	gw_dp_close(b);
+}
+
 /* Every packet held back, nothing after it: still handed up, and
  * gw_dp_wait() does not sleep past its release. */
 static void test_hold_release(void **state)
@@ -271,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_rates_and_counts),
 		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_tx_full),
 		cmocka_unit_test(test_hold_release),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* The two-process stream of test_stream_udp under gradwire's own
  * impairment layer (this kernel has no tc netem): loss of 1% and 5%,
- * reordering, duplication, bit corruption, and all at once, applied to
+ * reordering, duplication, bit corruption, a device queue that refuses
+ * packets, and all at once, applied to
  * what each end receives (data at the receiver, acks at the sender). The
  * decoded tensors stay bit-exact, every corrupted packet is dropped and
  * counted, no chunk is delivered twice, and each run ends in bounded time. */
@@ -80,6 +81,24 @@ static void test_corrupt(void **state)
 	sh_result_free(&res);
 }
 
+/* The device queue refuses a tail of 30% of the tx_burst calls (both
+ * ends): refused packets are retried in order, nothing is lost or sent
+ * twice by it. */
+static void test_tx_full(void **state)
+{
+	(void)state;
+	sh_result res;
+	run("raw", "impair_txfull=0.3,impair_seed=17", &res);
+	GW_CHECK(sh_stat(&res.tx, "dp_tx_full") > 0 && sh_stat(&res.tx, "dp_impair_txfull") > 0,
+		 "no tx_burst was cut short");
+	GW_CHECK(sh_stat(&res.rx, "duplicates") <= sh_stat(&res.tx, "retransmits"),
+		 "more duplicates than retransmissions");
+	print_message("  tx_full: %llu packets refused in %llu calls\n",
+		      (unsigned long long)sh_stat(&res.tx, "dp_tx_full"),
+		      (unsigned long long)sh_stat(&res.tx, "dp_impair_txfull"));
+	sh_result_free(&res);
+}
+
 static void test_everything(void **state)
 {
 	(void)state;
@@ -87,7 +106,7 @@ static void test_everything(void **state)
 	for (int i = 0; i < 2; i++) {
 		sh_result res;
 		run(codecs[i], "impair_loss=0.05,impair_reorder=0.05,impair_dup=0.05,"
-			       "impair_corrupt=0.05,impair_seed=16", &res);
+			       "impair_corrupt=0.05,impair_txfull=0.05,impair_seed=16", &res);
 		sh_result_free(&res);
 	}
 }
@@ -102,6 +121,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_reorder),
 		cmocka_unit_test(test_duplicate),
 		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_tx_full),
 		cmocka_unit_test(test_everything),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
