@@ -7,7 +7,8 @@
  * its slot until acknowledged; every transmission arms a per-chunk deadline
  * in a binary min-heap (RTO from RFC 6298 estimates, doubled per
  * retransmission of that chunk); deadlines fire only once ACKs have made
- * no progress for an RTO, at most RTO_BURST per timeout. A SACK showing
+ * no progress for an RTO, at most RTO_BURST per timeout, the interval
+ * doubling per timeout in a row (RFC 6298 back-off). A SACK showing
  * DUPTHRESH chunks delivered that were first sent after a missing chunk's
  * last transmission retransmits it at once (fast retransmit). Packets the
  * device refuses stay queued, in order, for the next iteration.
@@ -45,7 +46,7 @@
 #define DUPTHRESH 3u
 #define ACK_EVERY_MAX 16u
 #define DELACK_US 100u
-#define RTO_MIN_US 500u
+#define RTO_MIN_US 1000u
 #define RTO_MAX_US 200000u
 #define REFUSED_WAIT_US 50u
 #define RTO_BURST 16u
@@ -60,9 +61,9 @@ struct slot {
 	uint64_t deadline;    /* retransmission time while in the heap */
 	uint32_t heap_pos;    /* NO_POS: not in the heap */
 	uint32_t mark;        /* chunks first-sent when this one was last sent */
-	uint16_t tx;          /* transmissions the device took */
+	uint32_t tx;          /* transmissions the device took */
 	uint8_t last;
-	uint8_t queued;       /* in the transmit queue of this iteration */
+	uint8_t queued;       /* in the transmit queue (refused ones stay) */
 };
 
 struct done {
@@ -95,6 +96,7 @@ struct gw_stream {
 	uint64_t srtt_ns, rttvar_ns, rto_ns;
 	uint64_t timer_ns;             /* last ACK that acknowledged a chunk,
 					* or the last retransmission timeout */
+	uint32_t backoff;              /* timeouts since that ACK */
 	int have_rtt;
 
 	/* receiver */
@@ -396,6 +398,15 @@ static int flush_tx(gw_stream *s, int *refused)
 	return GW_OK;
 }
 
+/* When the retransmission timer fires: an RTO after the last progress or
+ * timeout, doubled per timeout in a row. */
+static uint64_t timer_due(const gw_stream *s)
+{
+	uint64_t rto = GW_MIN(s->rto_ns << GW_MIN(s->backoff, 8u),
+			      (uint64_t)RTO_MAX_US * 1000u);
+	return s->timer_ns + rto;
+}
+
 static void ack_chunk(gw_stream *s, uint32_t c, uint64_t now, uint64_t *sample)
 {
 	struct slot *sl = slot_of(s, c);
@@ -404,6 +415,7 @@ static void ack_chunk(gw_stream *s, uint32_t c, uint64_t now, uint64_t *sample)
 	if (sl->tx == 1)
 		*sample = now - sl->sent_ns;   /* Karn: never from a retransmission */
 	s->timer_ns = now;
+	s->backoff = 0;
 	heap_del(s, c);
 	if (sl->queued) {
 		/* A retransmission the device refused: it is not needed now. */
@@ -527,6 +539,7 @@ int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
 	s->eof = s->empty = 0;
 	s->heap_n = s->txq_n = s->freeq_n = 0;
 	s->timer_ns = 0;
+	s->backoff = 0;
 	int rc = GW_OK;
 
 	for (;;) {
@@ -581,11 +594,12 @@ int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
 		 * so a receiver that only stalled gets a few duplicates, not
 		 * a window of them; SACKs drive the rest. */
 		if (s->heap_n && slot_of(s, s->heap[0])->deadline <= now &&
-		    s->timer_ns + s->rto_ns <= now) {
+		    timer_due(s) <= now) {
 			for (unsigned k = 0; k < RTO_BURST && s->heap_n &&
 			     slot_of(s, s->heap[0])->deadline <= now; k++)
 				queue_tx(s, s->heap[0]);
 			s->timer_ns = now;
+			s->backoff++;   /* doubles until an ACK makes progress */
 		}
 
 		/* 4. new chunks; each goes out once its successor is filled */
@@ -613,7 +627,7 @@ int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
 		}
 		if (!progress || refused) {
 			uint64_t until = s->heap_n ? GW_MAX(slot_of(s, s->heap[0])->deadline,
-							    s->timer_ns + s->rto_ns)
+							    timer_due(s))
 						   : now + IDLE_WAIT_US * 1000ull;
 			if (refused)   /* the device queue is full: back off a little */
 				until = now + REFUSED_WAIT_US * 1000ull;

@@ -41,7 +41,8 @@ int gw_dpdk_eal_init(const gw_dp_config *cfg)
 	char **src = cfg->argc > 0 && cfg->argv ? cfg->argv : fallback;
 	/* rte_eal_init() permutes argv and may keep pointers into it for the
 	 * life of the process: give it a copy of the array that stays. */
-	char **argv = calloc((size_t)argc + 1, sizeof(*argv));
+	static char **argv;   /* static: it lives as long as the EAL */
+	argv = calloc((size_t)argc + 1, sizeof(*argv));
 	if (!argv)
 		return GW_ERR(GW_ENOMEM);
 	memcpy(argv, src, (size_t)argc * sizeof(*argv));
