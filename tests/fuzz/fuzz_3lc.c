@@ -5,8 +5,9 @@
  *
  * Then, on top of the shared harness: the input's bytes after the first
  * four (count, little-endian, low 17 bits) become the payload of a sealed
- * frame with m = 1.5, decoded by every ISA path this CPU has (scalar, AVX2,
- * AVX-512) into identical outputs; verdicts and output bits must agree. */
+ * frame with m = 1.5, decoded by every ISA path this CPU has (scalar in
+ * threelc.c, AVX2 in threelc_avx2.c, AVX-512 in threelc_avx512.c) into
+ * identical outputs; verdicts and output bits must agree. */
 #include <string.h>
 
 #include "fuzz_common.h"
