@@ -31,7 +31,9 @@ typedef struct gw_stream_config {
 	uint16_t rank;         /* this endpoint's sender rank */
 	uint32_t window;       /* chunks in flight; 0: 256; at most
 				* GW_STREAM_WINDOW_MAX */
-	uint32_t rto_us;       /* initial retransmission timeout; 0: 2000 */
+	uint32_t rto_us;       /* initial retransmission timeout; 0: 2000.
+				* Measured RTTs set it later, never below
+				* min(rto_us, 1000) */
 	uint32_t timeout_ms;   /* a whole send or recv call gives up after;
 				* 0: 10000 */
 } gw_stream_config;
