@@ -10,11 +10,15 @@
  *   room=N         smallest mbuf data room after the headroom, for drivers
  *                  that need more than the MTU (net_af_packet with a large
  *                  framesz=); default: what the MTU needs, at least 2048
+ *   spin_us=N      gw_dp_wait() polls this long before it sleeps, while
+ *                  packets came in the last millisecond (default 20; 0:
+ *                  sleep at once)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -23,7 +27,7 @@
 
 struct dpdk_opts {
 	uint16_t port, mtu, rxd, txd, room;
-	unsigned link_wait_s;
+	unsigned link_wait_s, spin_us;
 };
 
 static int opt_u(const char *val, unsigned long lo, unsigned long hi, unsigned long *out)
@@ -53,6 +57,8 @@ static int dpdk_opt(void *arg, const char *key, const char *val)
 		o->room = (uint16_t)v;
 	else if (!strcmp(key, "link_wait") && (rc = opt_u(val, 0, 3600, &v)) == 0)
 		o->link_wait_s = (unsigned)v;
+	else if (!strcmp(key, "spin_us") && (rc = opt_u(val, 0, 10000, &v)) == 0)
+		o->spin_us = (unsigned)v;
 	if (rc < 0)
 		fprintf(stderr, "gradwire dpdk: option '%s=%s' not understood\n", key, val);
 	return rc;
@@ -73,7 +79,8 @@ static void dpdk_close(gw_dp *dp)
 
 static int dpdk_open(const gw_dp_config *cfg, gw_dp **out)
 {
-	struct dpdk_opts o = {.port = 0, .rxd = 1024, .txd = 1024, .link_wait_s = 10};
+	struct dpdk_opts o = {.port = 0, .rxd = 1024, .txd = 1024, .link_wait_s = 10,
+			      .spin_us = 20};
 	int rc = gw_dp_opts_each(cfg->opts, dpdk_opt, &o);
 	if (rc < 0)
 		return rc;
@@ -95,6 +102,12 @@ static int dpdk_open(const gw_dp_config *cfg, gw_dp **out)
 		d->dp.local.port = (uint16_t)(49152 + (getpid() ^ rte_get_timer_cycles()) % 16384);
 	d->dp.burst = cfg->burst ? GW_MIN(cfg->burst, DPDK_BURST_MAX) : 32;
 	d->ip_id = (uint16_t)getpid();
+	d->spin_cycles = o.spin_us * GW_MAX(rte_get_timer_hz() / 1000000, 1u);
+	d->active_cycles = GW_MAX(rte_get_timer_hz() / 1000, 1u);
+	/* The back-off's short sleeps must be short: the default 50 us timer
+	 * slack of a normal thread turns an 8 us sleep into ~60 us, longer
+	 * than a peer's whole burst takes. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 
 	uint16_t nb_rxd = o.rxd, nb_txd = o.txd;
 	rc = gw_dpdk_port_configure(d, o.mtu, &nb_rxd, &nb_txd);

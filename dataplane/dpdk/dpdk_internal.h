@@ -7,7 +7,9 @@
  *                 rx interrupt set-up
  *   dpdk_pool.c   mempool sizing and creation, alloc/free
  *   dpdk_rxtx.c   tx (Ethernet/IPv4/UDP header build, checksums), rx
- *                 (validation), wait (interrupt or sleeping back-off)
+ *                 (validation), wait (spin, then interrupt or sleeping
+ *                 back-off)
+ *   dpdk_cksum.c  software UDP checksums (DPDK's, built for AVX2 too)
  */
 #ifndef GW_DPDK_INTERNAL_H
 #define GW_DPDK_INTERNAL_H
@@ -16,6 +18,8 @@
 #include <stdint.h>
 
 #include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -42,6 +46,9 @@ struct dpdk_dp {
 	 * while checking for work before it sleeps are kept for rx_burst. */
 	int epfd;
 	bool intr;
+	uint64_t spin_cycles;       /* poll this long before sleeping ... */
+	uint64_t active_cycles;     /* ... if a packet came in this recently */
+	uint64_t last_rx;           /* timer cycles of the last packet */
 	unsigned spurious;          /* wake-ups with nothing to receive */
 	unsigned backoff_us;
 	uint16_t stash_n, stash_i;
@@ -83,6 +90,15 @@ int gw_dpdk_pool_create(struct dpdk_dp *d, uint32_t pkts, uint16_t nb_rxd,
 void gw_dpdk_pool_free(struct dpdk_dp *d);
 int gw_dpdk_alloc(gw_dp *dp, gw_pkt **pkts, unsigned n);
 void gw_dpdk_free(gw_dp *dp, gw_pkt **pkts, unsigned n);
+
+/* dpdk_cksum.c */
+/* rte_raw_cksum(), picked at load time from a baseline and an AVX2 build. */
+uint32_t gw_dpdk_raw_sum(const void *p, size_t len);
+/* The UDP checksum field for ip/udp (dgram_len set, checksum field 0). */
+uint16_t gw_dpdk_udp_cksum(const struct rte_ipv4_hdr *ip, const struct rte_udp_hdr *udp);
+/* Whether the l4_len bytes at udp, checksum field included, verify. */
+bool gw_dpdk_udp_cksum_ok(const struct rte_ipv4_hdr *ip, const struct rte_udp_hdr *udp,
+			  uint32_t l4_len);
 
 /* dpdk_rxtx.c */
 int gw_dpdk_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n);

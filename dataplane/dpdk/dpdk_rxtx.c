@@ -11,6 +11,7 @@
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_epoll.h>
+#include <rte_pause.h>
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 #include <rte_udp.h>
@@ -23,6 +24,9 @@
  * sleeps longer, up to the cap; a received packet resets it. */
 #define BACKOFF_MIN_US 8u
 #define BACKOFF_MAX_US 256u
+/* ... and at most this while the port is active (spin()): a reply that
+ * lands early in a long sleep waits out the rest of it. */
+#define BACKOFF_ACTIVE_MAX_US 32u
 /* Interrupt wake-ups that found nothing before wait() stops trusting the
  * interrupt and falls back to backing off. */
 #define SPURIOUS_MAX 64u
@@ -82,7 +86,7 @@ static inline void build(struct dpdk_dp *d, gw_pkt *p, struct rte_mbuf *m)
 		ol |= RTE_MBUF_F_TX_UDP_CKSUM;
 		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, ol);
 	} else {
-		udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+		udp->dgram_cksum = gw_dpdk_udp_cksum(ip, udp);
 	}
 	m->ol_flags = ol;
 }
@@ -184,14 +188,8 @@ bool gw_dpdk_rx_parse(struct dpdk_dp *d, struct rte_mbuf *m)
 						       RTE_MBUF_F_RX_L4_CKSUM_BAD) : 0;
 		if (l4ck < 0)
 			return false;
-		if (l4ck == 0) {
-			uint32_t sum = rte_raw_cksum(udp, tot - ihl);
-			sum += rte_ipv4_phdr_cksum(ip, 0);
-			sum = (sum & 0xffff) + (sum >> 16);
-			sum = (sum & 0xffff) + (sum >> 16);
-			if (sum != 0xffff)
-				return false;
-		}
+		if (l4ck == 0 && !gw_dpdk_udp_cksum_ok(ip, udp, tot - ihl))
+			return false;
 	}
 
 	gw_pkt *p = dpdk_pkt(m);
@@ -235,8 +233,10 @@ int gw_dpdk_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 		rte_pktmbuf_free_bulk(bad, nbad);
 		dp->stats.rx_bad += nbad;
 	}
-	if (got)
+	if (got) {
 		d->backoff_us = 0;
+		d->last_rx = rte_get_timer_cycles();
+	}
 	dp->stats.rx_pkts += out;
 	dp->stats.rx_bytes += bytes;
 	return (int)out;
@@ -286,10 +286,34 @@ static int wait_intr(struct dpdk_dp *d, unsigned timeout_us)
 	return GW_OK;
 }
 
+/* Polls for up to spin_cycles (and timeout_us) while the port was active
+ * in the last active_cycles: a peer in the middle of a transfer answers in
+ * microseconds, and the first sleep would cost more than that. An idle
+ * port sleeps at once, so idle processes leave the cores to others. True
+ * if a packet came. */
+static bool spin(struct dpdk_dp *d, unsigned timeout_us)
+{
+	uint64_t now = rte_get_timer_cycles();
+	if (!d->spin_cycles || now - d->last_rx > d->active_cycles)
+		return false;
+	uint64_t per_us = GW_MAX(rte_get_timer_hz() / 1000000, 1u);
+	uint64_t end = now + GW_MIN(d->spin_cycles, per_us * timeout_us);
+	do {
+		if (peek(d)) {
+			d->last_rx = rte_get_timer_cycles();
+			return true;
+		}
+		rte_pause();
+	} while (rte_get_timer_cycles() < end);
+	return false;
+}
+
 int gw_dpdk_wait(gw_dp *dp, unsigned timeout_us)
 {
 	struct dpdk_dp *d = (struct dpdk_dp *)dp;
 	if (d->stash_i < d->stash_n || !timeout_us)
+		return GW_OK;
+	if (spin(d, timeout_us))
 		return GW_OK;
 	if (d->intr)
 		return wait_intr(d, timeout_us);
@@ -301,9 +325,10 @@ int gw_dpdk_wait(gw_dp *dp, unsigned timeout_us)
 	uint64_t now = rte_get_timer_cycles();
 	uint64_t end = now + per_us * timeout_us;
 	dp->stats.idle_waits++;
+	unsigned cap = now - d->last_rx <= d->active_cycles ? BACKOFF_ACTIVE_MAX_US
+							     : BACKOFF_MAX_US;
 	while (now < end) {
-		d->backoff_us = d->backoff_us ? GW_MIN(d->backoff_us * 2, BACKOFF_MAX_US)
-					      : BACKOFF_MIN_US;
+		d->backoff_us = d->backoff_us ? GW_MIN(d->backoff_us * 2, cap) : BACKOFF_MIN_US;
 		uint64_t left_us = (end - now) / per_us;
 		rte_delay_us_sleep((unsigned)GW_MAX(1u, GW_MIN(left_us, (uint64_t)d->backoff_us)));
 		if (peek(d))
