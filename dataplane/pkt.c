@@ -11,7 +11,16 @@ uint64_t gw_pkt_payload_hash(const uint8_t *payload, size_t len)
 	return XXH3_64bits(len ? payload : none, len);
 }
 
-/* checksum = low 32 bits of XXH3_64(header[0..28), seed = XXH3_64(payload)) */
+uint64_t gw_pkt_payload_seed(uint8_t type, uint8_t flags, const uint8_t *payload,
+			     size_t len)
+{
+	if (type == GW_PKT_DATA && (flags & GW_PKT_F_FRAME))
+		return (uint64_t)len;
+	return gw_pkt_payload_hash(payload, len);
+}
+
+/* checksum = low 32 bits of XXH3_64(header[0..28), seed = XXH3_64(payload),
+ * or the payload length for FRAME) */
 static uint32_t hdr_checksum(const uint8_t *p, uint64_t payload_hash)
 {
 	return (uint32_t)XXH3_64bits_withSeed(p, GW_PKT_OFF_CHECKSUM, payload_hash);
@@ -57,7 +66,7 @@ int gw_pkt_parse(const uint8_t *p, size_t len, gw_pkt_hdr *h)
 	} else {
 		return GW_ERR(GW_ERESERVED);
 	}
-	uint64_t ph = gw_pkt_payload_hash(p + GW_PKT_HDR_LEN, payload);
+	uint64_t ph = gw_pkt_payload_seed(type, flags, p + GW_PKT_HDR_LEN, payload);
 	if (gw_ld32(p + GW_PKT_OFF_CHECKSUM) != hdr_checksum(p, ph))
 		return GW_ERR(GW_ECHECKSUM);
 

@@ -1,8 +1,11 @@
 /* The gradwire packet header (docs/wire-format.md §5): 32 bytes in front
  * of every frame (DATA) or selective-acknowledgement bitmap (ACK). Its
  * checksum covers the header and the payload, so the dataplane detects a
- * corrupted chunk index or frame without reading the frame's own format —
- * frames stay opaque below the codec layer. Private to gradwire. */
+ * corrupted chunk index or payload without reading the frame's own format
+ * — frames stay opaque below the codec layer. A DATA packet flagged FRAME
+ * says its payload is a gradwire frame, whose own checksum the receiver's
+ * decode verifies: its packet checksum covers the header only, so neither
+ * end hashes the frame twice. Private to gradwire. */
 #ifndef GW_PKT_H
 #define GW_PKT_H
 
@@ -32,7 +35,10 @@ enum {
 
 #define GW_PKT_F_LAST 0x01u    /* DATA: the final chunk of the tensor */
 #define GW_PKT_F_RETX 0x02u    /* DATA: a retransmission (informational) */
-#define GW_PKT_F_KNOWN (GW_PKT_F_LAST | GW_PKT_F_RETX)
+#define GW_PKT_F_FRAME 0x04u   /* DATA: the payload is a gradwire frame, which
+				* carries its own checksum: the packet's
+				* covers the header and payload length only */
+#define GW_PKT_F_KNOWN (GW_PKT_F_LAST | GW_PKT_F_RETX | GW_PKT_F_FRAME)
 
 #define GW_PKT_SACK_MAX 128u          /* bytes of SACK bitmap: 1024 chunks */
 #define GW_PKT_PAYLOAD_MAX 65535u     /* largest DATA payload (= GW_FRAME_MAX) */
@@ -52,6 +58,11 @@ typedef struct gw_pkt_hdr {
  * so that a retransmission rewrites seq and flags without re-reading the
  * frame. */
 uint64_t gw_pkt_payload_hash(const uint8_t *payload, size_t len);
+
+/* The seed of a packet's header checksum: the payload's hash, or — for a
+ * DATA packet flagged FRAME — the payload's length, without reading it. */
+uint64_t gw_pkt_payload_seed(uint8_t type, uint8_t flags, const uint8_t *payload,
+			     size_t len);
 
 /* Writes the 32-byte header h at p (version and magic included) and its
  * checksum over the header and a payload whose hash is payload_hash. */

@@ -14,7 +14,8 @@
  * device refuses stay queued, in order, for the next iteration.
  * Retransmissions rewrite only seq and the RETX flag: the checksum is
  * re-sealed from the payload hash kept at fill time, the frame is not
- * touched.
+ * touched. With cfg.frames the payload is a self-checked frame (flag
+ * FRAME) and is not hashed at all: the receiver's deliver() verifies it.
  *
  * Receiver: a 1024-bit ring of chunks received above the cumulative point;
  * each new chunk is delivered at once, duplicates are dropped. An ACK
@@ -259,6 +260,10 @@ static int accept_pkt(gw_stream *s, const gw_pkt *p, gw_pkt_hdr *h)
 		s->st.foreign++;
 		return 0;
 	}
+	if ((h->flags & GW_PKT_F_FRAME) && !s->cfg.frames) {
+		s->st.bad++;   /* payload unchecked, and deliver() would not check it */
+		return 0;
+	}
 	return 1;
 }
 
@@ -350,7 +355,8 @@ static void queue_tx(gw_stream *s, uint32_t c)
 	heap_del(s, c);
 	gw_pkt_hdr h = {.type = GW_PKT_DATA,
 			.flags = (uint8_t)((sl->last ? GW_PKT_F_LAST : 0) |
-					   (sl->tx ? GW_PKT_F_RETX : 0)),
+					   (sl->tx ? GW_PKT_F_RETX : 0) |
+					   (s->cfg.frames ? GW_PKT_F_FRAME : 0)),
 			.rank = s->cfg.rank, .job = s->cfg.job, .round = s->round,
 			.tensor = s->tensor, .chunk = c, .seq = s->seq++};
 	gw_pkt_write(sl->pkt->data, &h, sl->hash);
@@ -513,7 +519,8 @@ static int sender_fill(gw_stream *s, gw_stream_fill_fn fill, void *arg)
 		}
 		struct slot *sl = slot_of(s, s->next);
 		*sl = (struct slot){.pkt = p, .heap_pos = NO_POS, .last = (uint8_t)s->eof};
-		sl->hash = gw_pkt_payload_hash(p->data + GW_PKT_HDR_LEN, (size_t)n);
+		sl->hash = gw_pkt_payload_seed(GW_PKT_DATA, s->cfg.frames ? GW_PKT_F_FRAME : 0,
+					       p->data + GW_PKT_HDR_LEN, (size_t)n);
 		p->len = GW_PKT_HDR_LEN + (uint32_t)n;
 		s->next++;
 	}
@@ -696,6 +703,7 @@ static int rcv_data(gw_stream *s, struct rcv *r, const gw_pkt *p,
 		s->st.stale++;   /* another sender's copy of this tensor */
 		return 0;
 	}
+	int frame = (h->flags & GW_PKT_F_FRAME) != 0;
 	uint32_t c = h->chunk;
 	int last = (h->flags & GW_PKT_F_LAST) != 0;
 	if ((r->have_total && (c >= r->total || (last && c + 1 != r->total))) ||
@@ -720,6 +728,10 @@ static int rcv_data(gw_stream *s, struct rcv *r, const gw_pkt *p,
 	uint32_t len = p->len - GW_PKT_HDR_LEN;
 	if (len) {
 		int rc = deliver(arg, c, p->data + GW_PKT_HDR_LEN, len);
+		if (rc == GW_ECHECKSUM && frame) {
+			s->st.corrupt++;   /* the frame was damaged on the way */
+			return 0;
+		}
 		if (rc < 0)
 			return rc;
 		s->st.delivered++;

@@ -28,7 +28,7 @@ struct opts {
 	const char *params[MAX_PARAMS];
 	int np;
 	uint64_t synthetic, seed, rounds, window, rto_us, timeout_ms, mtu, job, linger_ms;
-	bool have_syn, json, ef, verify;
+	bool have_syn, json, ef, verify, frames;
 	int eal_argc;
 	char **eal_argv;
 };
@@ -43,6 +43,7 @@ struct deliver_arg {
 	uint64_t dim;
 	uint32_t tensor;
 	double first;            /* time of the first frame, 0 before it */
+	bool frames;             /* the stream runs with cfg.frames */
 };
 
 static void usage(FILE *f)
@@ -52,7 +53,7 @@ static void usage(FILE *f)
 "                       --local IP:PORT --peer IP:PORT [--codec NAME] [--param K=V]...\n"
 "                       [--input FILE.f32 | --synthetic N [--seed S]] [--rounds R]\n"
 "                       [--mtu BYTES] [--window W] [--rto-us US] [--timeout-ms MS]\n"
-"                       [--opts K=V,...] [--job J] [--no-ef] [--no-verify]\n"
+"                       [--opts K=V,...] [--job J] [--no-ef] [--no-verify] [--no-frames]\n"
 "                       [--linger-ms MS] [--json]\n\n"
 "  Start --role rx first, then --role tx with the same tensor options; each\n"
 "  round sends the whole tensor (tensor id 0) and waits for every ack.\n"
@@ -67,6 +68,8 @@ static void usage(FILE *f)
 "  --opts K=V,...    backend options, e.g. impair_loss=0.01,impair_seed=1\n"
 "  --no-ef           lossy codecs without error feedback\n"
 "  --no-verify       rx: skip the bit-exact check against an in-process decode\n"
+"  --no-frames       packet checksums over the frames too (default: header only,\n"
+"                    each frame checked by its own checksum as it is decoded)\n"
 "  --json            one JSON object instead of the table\n",
 		GW_PKT_RESERVE, GW_STREAM_WINDOW_MAX);
 }
@@ -98,6 +101,10 @@ static int fill_cb(void *arg, uint32_t chunk, uint8_t *buf, size_t room)
 	return gw_encode_next(f->enc, buf, room < f->budget ? room : f->budget);
 }
 
+/* A frame that does not decode and does not verify either was damaged on
+ * the way: GW_ECHECKSUM has the stream drop it and await the
+ * retransmission (with --no-frames the packet checksum covered it, and
+ * every error aborts). */
 static int deliver_cb(void *arg, uint32_t chunk, const uint8_t *frame, size_t len)
 {
 	struct deliver_arg *d = arg;
@@ -105,6 +112,9 @@ static int deliver_cb(void *arg, uint32_t chunk, const uint8_t *frame, size_t le
 	if (d->first == 0)
 		d->first = bench_now();
 	int rc = gw_decode(frame, len, d->acc, d->dim);
+	gw_frame_info fi;
+	if (rc < 0 && d->frames && gw_frame_verify(frame, len, &fi) < 0)
+		return GW_ECHECKSUM;
 	return rc < 0 ? rc : 0;
 }
 
@@ -175,6 +185,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{"rto-us", required_argument, 0, 'T'}, {"timeout-ms", required_argument, 0, 't'},
 		{"opts", required_argument, 0, 'o'}, {"job", required_argument, 0, 'j'},
 		{"no-ef", no_argument, 0, 'n'}, {"no-verify", no_argument, 0, 'V'},
+		{"no-frames", no_argument, 0, 'F'},
 		{"linger-ms", required_argument, 0, 'L'}, {"json", no_argument, 0, 'J'},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	/* EAL options come before "--"; with no "--" every option is ours. */
@@ -221,6 +232,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'j': ok = bench_parse_u64("--job", optarg, 0, UINT32_MAX, &o->job); break;
 		case 'n': o->ef = false; break;
 		case 'V': o->verify = false; break;
+		case 'F': o->frames = false; break;
 		case 'L': ok = bench_parse_u64("--linger-ms", optarg, 0, 60000, &o->linger_ms); break;
 		case 'J': o->json = true; break;
 		case 'h': usage(stdout); return -1;
@@ -341,7 +353,7 @@ int bench_stream_main(int argc, char **argv)
 {
 	struct opts o = {.codec = "raw", .rounds = 10, .mtu = 1500, .timeout_ms = 30000,
 			 .synthetic = 1u << 22, .seed = 1, .job = 1, .linger_ms = 200,
-			 .ef = true, .verify = true};
+			 .ef = true, .verify = true, .frames = true};
 	int prc = parse(argc, argv, &o);
 	if (prc)
 		return prc < 0 ? 0 : prc;
@@ -391,7 +403,7 @@ int bench_stream_main(int argc, char **argv)
 	}
 	gw_stream_config sc = {.job = (uint32_t)o.job, .rank = tx ? 1 : 0,
 			       .window = (uint32_t)o.window, .rto_us = (uint32_t)o.rto_us,
-			       .timeout_ms = (uint32_t)o.timeout_ms};
+			       .timeout_ms = (uint32_t)o.timeout_ms, .frames = o.frames};
 	s = gw_stream_create(dp, &sc);
 	if (!s) {
 		fprintf(stderr, "gw-bench: --window %llu: stream not created (payload %u bytes)\n",
@@ -419,7 +431,7 @@ int bench_stream_main(int argc, char **argv)
 	}
 
 	struct result res = {.o = &o, .dim = dim, .verified = -1};
-	struct deliver_arg da = {acc, dim, 0, 0};
+	struct deliver_arg da = {acc, dim, 0, 0, o.frames};
 	double t0 = bench_now();
 	for (uint64_t r = 0; r < o.rounds; r++) {
 		int n;

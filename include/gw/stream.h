@@ -36,6 +36,10 @@ typedef struct gw_stream_config {
 				* min(rto_us, 1000) */
 	uint32_t timeout_ms;   /* a whole send or recv call gives up after;
 				* 0: 10000 */
+	uint32_t frames;       /* 1: payloads are gradwire frames, which
+				* carry their own checksum (see deliver): the
+				* packet checksum then covers the header only,
+				* so each end hashes a frame once, not twice */
 } gw_stream_config;
 
 typedef struct gw_stream_stats {
@@ -48,7 +52,8 @@ typedef struct gw_stream_stats {
 	uint64_t foreign;          /* another job */
 	uint64_t stale;            /* an old round or another tensor */
 	uint64_t corrupt;          /* failed the packet checksum (header
-				    * and frame or bitmap) */
+				    * and frame or bitmap), or with
+				    * cfg.frames the frame's own */
 } gw_stream_stats;
 
 typedef struct gw_stream gw_stream;
@@ -66,9 +71,14 @@ typedef struct gw_stream gw_stream;
 typedef int (*gw_stream_fill_fn)(void *arg, uint32_t chunk, uint8_t *buf,
 				 size_t room);
 
-/* Receives a chunk's frame, already checked against the packet checksum
- * (which covers it); called exactly once per chunk, in any chunk order. A
- * negative return aborts the receive with it. */
+/* Receives a chunk's frame; called exactly once per chunk, in any chunk
+ * order. A negative return aborts the receive with it — except
+ * GW_ECHECKSUM from a stream with cfg.frames: there the packet checksum
+ * did not cover the frame, deliver() must check it before using any of it
+ * (gw_decode() does) and return GW_ECHECKSUM for a damaged one, which the
+ * stream counts corrupt and drops like a corrupted packet (the sender's
+ * retransmission is awaited). Without cfg.frames the packet checksum has
+ * covered the frame already. */
 typedef int (*gw_stream_deliver_fn)(void *arg, uint32_t chunk,
 				    const uint8_t *frame, size_t len);
 

@@ -17,6 +17,7 @@ typedef struct sh_cfg {
 	unsigned timeout_ms;     /* each peer's stream timeout; default 20000 */
 	unsigned window;         /* 0: the stream's default */
 	int no_sparse;           /* leave out the sparse logreg trace */
+	int no_frames;           /* --no-frames: packet checksums cover frames */
 } sh_cfg;
 
 #define SH_MAX_STATS 32

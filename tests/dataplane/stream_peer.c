@@ -4,7 +4,7 @@
  *
  *   stream_peer [EAL args --] --backend udp|dpdk --role tx|rx
  *               --local IP:PORT [--peer IP:PORT] [--codec NAME]
- *               [--param KEY=VALUE]... [--no-ef] [--mtu BYTES]
+ *               [--param KEY=VALUE]... [--no-ef] [--no-frames] [--mtu BYTES]
  *               (--input FILE.f32 | --sparse STEM)... [--dim D]
  *               [--rounds R] [--job J] [--window W] [--rto-us US]
  *               [--timeout-ms MS] [--linger-ms MS] [--opts K=V,...]
@@ -20,6 +20,10 @@
  * holds the local endpoint, so a driver can start rx on port 0 and hand its
  * port to tx. --stats FILE gets "key value" lines: the stream's and the
  * dataplane's counters and the elapsed time.
+ *
+ * The stream runs with cfg.frames (each frame's own checksum covers it;
+ * the packet checksum only the header) unless --no-frames, which makes the
+ * packet checksum cover the frame too.
  *
  * Arguments before "--" are the backend's (DPDK EAL), as DPDK tools take
  * them. --sparse STEM reads STEM.keys.u32 and STEM.vals.f32 (ascending u32
@@ -61,6 +65,7 @@ struct deliver_ctx {
 	uint32_t id;
 	float *acc;
 	uint64_t dim;
+	int frames;      /* the stream runs with cfg.frames */
 };
 
 static double now_s(void)
@@ -149,17 +154,23 @@ static int fill_cb(void *arg, uint32_t chunk, uint8_t *buf, size_t room)
 	return gw_encode_next(f->enc, buf, room < f->budget ? room : f->budget);
 }
 
+/* With --no-frames the packet checksum has covered the frame, so any error
+ * aborts. Otherwise a frame that fails is checked whole: one whose header
+ * or checksum does not verify was damaged on the way (GW_ECHECKSUM: the
+ * stream drops it and awaits the retransmission); an intact one that does
+ * not belong here aborts the receive. */
 static int deliver_cb(void *arg, uint32_t chunk, const uint8_t *frame, size_t len)
 {
 	struct deliver_ctx *d = arg;
 	gw_frame_info fi;
 	(void)chunk;
 	int rc = gw_frame_peek(frame, len, &fi);
-	if (rc < 0)
-		return rc;
-	if (fi.tensor != d->id)
-		return GW_ERANGE;
-	rc = gw_decode(frame, len, d->acc, d->dim);
+	if (rc >= 0 && fi.tensor != d->id)
+		rc = GW_ERANGE;
+	if (rc >= 0)
+		rc = gw_decode(frame, len, d->acc, d->dim);
+	if (rc < 0 && d->frames && gw_frame_verify(frame, len, &fi) < 0)
+		return GW_ECHECKSUM;
 	return rc < 0 ? rc : 0;
 }
 
@@ -182,7 +193,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: stream_peer [EAL args --] --backend udp|dpdk --role tx|rx --local IP:PORT\n"
-"       [--peer IP:PORT] [--codec NAME] [--param K=V]... [--no-ef] [--mtu BYTES]\n"
+"       [--peer IP:PORT] [--codec NAME] [--param K=V]... [--no-ef] [--no-frames]\n"
+"       [--mtu BYTES]\n"
 "       (--input FILE.f32 | --sparse STEM)... [--dim D] [--rounds R] [--job J]\n"
 "       [--window W] [--rto-us US] [--timeout-ms MS] [--linger-ms MS]\n"
 "       [--opts K=V,...] [--ready FILE] [--out FILE] [--stats FILE]\n");
@@ -246,6 +258,7 @@ int main(int argc, char **argv)
 		{"local", required_argument, 0, 'l'}, {"peer", required_argument, 0, 'p'},
 		{"codec", required_argument, 0, 'c'}, {"param", required_argument, 0, 'P'},
 		{"no-ef", no_argument, 0, 'n'}, {"mtu", required_argument, 0, 'm'},
+		{"no-frames", no_argument, 0, 'F'},
 		{"input", required_argument, 0, 'i'}, {"sparse", required_argument, 0, 's'},
 		{"dim", required_argument, 0, 'd'}, {"rounds", required_argument, 0, 'R'},
 		{"job", required_argument, 0, 'j'}, {"window", required_argument, 0, 'w'},
@@ -257,7 +270,7 @@ int main(int argc, char **argv)
 	const char *backend = NULL, *role = NULL, *local = NULL, *peer = NULL;
 	const char *codec = "raw", *opts = NULL, *ready = NULL, *out = NULL, *stats = NULL;
 	const char *inputs[MAX_TENSORS], *params[MAX_PARAMS];
-	int is_sparse[MAX_TENSORS], ni = 0, np = 0, ef_on = 1, c;
+	int is_sparse[MAX_TENSORS], ni = 0, np = 0, ef_on = 1, frames = 1, c;
 	uint64_t mtu = 1500, dim = 1u << 20, rounds = 1, job = 1, window = 0, rto = 0;
 	uint64_t timeout = 20000, linger = 300;
 
@@ -279,6 +292,7 @@ int main(int argc, char **argv)
 			params[np++] = optarg;
 			break;
 		case 'n': ef_on = 0; break;
+		case 'F': frames = 0; break;
 		case 'm': bad = parse_u64("--mtu", optarg, GW_PKT_RESERVE + GW_BUDGET_MIN,
 					  GW_FRAME_MAX + GW_PKT_RESERVE, &mtu); break;
 		case 'i':
@@ -373,7 +387,7 @@ int main(int argc, char **argv)
 	}
 	gw_stream_config sc = {.job = (uint32_t)job, .rank = tx ? 1 : 0,
 			       .window = (uint32_t)window, .rto_us = (uint32_t)rto,
-			       .timeout_ms = (uint32_t)timeout};
+			       .timeout_ms = (uint32_t)timeout, .frames = (uint32_t)frames};
 	s = gw_stream_create(dp, &sc);
 	if (!s) {
 		fprintf(stderr, "stream_peer: gw_stream_create failed (window %llu, payload %u)\n",
@@ -440,7 +454,7 @@ int main(int argc, char **argv)
 				if (n < 0)
 					gw_encode_abandon(ts[i].enc);
 			} else {
-				struct deliver_ctx d = {(uint32_t)i, ts[i].acc, ts[i].dim};
+				struct deliver_ctx d = {(uint32_t)i, ts[i].acc, ts[i].dim, frames};
 				n = gw_stream_recv(s, (uint32_t)r, (uint32_t)i, deliver_cb, &d);
 			}
 			if (n < 0) {

@@ -56,7 +56,7 @@ static size_t make_data(uint8_t *buf, uint32_t job, uint32_t round, uint32_t ten
 		memcpy(buf + GW_PKT_HDR_LEN, frame, flen);
 	gw_pkt_hdr h = {.type = GW_PKT_DATA, .flags = flags, .rank = 5, .job = job,
 			.round = round, .tensor = tensor, .chunk = chunk, .seq = 1234};
-	gw_pkt_write(buf, &h, gw_pkt_payload_hash(buf + GW_PKT_HDR_LEN, flen));
+	gw_pkt_write(buf, &h, gw_pkt_payload_seed(GW_PKT_DATA, flags, buf + GW_PKT_HDR_LEN, flen));
 	return GW_PKT_HDR_LEN + flen;
 }
 
@@ -82,7 +82,8 @@ static void reseal(uint8_t *p, size_t len)
 			.tensor = gw_test_ld32(p + GW_PKT_OFF_TENSOR),
 			.chunk = gw_test_ld32(p + GW_PKT_OFF_CHUNK),
 			.seq = gw_test_ld32(p + GW_PKT_OFF_SEQ)};
-	gw_pkt_write(p, &h, gw_pkt_payload_hash(p + GW_PKT_HDR_LEN, len - GW_PKT_HDR_LEN));
+	gw_pkt_write(p, &h, gw_pkt_payload_seed(h.type, h.flags, p + GW_PKT_HDR_LEN,
+						 len - GW_PKT_HDR_LEN));
 }
 
 /* Parses a copy of p[0..len) that ends where a PROT_NONE page begins (one
@@ -190,7 +191,7 @@ static void test_fields(void **state)
 		reseal(p, len);
 		GW_EXPECT_RC(parse_guarded(p, len, &h), GW_ERESERVED, "type %u", t);
 	}
-	for (unsigned b = 2; b < 8; b++) {
+	for (unsigned b = 3; b < 8; b++) {
 		memcpy(p, buf, len);
 		p[GW_PKT_OFF_FLAGS] |= (uint8_t)(1u << b);
 		reseal(p, len);
@@ -277,6 +278,48 @@ static void test_bit_flips(void **state)
 	}
 }
 
+/* FRAME: the checksum covers the header and the payload's length, not the
+ * payload (the frame's own checksum does, at decode): every bit of the
+ * header and every length change is still caught; a flip inside the frame
+ * passes here and is caught by the frame (gw_frame_verify). */
+static void test_frame_flag(void **state)
+{
+	(void)state;
+	uint8_t buf[2048] = {0}, p[2048] = {0};
+	const uint8_t fl = GW_PKT_F_FRAME | GW_PKT_F_LAST;
+	size_t len = make_data(buf, JOB, ROUND, TENSOR, 1, fl, frames.f[1].data, frames.f[1].len);
+	gw_pkt_hdr h;
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_OK, "valid FRAME packet");
+	GW_CHECK(h.flags == fl, "flags did not round-trip");
+	for (size_t bit = 0; bit < GW_PKT_HDR_LEN * 8; bit++) {
+		memcpy(p, buf, len);
+		p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		GW_CHECK(parse_guarded(p, len, &h) < 0, "header bit %zu flipped was accepted", bit);
+	}
+	for (size_t l = GW_PKT_HDR_LEN; l < len + 8; l++)
+		if (l != len)
+			GW_EXPECT_RC(parse_guarded(buf, l, &h), GW_ECHECKSUM,
+				     "FRAME packet of %zu bytes sealed for %zu", l, len);
+	gw_frame_info fi;
+	for (size_t bit = GW_PKT_HDR_LEN * 8; bit < len * 8; bit += 7) {
+		memcpy(p, buf, len);
+		p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		GW_EXPECT_RC(parse_guarded(p, len, &h), GW_OK, "payload bit %zu: the header "
+			     "checksum must not read the frame", bit);
+		GW_CHECK(gw_frame_verify(p + GW_PKT_HDR_LEN, len - GW_PKT_HDR_LEN, &fi) < 0,
+			 "frame bit %zu flipped passed the frame's own check", bit - 8 * GW_PKT_HDR_LEN);
+	}
+	/* The flag is part of what is sealed: the same packet sealed without
+	 * it does not verify with it set, and vice versa. */
+	memcpy(p, buf, len);
+	p[GW_PKT_OFF_FLAGS] &= (uint8_t)~GW_PKT_F_FRAME;
+	GW_EXPECT_RC(parse_guarded(p, len, &h), GW_ECHECKSUM, "FRAME cleared after sealing");
+	size_t l2 = make_data(p, JOB, ROUND, TENSOR, 1, GW_PKT_F_LAST, frames.f[1].data,
+			      frames.f[1].len);
+	p[GW_PKT_OFF_FLAGS] |= GW_PKT_F_FRAME;
+	GW_EXPECT_RC(parse_guarded(p, l2, &h), GW_ECHECKSUM, "FRAME set after sealing");
+}
+
 /* ---- through a receiving stream ------------------------------------------------ */
 
 struct hostile {
@@ -313,6 +356,8 @@ static void add_pkt(struct hostile *ho, const uint8_t *p, size_t len, const char
 			ho->bad++;
 	} else if (!strcmp(cls, "foreign")) {
 		ho->foreign++;
+	} else if (!strcmp(cls, "bad")) {
+		ho->bad++;
 	} else {
 		ho->stale++;
 	}
@@ -352,6 +397,11 @@ static void build_hostile(struct hostile *ho)
 	add_pkt(ho, p, len, "stale");
 	alen = make_ack(p, JOB, 2, NULL, 0);
 	add_pkt(ho, p, alen, "stale");
+	/* Sealed FRAME (payload unchecked) for a stream whose deliver() does
+	 * not promise to check frames: never handed over. */
+	len = make_data(p, JOB, ROUND, TENSOR, 0, GW_PKT_F_FRAME | GW_PKT_F_LAST,
+			frames.f[0].data, frames.f[0].len);
+	add_pkt(ho, p, len, "bad");
 }
 
 struct sink {
@@ -485,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_short),
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_bit_flips),
+		cmocka_unit_test(test_frame_flag),
 		cmocka_unit_test(test_stream_counts),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,7 +4,7 @@
  * packets, and all at once, applied to
  * what each end receives (data at the receiver, acks at the sender). The
  * decoded tensors stay bit-exact, every corrupted packet is dropped and
- * counted, no chunk is delivered twice, and each run ends in bounded time. */
+ * counted (by the packet checksum, or by the frame's own at decode), no chunk is delivered twice, and each run ends in bounded time. */
 #include "stream_harness.h"
 
 #include "../gw_test.h"
@@ -13,9 +13,10 @@ static const char *peer;
 
 #define BOUND_S 60.0
 
-static void run(const char *codec, const char *opts, sh_result *res)
+static void run_cfg(const char *codec, const char *opts, int no_frames, sh_result *res)
 {
-	sh_cfg cfg = {.peer = peer, .codec = codec, .opts = opts, .timeout_ms = 30000};
+	sh_cfg cfg = {.peer = peer, .codec = codec, .opts = opts, .timeout_ms = 30000,
+		      .no_frames = no_frames};
 	sh_check_run(&cfg, res);
 	GW_CHECK(res->wall_s < BOUND_S, "%s took %.1f s", opts, res->wall_s);
 	print_message("  %s %s: %llu chunks, %llu retransmits, rx dup %llu, "
@@ -26,6 +27,11 @@ static void run(const char *codec, const char *opts, sh_result *res)
 		      (unsigned long long)(sh_stat(&res->rx, "bad") + sh_stat(&res->rx, "corrupt")),
 		      (unsigned long long)(sh_stat(&res->tx, "bad") + sh_stat(&res->tx, "corrupt")),
 		      res->wall_s);
+}
+
+static void run(const char *codec, const char *opts, sh_result *res)
+{
+	run_cfg(codec, opts, 0, res);
 }
 
 static void loss(const char *opts)
@@ -71,14 +77,20 @@ static void test_duplicate(void **state)
 	sh_result_free(&res);
 }
 
+/* Both checksum layouts: frames checked by their own checksum at decode
+ * (the packet checksum covers the header), and packet checksums over the
+ * frame (--no-frames). Either way every corrupted packet is counted. */
 static void test_corrupt(void **state)
 {
 	(void)state;
-	sh_result res;
-	run("raw", "impair_corrupt=0.03,impair_seed=15", &res);
-	GW_CHECK(sh_stat(&res.rx, "dp_impair_corrupted") > 0, "nothing was corrupted");
-	GW_CHECK(sh_stat(&res.rx, "corrupt") > 0, "no corrupted packet failed its checksum");
-	sh_result_free(&res);
+	for (int no_frames = 0; no_frames < 2; no_frames++) {
+		sh_result res;
+		run_cfg("raw", "impair_corrupt=0.03,impair_seed=15", no_frames, &res);
+		GW_CHECK(sh_stat(&res.rx, "dp_impair_corrupted") > 0, "nothing was corrupted");
+		GW_CHECK(sh_stat(&res.rx, "corrupt") > 0,
+			 "no corrupted packet failed a checksum (no_frames %d)", no_frames);
+		sh_result_free(&res);
+	}
 }
 
 /* The device queue refuses a tail of 30% of the tx_burst calls (both
