@@ -5,10 +5,13 @@
  * is sent once the next one has been filled (or fill() said there is no
  * next), so the last chunk goes out with LAST set. Each packet stays with
  * its slot until acknowledged; every transmission arms a per-chunk deadline
- * in a binary min-heap (RTO from RFC 6298 estimates, doubled per
- * retransmission of that chunk); deadlines fire only once ACKs have made
+ * (RTO from RFC 6298 estimates, doubled per retransmission of that chunk)
+ * and moves the chunk to the tail of the retransmission queue, a list in
+ * order of last transmission — O(1) per packet and per acknowledged chunk,
+ * where a heap cost a sift each. Deadlines fire only once ACKs have made
  * no progress for an RTO, at most RTO_BURST per timeout, the interval
- * doubling per timeout in a row (RFC 6298 back-off). A SACK showing
+ * doubling per timeout in a row (RFC 6298 back-off); the timeout scans the
+ * queue from its oldest end, as far as chunks sent an RTO ago reach. A SACK showing
  * DUPTHRESH chunks delivered that were first sent after a missing chunk's
  * last transmission retransmits it at once (fast retransmit). Packets the
  * device refuses stay queued, in order, for the next iteration.
@@ -26,7 +29,7 @@
  * enters a history whose retransmissions are re-acknowledged by every
  * later call (recv, send, linger).
  *
- * Preallocated at create: slots, heap, transmit queue, receive burst. The
+ * Preallocated at create: slots, transmit queue, receive burst. The
  * loops allocate nothing; an idle loop sleeps in gw_dp_wait().
  */
 #include <stdlib.h>
@@ -59,8 +62,8 @@ struct slot {
 	gw_pkt *pkt;          /* NULL once acknowledged */
 	uint64_t hash;        /* XXH3 of the payload, seeds the checksum */
 	uint64_t sent_ns;     /* last transmission */
-	uint64_t deadline;    /* retransmission time while in the heap */
-	uint32_t heap_pos;    /* NO_POS: not in the heap */
+	uint32_t prev, next;  /* retransmission queue neighbours (chunks) */
+	uint8_t linked;       /* in the retransmission queue */
 	uint32_t mark;        /* chunks first-sent when this one was last sent */
 	uint32_t tx;          /* transmissions the device took */
 	uint8_t last;
@@ -84,7 +87,10 @@ struct gw_stream {
 
 	/* sender */
 	struct slot *slots;
-	uint32_t *heap, heap_n;        /* chunk numbers by slot deadline */
+	uint32_t rq_head, rq_tail;     /* retransmission queue, oldest first */
+	uint64_t rq_scan_ns;           /* no deadline in the queue before this */
+	gw_pkt *spare[RX_BURST];       /* allocated for filling, not yet used */
+	uint32_t spare_n;
 	gw_pkt **txq;
 	uint32_t *txc, txq_n;          /* chunk of each queued packet */
 	gw_pkt **freeq;
@@ -146,16 +152,14 @@ gw_stream *gw_stream_create(gw_dp *dp, const gw_stream_config *cfg)
 	s->ack_every = GW_MAX(1u, GW_MIN(ACK_EVERY_MAX, c.window / 8));
 	s->rto_min_ns = (uint64_t)GW_MIN(RTO_MIN_US, c.rto_us) * 1000u;
 	s->slots = calloc(s->ring, sizeof(*s->slots));
-	s->heap = calloc(s->ring, sizeof(*s->heap));
 	s->txq = calloc(s->ring, sizeof(*s->txq));
 	s->txc = calloc(s->ring, sizeof(*s->txc));
 	s->freeq = calloc(s->ring, sizeof(*s->freeq));
-	if (!s->slots || !s->heap || !s->txq || !s->txc || !s->freeq) {
+	if (!s->slots || !s->txq || !s->txc || !s->freeq) {
 		gw_stream_free(s);
 		return NULL;
 	}
-	for (uint32_t i = 0; i < s->ring; i++)
-		s->slots[i].heap_pos = NO_POS;
+	s->rq_head = s->rq_tail = NO_POS;
 	return s;
 }
 
@@ -164,7 +168,6 @@ void gw_stream_free(gw_stream *s)
 	if (!s)
 		return;
 	free(s->slots);
-	free(s->heap);
 	free(s->txq);
 	free(s->txc);
 	free(s->freeq);
@@ -177,68 +180,62 @@ void gw_stream_stats_get(const gw_stream *s, gw_stream_stats *st)
 		*st = s->st;
 }
 
-/* ---- timer heap ------------------------------------------------------------- */
+/* ---- retransmission queue ------------------------------------------------- */
 
 static struct slot *slot_of(gw_stream *s, uint32_t chunk)
 {
 	return &s->slots[chunk & (s->ring - 1)];
 }
 
-static uint64_t heap_key(gw_stream *s, uint32_t i)
+/* A chunk's retransmission deadline: RTO doubled per retransmission. */
+static uint64_t deadline(const gw_stream *s, const struct slot *sl)
 {
-	return slot_of(s, s->heap[i])->deadline;
+	unsigned shift = GW_MIN(sl->tx - 1u, 6u);
+	return sl->sent_ns + GW_MIN(s->rto_ns << shift, (uint64_t)RTO_MAX_US * 1000u);
 }
 
-static void heap_place(gw_stream *s, uint32_t i, uint32_t chunk)
+static void rq_unlink(gw_stream *s, uint32_t c)
 {
-	s->heap[i] = chunk;
-	slot_of(s, chunk)->heap_pos = i;
-}
-
-static void heap_sift(gw_stream *s, uint32_t i)
-{
-	uint32_t chunk = s->heap[i];
-	uint64_t key = slot_of(s, chunk)->deadline;
-	while (i > 0 && heap_key(s, (i - 1) / 2) > key) {
-		heap_place(s, i, s->heap[(i - 1) / 2]);
-		i = (i - 1) / 2;
-	}
-	for (;;) {
-		uint32_t l = 2 * i + 1, m = i;
-		uint64_t mk = key;
-		if (l < s->heap_n && heap_key(s, l) < mk)
-			m = l, mk = heap_key(s, l);
-		if (l + 1 < s->heap_n && heap_key(s, l + 1) < mk)
-			m = l + 1;
-		if (m == i)
-			break;
-		heap_place(s, i, s->heap[m]);
-		i = m;
-	}
-	heap_place(s, i, chunk);
-}
-
-static void heap_set(gw_stream *s, uint32_t chunk, uint64_t deadline)
-{
-	struct slot *sl = slot_of(s, chunk);
-	sl->deadline = deadline;
-	if (sl->heap_pos == NO_POS) {
-		heap_place(s, s->heap_n++, chunk);
-	}
-	heap_sift(s, sl->heap_pos);
-}
-
-static void heap_del(gw_stream *s, uint32_t chunk)
-{
-	struct slot *sl = slot_of(s, chunk);
-	uint32_t i = sl->heap_pos;
-	if (i == NO_POS)
+	struct slot *sl = slot_of(s, c);
+	if (!sl->linked)
 		return;
-	sl->heap_pos = NO_POS;
-	if (i != --s->heap_n) {
-		heap_place(s, i, s->heap[s->heap_n]);
-		heap_sift(s, i);
-	}
+	if (sl->prev != NO_POS)
+		slot_of(s, sl->prev)->next = sl->next;
+	else
+		s->rq_head = sl->next;
+	if (sl->next != NO_POS)
+		slot_of(s, sl->next)->prev = sl->prev;
+	else
+		s->rq_tail = sl->prev;
+	sl->linked = 0;
+}
+
+/* Chunk c was just (re)transmitted: it becomes the newest. */
+static void rq_append(gw_stream *s, uint32_t c)
+{
+	struct slot *sl = slot_of(s, c);
+	rq_unlink(s, c);
+	sl->prev = s->rq_tail;
+	sl->next = NO_POS;
+	if (s->rq_tail != NO_POS)
+		slot_of(s, s->rq_tail)->next = c;
+	else
+		s->rq_head = c;
+	s->rq_tail = c;
+	sl->linked = 1;
+	/* A scan's bound covers the chunks it saw, not this one. */
+	s->rq_scan_ns = GW_MIN(s->rq_scan_ns, deadline(s, sl));
+}
+
+/* The earliest any deadline in the queue can be (UINT64_MAX: empty). The
+ * queue is in order of transmission, so the oldest chunk's plain RTO
+ * bounds everyone's; a scan that found nothing due raised the bound. */
+static uint64_t rq_first_due(const gw_stream *s)
+{
+	if (s->rq_head == NO_POS)
+		return UINT64_MAX;
+	const struct slot *sl = &s->slots[s->rq_head & (s->ring - 1)];
+	return GW_MAX(sl->sent_ns + s->rto_ns, s->rq_scan_ns);
 }
 
 /* ---- common receive path ---------------------------------------------------- */
@@ -346,13 +343,14 @@ static void rtt_sample(gw_stream *s, uint64_t r)
 	}
 	uint64_t rto = s->srtt_ns + 4 * s->rttvar_ns;
 	s->rto_ns = GW_MIN(GW_MAX(rto, s->rto_min_ns), (uint64_t)RTO_MAX_US * 1000u);
+	s->rq_scan_ns = 0;   /* deadlines moved */
 }
 
 /* Queues chunk c for (re)transmission with a fresh header. */
 static void queue_tx(gw_stream *s, uint32_t c)
 {
 	struct slot *sl = slot_of(s, c);
-	heap_del(s, c);
+	rq_unlink(s, c);   /* back in the queue once the device takes it */
 	gw_pkt_hdr h = {.type = GW_PKT_DATA,
 			.flags = (uint8_t)((sl->last ? GW_PKT_F_LAST : 0) |
 					   (sl->tx ? GW_PKT_F_RETX : 0) |
@@ -388,9 +386,7 @@ static int flush_tx(gw_stream *s, int *refused)
 		else
 			s->st.chunks_sent++;
 		sl->sent_ns = now;
-		unsigned shift = GW_MIN(sl->tx - 1u, 6u);
-		uint64_t rto = GW_MIN(s->rto_ns << shift, (uint64_t)RTO_MAX_US * 1000u);
-		heap_set(s, c, now + rto);
+		rq_append(s, c);
 	}
 	/* What the device refused stays queued, in order, for the next
 	 * iteration (which first backs off). */
@@ -422,7 +418,7 @@ static void ack_chunk(gw_stream *s, uint32_t c, uint64_t now, uint64_t *sample)
 		*sample = now - sl->sent_ns;   /* Karn: never from a retransmission */
 	s->timer_ns = now;
 	s->backoff = 0;
-	heap_del(s, c);
+	rq_unlink(s, c);
 	if (sl->queued) {
 		/* A retransmission the device refused: it is not needed now. */
 		for (uint32_t i = 0; i < s->txq_n; i++)
@@ -476,6 +472,41 @@ static void sender_ack(gw_stream *s, const gw_pkt *p, const gw_pkt_hdr *h,
 		s->base++;
 }
 
+/* The retransmission timer fired: resends up to RTO_BURST chunks whose
+ * deadline passed, oldest transmission first. Chunks sent within the last
+ * RTO end the scan (so does everything after them); one whose doubled
+ * deadline is still ahead is passed over. If nothing was due, the scan
+ * remembers the earliest deadline it saw and is not repeated before it. */
+static void sender_timeout(gw_stream *s, uint64_t now)
+{
+	unsigned k = 0;
+	uint64_t next_due = UINT64_MAX;
+	uint32_t c = s->rq_head;
+	while (c != NO_POS && k < RTO_BURST) {
+		struct slot *sl = slot_of(s, c);
+		uint32_t nx = sl->next;
+		if (sl->sent_ns + s->rto_ns > now) {
+			next_due = GW_MIN(next_due, sl->sent_ns + s->rto_ns);
+			break;
+		}
+		uint64_t due = deadline(s, sl);
+		if (due <= now) {
+			queue_tx(s, c);   /* leaves the queue until it is sent */
+			k++;
+		} else {
+			next_due = GW_MIN(next_due, due);
+		}
+		c = nx;
+	}
+	if (k) {
+		s->timer_ns = now;
+		s->backoff++;   /* doubles until an ACK makes progress */
+		s->rq_scan_ns = 0;
+	} else {
+		s->rq_scan_ns = next_due;
+	}
+}
+
 static void sender_release(gw_stream *s)
 {
 	for (uint32_t c = s->base; c < s->next; c++) {
@@ -483,20 +514,29 @@ static void sender_release(gw_stream *s)
 		if (sl->pkt)
 			gw_dp_free(s->dp, &sl->pkt, 1);
 		sl->pkt = NULL;
-		sl->heap_pos = NO_POS;
+		sl->linked = 0;
 		sl->queued = 0;
 	}
-	s->heap_n = 0;
+	s->rq_head = s->rq_tail = NO_POS;
 	s->txq_n = 0;
+	if (s->spare_n)
+		gw_dp_free(s->dp, s->spare, s->spare_n);
+	s->spare_n = 0;
 }
 
 /* Fills chunks while the window has room; returns GW_E* from fill(). */
 static int sender_fill(gw_stream *s, gw_stream_fill_fn fill, void *arg)
 {
 	while (!s->eof && s->next - s->base <= s->cfg.window) {
-		gw_pkt *p;
-		if (gw_dp_alloc(s->dp, &p, 1) != 1)
-			break;
+		if (!s->spare_n) {
+			/* Buffers for the room the window has, in one call. */
+			uint32_t want = GW_MIN(s->base + s->cfg.window + 1 - s->next, RX_BURST);
+			int got = gw_dp_alloc(s->dp, s->spare, want);
+			if (got <= 0)
+				break;
+			s->spare_n = (uint32_t)got;
+		}
+		gw_pkt *p = s->spare[--s->spare_n];
 		size_t room = GW_MIN((size_t)p->room - GW_PKT_HDR_LEN,
 				     (size_t)GW_PKT_PAYLOAD_MAX);
 		int n = fill(arg, s->next, p->data + GW_PKT_HDR_LEN, room);
@@ -518,7 +558,7 @@ static int sender_fill(gw_stream *s, gw_stream_fill_fn fill, void *arg)
 			return GW_ERR(GW_ERANGE);
 		}
 		struct slot *sl = slot_of(s, s->next);
-		*sl = (struct slot){.pkt = p, .heap_pos = NO_POS, .last = (uint8_t)s->eof};
+		*sl = (struct slot){.pkt = p, .last = (uint8_t)s->eof};
 		sl->hash = gw_pkt_payload_seed(GW_PKT_DATA, s->cfg.frames ? GW_PKT_F_FRAME : 0,
 					       p->data + GW_PKT_HDR_LEN, (size_t)n);
 		p->len = GW_PKT_HDR_LEN + (uint32_t)n;
@@ -544,7 +584,9 @@ int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
 	s->tensor = tensor;
 	s->base = s->next = s->sent_upto = 0;
 	s->eof = s->empty = 0;
-	s->heap_n = s->txq_n = s->freeq_n = 0;
+	s->txq_n = s->freeq_n = 0;
+	s->rq_head = s->rq_tail = NO_POS;
+	s->rq_scan_ns = 0;
 	s->timer_ns = 0;
 	s->backoff = 0;
 	int rc = GW_OK;
@@ -600,14 +642,8 @@ int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
 		 * the RTO_BURST oldest expired chunks and restarts the timer,
 		 * so a receiver that only stalled gets a few duplicates, not
 		 * a window of them; SACKs drive the rest. */
-		if (s->heap_n && slot_of(s, s->heap[0])->deadline <= now &&
-		    timer_due(s) <= now) {
-			for (unsigned k = 0; k < RTO_BURST && s->heap_n &&
-			     slot_of(s, s->heap[0])->deadline <= now; k++)
-				queue_tx(s, s->heap[0]);
-			s->timer_ns = now;
-			s->backoff++;   /* doubles until an ACK makes progress */
-		}
+		if (rq_first_due(s) <= now && timer_due(s) <= now)
+			sender_timeout(s, now);
 
 		/* 4. new chunks; each goes out once its successor is filled */
 		rc = sender_fill(s, fill, arg);
@@ -633,9 +669,9 @@ int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
 			break;
 		}
 		if (!progress || refused) {
-			uint64_t until = s->heap_n ? GW_MAX(slot_of(s, s->heap[0])->deadline,
-							    timer_due(s))
-						   : now + IDLE_WAIT_US * 1000ull;
+			uint64_t until = s->rq_head != NO_POS
+					 ? GW_MAX(rq_first_due(s), timer_due(s))
+					 : now + IDLE_WAIT_US * 1000ull;
 			if (refused)   /* the device queue is full: back off a little */
 				until = now + REFUSED_WAIT_US * 1000ull;
 			rc = wait_until(s, now, until, end);
