@@ -4,8 +4,8 @@
  *	make_corpus --hostile OUTDIR      the golden hostile frames, as
  *	                                  committed in tests/fuzz/regress/
  *
- * NAME is a codec name (a decoder harness, fuzz_<codec>), "frame" or
- * "roundtrip"; without names, every registered codec and both of those.
+ * NAME is a codec name (a decoder harness, fuzz_<codec>), "frame",
+ * "roundtrip" or "pkt"; without names, every registered codec and those.
  * Everything is built from synthetic tensors with a fixed seed, through the
  * public encoder, so the output is the same on every run and machine.
  *
@@ -14,11 +14,16 @@
  * without max_frame_elems and error feedback — plus copies whose checksum
  * field holds control words of fuzz_common.c, which steer the re-sealing
  * step. Roundtrip seeds follow the input layout of fuzz_roundtrip.c.
+ * Packet seeds (fuzz_pkt.c) are valid DATA (plain, LAST, RETX, FRAME with
+ * a real frame, the empty-tensor marker) and ACK packets, copies whose
+ * checksum field is a control word of fuzz_pkt.c, and the payload-length
+ * limit (64 KiB each, so generated, not committed).
  *
  * The hostile set: each file is a frame broken in one way, named
  * <what>.<GW_E code it must be rejected with> (or .ok), so regress_main
- * checks the exact code. Regenerate it only when the format changes, and
- * review the diff. */
+ * checks the exact code; the set of fuzz_pkt.c is packets (§5 of
+ * docs/wire-format.md) broken the same way. Regenerate it only when the
+ * format changes, and review the diff. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -27,8 +32,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <xxhash.h>
+
 #include "codec_internal.h"
 #include "fuzz_common.h"
+#include "pkt.h"
 
 /* ---- deterministic synthetic data -------------------------------------- */
 
@@ -604,6 +612,8 @@ static void hostile_keys(const char *harness, int id)
 	put_hostile(harness, "key-at-span-end", "GW_ECORRUPT", f, len, true);
 }
 
+static void hostile_pkt(void);
+
 static void hostile(void)
 {
 	uint8_t f[1024];
@@ -658,6 +668,289 @@ static void hostile(void)
 	header_only = true;
 	hostile_common("frame", GW_CODEC_RAW);
 	header_only = false;
+
+	hostile_pkt();
+}
+
+/* ---- packets (fuzz_pkt.c) ------------------------------------------------ */
+
+/* A packet of header h and payload[0..plen) into out, sealed by the
+ * dataplane's own writer; returns its length. */
+static size_t make_pkt(uint8_t *out, const gw_pkt_hdr *h, const uint8_t *payload,
+		       size_t plen)
+{
+	if (plen)
+		memmove(out + GW_PKT_HDR_LEN, payload, plen);
+	gw_pkt_write(out, h, gw_pkt_payload_seed(h->type, h->flags,
+						 out + GW_PKT_HDR_LEN, plen));
+	return GW_PKT_HDR_LEN + plen;
+}
+
+/* Re-seals a packet whose header bytes were changed after gw_pkt_write()
+ * (magic, version: fields gw_pkt_write() does not take), as §5.3 says. */
+static void reseal_pkt(uint8_t *p, size_t len)
+{
+	size_t plen = len - GW_PKT_HDR_LEN;
+	uint64_t seed = p[GW_PKT_OFF_TYPE] == GW_PKT_DATA &&
+				(p[GW_PKT_OFF_FLAGS] & GW_PKT_F_FRAME)
+			? (uint64_t)plen
+			: XXH3_64bits(p + GW_PKT_HDR_LEN, plen);
+	gw_fuzz_st32(p + GW_PKT_OFF_CHECKSUM,
+		     (uint32_t)XXH3_64bits_withSeed(p, GW_PKT_OFF_CHECKSUM, seed));
+}
+
+static void random_bytes(uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(next_u64() >> 56);
+}
+
+/* A DATA header as a stream sends it; an ACK with a cumulative ack. */
+static gw_pkt_hdr pkt_data(uint32_t chunk, uint8_t flags)
+{
+	return (gw_pkt_hdr){.type = GW_PKT_DATA, .flags = flags, .rank = 3,
+			    .job = 0x6a6f6231u, .round = 17, .tensor = 5,
+			    .chunk = chunk, .seq = 1000 + chunk};
+}
+
+static gw_pkt_hdr pkt_ack(uint32_t cum, uint8_t sack_len)
+{
+	return (gw_pkt_hdr){.type = GW_PKT_ACK, .sack_len = sack_len, .rank = 4,
+			    .job = 0x6a6f6231u, .round = 17, .tensor = 5,
+			    .chunk = cum, .seq = 77};
+}
+
+/* sack bytes of bitmap: random, bit 0 (the cumulative chunk) clear */
+static void sack_bitmap(uint8_t *b, size_t n)
+{
+	random_bytes(b, n);
+	if (n)
+		b[0] &= 0xfe;
+}
+
+static void seeds_pkt(void)
+{
+	static uint8_t p[GW_PKT_HDR_LEN + GW_PKT_PAYLOAD_MAX + 1];
+	static uint8_t pay[GW_PKT_PAYLOAD_MAX + 1];
+	uint8_t frame[GW_FRAME_MAX];
+	char fname[96];
+	size_t len;
+	reseed("pkt");
+
+	/* DATA: sizes up to a jumbo frame's budget, every flag */
+	static const struct {
+		uint32_t chunk;
+		uint8_t flags;
+		size_t plen;
+	} data[] = {
+		{0, 0, 1},
+		{1, 0, 100},
+		{2, GW_PKT_F_RETX, 1424},
+		{41, GW_PKT_F_LAST, 64},
+		{7, GW_PKT_F_LAST | GW_PKT_F_RETX, 8924},
+		{0xfffffffeu, GW_PKT_F_LAST, 3},
+	};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(data); i++) {
+		random_bytes(pay, data[i].plen);
+		gw_pkt_hdr h = pkt_data(data[i].chunk, data[i].flags);
+		len = make_pkt(p, &h, pay, data[i].plen);
+		snprintf(fname, sizeof(fname), "data-c%u-f%u-n%zu", data[i].chunk,
+			 data[i].flags, data[i].plen);
+		write_file("pkt", fname, p, len);
+	}
+	/* DATA flagged FRAME, carrying real frames */
+	for (int kind = 0; kind < 3; kind++) {
+		size_t flen = valid_frame(GW_CODEC_RAW, kind, 8 + 20 * kind, frame);
+		uint8_t fl = (uint8_t)(GW_PKT_F_FRAME | (kind == 1 ? GW_PKT_F_LAST : 0) |
+				       (kind == 2 ? GW_PKT_F_RETX : 0));
+		gw_pkt_hdr h = pkt_data((uint32_t)kind * 3, fl);
+		len = make_pkt(p, &h, frame, flen);
+		snprintf(fname, sizeof(fname), "data-frame-kind%d-f%u", kind, fl);
+		write_file("pkt", fname, p, len);
+	}
+	/* the empty-tensor marker, plain and FRAME */
+	gw_pkt_hdr h = pkt_data(0, GW_PKT_F_LAST);
+	len = make_pkt(p, &h, NULL, 0);
+	write_file("pkt", "data-empty-tensor", p, len);
+	h = pkt_data(0, GW_PKT_F_LAST | GW_PKT_F_FRAME);
+	len = make_pkt(p, &h, NULL, 0);
+	write_file("pkt", "data-empty-tensor-frame", p, len);
+
+	/* ACK: no bitmap, short, the window's, the largest, at the limit */
+	static const struct {
+		uint32_t cum;
+		uint8_t sack_len;
+	} acks[] = {{0, 0}, {16, 0}, {3, 1}, {100, 32}, {1000, 128},
+		    {0xffffffffu - 8 * 16, 16}, {0xffffffffu, 0}};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(acks); i++) {
+		sack_bitmap(pay, acks[i].sack_len);
+		h = pkt_ack(acks[i].cum, acks[i].sack_len);
+		len = make_pkt(p, &h, pay, acks[i].sack_len);
+		snprintf(fname, sizeof(fname), "ack-c%u-s%u", acks[i].cum,
+			 acks[i].sack_len);
+		write_file("pkt", fname, p, len);
+	}
+
+	/* control words: the derived packet's header bit (low byte) and
+	 * payload bit; the packet as it is then fails its checksum */
+	static const struct {
+		uint32_t ctrl;
+		uint8_t type, flags;
+		const char *what;
+	} ctrl[] = {
+		{0x00000000u, GW_PKT_DATA, 0, "magic"},
+		{0x00000011u, GW_PKT_ACK, 0, "version"},
+		{0x00000018u, GW_PKT_DATA, GW_PKT_F_FRAME, "type"},
+		{0x00000022u, GW_PKT_DATA, GW_PKT_F_FRAME, "frame-flag"},
+		{0x0000002bu, GW_PKT_ACK, 0, "sack-len"},
+		{0x000000a0u, GW_PKT_DATA, GW_PKT_F_LAST, "chunk"},
+		{0x000001e0u, GW_PKT_ACK, 0, "checksum"},
+		{0x00012345u, GW_PKT_DATA, GW_PKT_F_FRAME, "job"},
+	};
+	random_bytes(pay, 200);
+	for (size_t i = 0; i < GW_ARRAY_SIZE(ctrl); i++) {
+		bool ack = ctrl[i].type == GW_PKT_ACK;
+		h = ack ? pkt_ack(9, 24) : pkt_data(9, ctrl[i].flags);
+		if (ack)
+			pay[0] &= 0xfe;
+		len = make_pkt(p, &h, pay, ack ? 24 : 200);
+		gw_fuzz_st32(p + GW_PKT_OFF_CHECKSUM, ctrl[i].ctrl);
+		snprintf(fname, sizeof(fname), "ctrl%08x-%s-%s", ctrl[i].ctrl,
+			 ack ? "ack" : "data", ctrl[i].what);
+		write_file("pkt", fname, p, len);
+	}
+
+	/* the payload-length limit; names say what the parse must return */
+	random_bytes(pay, GW_PKT_PAYLOAD_MAX + 1);
+	h = pkt_data(5, 0);
+	len = make_pkt(p, &h, pay, GW_PKT_PAYLOAD_MAX);
+	write_file("pkt", "data-payload-65535.ok", p, len);
+	len = make_pkt(p, &h, pay, GW_PKT_PAYLOAD_MAX + 1);
+	write_file("pkt", "data-payload-65536.GW_ELENGTH", p, len);
+	h = pkt_data(5, GW_PKT_F_FRAME);
+	len = make_pkt(p, &h, pay, GW_PKT_PAYLOAD_MAX + 1);
+	write_file("pkt", "data-frame-payload-65536.GW_ELENGTH", p, len);
+
+	static const uint8_t shorts[] = {'G', 'P', 1};
+	write_file("pkt", "short-3", shorts, sizeof(shorts));
+	write_file("pkt", "empty", "", 0);
+}
+
+static void put_pkt(const char *what, const char *code, const uint8_t *p,
+		    size_t len)
+{
+	char fname[256];
+	snprintf(fname, sizeof(fname), "%s.%s", what, code);
+	write_file("pkt", fname, p, len);
+}
+
+/* Committed packets of fuzz_pkt.c: the valid kinds, and each rule of §5.1
+ * broken once, in a packet sealed otherwise (a checksum that matches). */
+static void hostile_pkt(void)
+{
+	uint8_t p[1024], pay[256], frame[1024];
+	size_t len;
+	gw_pkt_hdr h;
+	reseed("hostile-pkt");
+
+	random_bytes(pay, sizeof(pay));
+	h = pkt_data(5, 0);
+	len = make_pkt(p, &h, pay, 40);
+	put_pkt("data", "ok", p, len);
+	put_pkt("empty", "GW_ETRUNC", p, 0);
+	put_pkt("truncated-header", "GW_ETRUNC", p, GW_PKT_HDR_LEN - 1);
+	put_pkt("data-truncated", "GW_ECHECKSUM", p, len - 1);
+	p[len] = 0;
+	put_pkt("data-trailing-byte", "GW_ECHECKSUM", p, len + 1);
+	p[GW_PKT_HDR_LEN + 17] ^= 0x10;
+	put_pkt("data-payload-bit-flip", "GW_ECHECKSUM", p, len);
+	len = make_pkt(p, &h, pay, 40);
+	p[GW_PKT_OFF_CHUNK] ^= 0x01;   /* chunk 5 -> 4: never marks another */
+	put_pkt("data-chunk-flipped", "GW_ECHECKSUM", p, len);
+
+	len = make_pkt(p, &h, pay, 40);
+	p[GW_PKT_OFF_MAGIC + 1] = 'W';   /* a frame's magic, "GW" */
+	reseal_pkt(p, len);
+	put_pkt("frame-magic", "GW_EMAGIC", p, len);
+	len = make_pkt(p, &h, pay, 40);
+	p[GW_PKT_OFF_VERSION] = 2;
+	reseal_pkt(p, len);
+	put_pkt("version-2", "GW_EVERSION", p, len);
+	h.type = 0;
+	len = make_pkt(p, &h, pay, 40);
+	put_pkt("type-0", "GW_ERESERVED", p, len);
+	h = pkt_data(5, 0x08);
+	len = make_pkt(p, &h, pay, 40);
+	put_pkt("data-reserved-flag", "GW_ERESERVED", p, len);
+	h = pkt_data(5, 0);
+	h.sack_len = 4;
+	len = make_pkt(p, &h, pay, 40);
+	put_pkt("data-sack-len", "GW_ERESERVED", p, len);
+
+	h = pkt_data(9, GW_PKT_F_LAST | GW_PKT_F_RETX);
+	len = make_pkt(p, &h, pay, 64);
+	put_pkt("data-last-retx", "ok", p, len);
+	h = pkt_data(0xfffffffeu, 0);
+	len = make_pkt(p, &h, pay, 8);
+	put_pkt("data-chunk-max", "ok", p, len);
+	h = pkt_data(0xffffffffu, GW_PKT_F_LAST);
+	len = make_pkt(p, &h, pay, 8);
+	put_pkt("data-chunk-limit", "GW_ERANGE", p, len);
+
+	/* FRAME: the packet checksum covers the length, not the frame */
+	size_t flen = valid_frame(GW_CODEC_RAW, 0, 8, frame);
+	h = pkt_data(0, GW_PKT_F_FRAME);
+	len = make_pkt(p, &h, frame, flen);
+	put_pkt("data-frame", "ok", p, len);
+	p[len - 3] ^= 0x04;
+	put_pkt("data-frame-payload-flip", "ok", p, len);
+	put_pkt("data-frame-truncated", "GW_ECHECKSUM", p, len - 1);
+
+	/* the empty-tensor marker, and empty DATA that is not it */
+	h = pkt_data(0, GW_PKT_F_LAST);
+	len = make_pkt(p, &h, NULL, 0);
+	put_pkt("empty-tensor-marker", "ok", p, len);
+	h = pkt_data(0, 0);
+	len = make_pkt(p, &h, NULL, 0);
+	put_pkt("data-empty-not-last", "GW_ELENGTH", p, len);
+	h = pkt_data(1, GW_PKT_F_LAST);
+	len = make_pkt(p, &h, NULL, 0);
+	put_pkt("data-empty-chunk-1", "GW_ELENGTH", p, len);
+
+	/* ACK */
+	h = pkt_ack(12, 0);
+	len = make_pkt(p, &h, NULL, 0);
+	put_pkt("ack-cumulative-only", "ok", p, len);
+	static const uint8_t bm[4] = {0xfe, 0x00, 0x81, 0x00};
+	h = pkt_ack(12, 4);
+	len = make_pkt(p, &h, bm, 4);
+	put_pkt("ack-sack", "ok", p, len);
+	sack_bitmap(pay, 128);
+	h = pkt_ack(1000, 128);
+	len = make_pkt(p, &h, pay, 128);
+	put_pkt("ack-sack-max", "ok", p, len);
+	h = pkt_ack(0xffffffffu - 8 * 2, 2);
+	len = make_pkt(p, &h, pay, 2);
+	put_pkt("ack-chunk-at-limit", "ok", p, len);
+	h = pkt_ack(0xffffffffu - 8 * 2 + 1, 2);
+	len = make_pkt(p, &h, pay, 2);
+	put_pkt("ack-chunk-overflow", "GW_ERANGE", p, len);
+	h = pkt_ack(12, 0);
+	h.flags = GW_PKT_F_LAST;
+	len = make_pkt(p, &h, NULL, 0);
+	put_pkt("ack-flag", "GW_ERESERVED", p, len);
+	random_bytes(pay, 129);
+	h = pkt_ack(12, 129);
+	len = make_pkt(p, &h, pay, 129);
+	put_pkt("ack-sack-len-129", "GW_ELENGTH", p, len);
+	h = pkt_ack(12, 4);
+	len = make_pkt(p, &h, bm, 4);
+	p[len] = 0;
+	put_pkt("ack-sack-len-mismatch", "GW_ELENGTH", p, len + 1);
+	static const uint8_t self[2] = {0x01, 0x00};
+	h = pkt_ack(12, 2);
+	len = make_pkt(p, &h, self, 2);
+	put_pkt("ack-sacks-cumulative", "GW_ECORRUPT", p, len);
 }
 
 int main(int argc, char **argv)
@@ -692,8 +985,10 @@ int main(int argc, char **argv)
 			seeds_frame();
 		if (!name || !strcmp(name, "roundtrip"))
 			seeds_roundtrip();
+		if (!name || !strcmp(name, "pkt"))
+			seeds_pkt();
 		if (name && strcmp(name, "frame") && strcmp(name, "roundtrip") &&
-		    gw_codec_by_name(name) < 0) {
+		    strcmp(name, "pkt") && gw_codec_by_name(name) < 0) {
 			fprintf(stderr, "make_corpus: no harness called %s\n", name);
 			return 1;
 		}
