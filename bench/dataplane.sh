@@ -3,10 +3,14 @@
 # no protocol) and gw-bench stream (reliable codec frames) on the DPDK
 # backend over net_memif and over AF_XDP on a veth pair between two
 # namespaces, and gw-bench stream (and raw) on the kernel UDP backend over
-# loopback — each at the small end and at the full MTU. Prints one JSON
-# object: Mpps and Gbit/s (UDP payload, receiver side) of every run, and
-# the ratios stream/raw and dpdk/udp, against the targets stream >= 0.8x
-# raw over memif and DPDK stream >= 5x UDP stream (reported, not asserted).
+# loopback — each at the small end and at the full MTU. The stream runs
+# twice: "stream" encodes each frame into its packet as it goes (the codec
+# is part of the cost), "stream_preencoded" copies frames encoded before
+# the timed part (the transport's own cost); both decode-accumulate at the
+# receiver and are checked bit-exact. Prints one JSON object: Mpps and
+# Gbit/s (UDP payload, receiver side) of every run, and the ratios
+# stream/raw and dpdk/udp, against the targets stream >= 0.8x raw over
+# memif and DPDK stream >= 5x UDP stream (reported, not asserted).
 #
 # Usage: bench/dataplane.sh [BUILD_DIR] [--duration SEC] [--no-veth]
 #
@@ -52,9 +56,10 @@ eal() {  # LCORE FILE-PREFIX VDEV
   printf '%s\n' -l "$1" --no-huge --no-pci -m 512 --no-shconf "--file-prefix=$2" \
     --log-level=lib.eal:error "--vdev=$3"
 }
-# Stream workloads: about a second each on an idle two-core machine.
-stream_small=(--mtu 140 --synthetic 262144 --rounds 10)
-stream_mtu=(--mtu 1500 --synthetic 4194304 --rounds 20)
+# Stream workloads: rounds of one tensor for --duration seconds (the
+# receiver stops at the sender's end-of-run marker).
+stream_small=(--mtu 140 --synthetic 262144 --duration "$duration")
+stream_mtu=(--mtu 1500 --synthetic 4194304 --duration "$duration")
 
 wait_ready() {  # FILE PID: the memif socket exists, or the rx has come up
   for _ in $(seq 100); do
@@ -105,6 +110,8 @@ memif_runs raw raw_mtu --size max --duration "$duration"
 if [ $has_stream = 1 ]; then
   memif_runs stream stream_small "${stream_small[@]}"
   memif_runs stream stream_mtu "${stream_mtu[@]}"
+  memif_runs stream stream_pre_small "${stream_small[@]}" --preencode
+  memif_runs stream stream_pre_mtu "${stream_mtu[@]}" --preencode
 fi
 
 # ---- AF_XDP (or AF_PACKET) on a veth pair between two namespaces ------------
@@ -141,6 +148,8 @@ if [ $veth = 1 ]; then
   if [ $has_stream = 1 ]; then
     veth_runs "$veth_driver" "$dargs" stream stream_small "${stream_small[@]}"
     veth_runs "$veth_driver" "$dargs" stream stream_mtu "${stream_mtu[@]}"
+    veth_runs "$veth_driver" "$dargs" stream stream_pre_small "${stream_small[@]}" --preencode
+    veth_runs "$veth_driver" "$dargs" stream stream_pre_mtu "${stream_mtu[@]}" --preencode
   fi
 fi
 
@@ -156,6 +165,8 @@ udp_runs raw raw_mtu --size max --duration "$duration"
 if [ $has_stream = 1 ]; then
   udp_runs stream stream_small "${stream_small[@]}"
   udp_runs stream stream_mtu "${stream_mtu[@]}"
+  udp_runs stream stream_pre_small "${stream_small[@]}" --preencode
+  udp_runs stream stream_pre_mtu "${stream_mtu[@]}" --preencode
 fi
 
 python3 - "$out" "$veth_driver" "$veth_note" "$has_stream" "$duration" <<'PY'
@@ -188,16 +199,19 @@ def ratio(a, b, key):
 
 res = {"machine": {"cpus": os.cpu_count(), "kernel": platform.release(),
                    "load_avg": [round(x, 2) for x in os.getloadavg()]},
-       "raw_duration_s": float(duration),
+       "duration_s": float(duration),
        "units": "receiver side; Gbit/s of UDP payload",
        "stream_mode": has_stream == "1"}
 for link in ("memif", "veth", "udp"):
     sec = {}
     for size in ("small", "mtu"):
-        raw, stream = load("%s_raw_%s" % (link, size)), load("%s_stream_%s" % (link, size))
-        sec[size] = {"raw": raw, "stream": stream,
-                     "stream_over_raw_mpps": ratio(stream, raw, "mpps"),
-                     "stream_over_raw_gbps": ratio(stream, raw, "gbps")}
+        raw = load("%s_raw_%s" % (link, size))
+        sec[size] = {"raw": raw}
+        for v, tag in (("stream", "stream"), ("stream_preencoded", "stream_pre")):
+            st = load("%s_%s_%s" % (link, tag, size))
+            sec[size][v] = st
+            sec[size][v + "_over_raw_mpps"] = ratio(st, raw, "mpps")
+            sec[size][v + "_over_raw_gbps"] = ratio(st, raw, "gbps")
     res[{"memif": "dpdk_memif", "veth": "dpdk_veth", "udp": "udp_loopback"}[link]] = sec
 res["dpdk_veth"]["driver"] = veth_driver
 if veth_note:
@@ -207,19 +221,25 @@ ratios = {}
 for size in ("small", "mtu"):
     m, u = res["dpdk_memif"][size], res["udp_loopback"][size]
     for key in ("mpps", "gbps"):
-        ratios["memif_%s_stream_over_raw_%s" % (size, key)] = m["stream_over_raw_" + key]
-        ratios["%s_dpdk_over_udp_stream_%s" % (size, key)] = ratio(m["stream"], u["stream"], key)
+        for v in ("stream", "stream_preencoded"):
+            ratios["memif_%s_%s_over_raw_%s" % (size, v, key)] = m[v + "_over_raw_" + key]
+            ratios["%s_dpdk_over_udp_%s_%s" % (size, v, key)] = ratio(m[v], u[v], key)
         ratios["%s_dpdk_over_udp_raw_%s" % (size, key)] = ratio(m["raw"], u["raw"], key)
 res["ratios"] = ratios
 
-def target(vals, bound):
-    vals = [v for v in vals if v is not None]
-    return {"met": all(v >= bound for v in vals) if vals else None, "values": vals}
-res["targets"] = {
-    "stream_ge_0.8x_raw_over_memif": target(
-        [ratios["memif_small_stream_over_raw_mpps"], ratios["memif_mtu_stream_over_raw_gbps"]], 0.8),
-    "dpdk_stream_ge_5x_udp_stream": target(
-        [ratios["small_dpdk_over_udp_stream_mpps"], ratios["mtu_dpdk_over_udp_stream_gbps"]], 5.0),
-}
+# Small packets compare packet rates; at the MTU the stream's payload is
+# the frame budget (1424 bytes) plus its header, a little under raw's 1472,
+# so Gbit/s of payload compare like with like.
+def target(v, bound):
+    vals = {"small": ratios["memif_small_%s_over_raw_mpps" % v] if bound < 1 else
+                     ratios["small_dpdk_over_udp_%s_mpps" % v],
+            "mtu": ratios["memif_mtu_%s_over_raw_gbps" % v] if bound < 1 else
+                   ratios["mtu_dpdk_over_udp_%s_gbps" % v]}
+    got = [x for x in vals.values() if x is not None]
+    return {"met": all(x >= bound for x in got) if got else None, "values": vals}
+res["targets"] = {}
+for v in ("stream", "stream_preencoded"):
+    res["targets"]["%s_ge_0.8x_raw_over_memif" % v] = target(v, 0.8)
+    res["targets"]["dpdk_%s_ge_5x_udp" % v] = target(v, 5.0)
 print(json.dumps(res, indent=1))
 PY

@@ -1,13 +1,17 @@
 /* gw-bench stream: real codec frames streamed reliably (gw_stream over a
  * dataplane backend) from a tx process to an rx process. Frames are encoded
- * straight into packet buffers; the receiver decode-accumulates them and,
- * after the timed part, checks its sum against an in-process encode+decode
- * bit for bit. Prints packets, Mpps, Gbit/s and retransmissions, as a
- * testpmd-style table or one JSON object.
+ * straight into packet buffers (or, with --preencode, encoded once before
+ * the timed part and copied in, so the run measures the transport rather
+ * than the encoder); the receiver decode-accumulates them and, after the
+ * timed part, checks its sum against an in-process encode+decode bit for
+ * bit. tx streams --rounds tensors, or as many as fit in --duration, then
+ * an empty tensor that tells rx the run is over. Prints packets, Mpps,
+ * Gbit/s and retransmissions, as a testpmd-style table or one JSON object.
  *
  *   gw-bench stream [EAL options] -- --backend udp|dpdk --role tx|rx
  *                   --local IP:PORT --peer IP:PORT [--codec NAME]
- *                   [--input FILE.f32 | --synthetic N] [--rounds R] [--json]
+ *                   [--input FILE.f32 | --synthetic N]
+ *                   [--rounds R | --duration S] [--preencode] [--json]
  */
 #include <getopt.h>
 #include <math.h>
@@ -28,7 +32,8 @@ struct opts {
 	const char *params[MAX_PARAMS];
 	int np;
 	uint64_t synthetic, seed, rounds, window, rto_us, timeout_ms, mtu, job, linger_ms;
-	bool have_syn, json, ef, verify, frames;
+	double duration;
+	bool have_syn, json, ef, verify, frames, preencode, rounds_set;
 	int eal_argc;
 	char **eal_argv;
 };
@@ -36,6 +41,14 @@ struct opts {
 struct fill_arg {
 	gw_encoder *enc;
 	size_t budget;
+	const struct frame_set *pre;   /* --preencode: copy these instead */
+};
+
+/* --preencode: one round's frames, back to back. */
+struct frame_set {
+	uint8_t *buf;
+	size_t *off, *len;
+	size_t n;
 };
 
 struct deliver_arg {
@@ -51,18 +64,24 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: gw-bench stream [EAL options --] --backend udp|dpdk --role tx|rx\n"
 "                       --local IP:PORT --peer IP:PORT [--codec NAME] [--param K=V]...\n"
-"                       [--input FILE.f32 | --synthetic N [--seed S]] [--rounds R]\n"
+"                       [--input FILE.f32 | --synthetic N [--seed S]]\n"
+"                       [--rounds R | --duration S] [--preencode]\n"
 "                       [--mtu BYTES] [--window W] [--rto-us US] [--timeout-ms MS]\n"
 "                       [--opts K=V,...] [--job J] [--no-ef] [--no-verify] [--no-frames]\n"
 "                       [--linger-ms MS] [--json]\n\n"
 "  Start --role rx first, then --role tx with the same tensor options; each\n"
-"  round sends the whole tensor (tensor id 0) and waits for every ack.\n"
+"  round sends the whole tensor (tensor id 0) and waits for every ack; then\n"
+"  an empty tensor ends the run (rx stops there, whatever --rounds it got).\n"
 "  --backend         udp, or dpdk (EAL options before '--'; port=N in --opts)\n"
 "  --local/--peer    A.B.C.D:PORT[@MAC]; rx answers whoever sends\n"
 "  --codec NAME      a registered codec (default raw)\n"
 "  --input FILE.f32  dense float32 tensor; --synthetic N: N seeded floats\n"
 "                    (default --synthetic 4194304)\n"
 "  --rounds R        tensors streamed back to back (default 10)\n"
+"  --duration S      tx: stream rounds for S seconds instead (at least one;\n"
+"                    rx accepts and ignores it: it stops at the marker)\n"
+"  --preencode       encode one round's frames before timing and send them\n"
+"                    every round (give it to both ends: rx checks against it)\n"
 "  --mtu BYTES       IP MTU; frame budget = MTU - %u (default 1500)\n"
 "  --window W        chunks in flight (default 256, at most %u)\n"
 "  --opts K=V,...    backend options, e.g. impair_loss=0.01,impair_seed=1\n"
@@ -97,8 +116,59 @@ static float *synth(uint64_t n, uint64_t seed)
 static int fill_cb(void *arg, uint32_t chunk, uint8_t *buf, size_t room)
 {
 	struct fill_arg *f = arg;
-	(void)chunk;
+	if (f->pre) {
+		if (chunk >= f->pre->n)
+			return 0;
+		if (f->pre->len[chunk] > room)
+			return GW_EBUDGET;
+		memcpy(buf, f->pre->buf + f->pre->off[chunk], f->pre->len[chunk]);
+		return (int)f->pre->len[chunk];
+	}
+	if (!f->enc)
+		return 0;   /* the end-of-run marker: an empty tensor */
 	return gw_encode_next(f->enc, buf, room < f->budget ? room : f->budget);
+}
+
+static void frames_free(struct frame_set *fs)
+{
+	free(fs->buf);
+	free(fs->off);
+	free(fs->len);
+	memset(fs, 0, sizeof(*fs));
+}
+
+/* Encodes one round of t into fs (--preencode). */
+static int frames_encode(gw_encoder *enc, const gw_tensor *t, size_t budget,
+			 struct frame_set *fs)
+{
+	int n = gw_encode_begin(enc, t);
+	if (n < 0)
+		return n;
+	size_t cap = 0, used = 0;
+	for (;;) {
+		if (fs->n % 1024 == 0) {
+			size_t *o = realloc(fs->off, (fs->n + 1024) * sizeof(size_t));
+			size_t *l = o ? realloc(fs->len, (fs->n + 1024) * sizeof(size_t)) : NULL;
+			if (o)
+				fs->off = o;
+			if (!l)
+				return GW_ENOMEM;
+			fs->len = l;
+		}
+		if (used + budget > cap) {
+			cap = 2 * (used + budget);
+			uint8_t *b = realloc(fs->buf, cap);
+			if (!b)
+				return GW_ENOMEM;
+			fs->buf = b;
+		}
+		n = gw_encode_next(enc, fs->buf + used, budget);
+		if (n <= 0)
+			return n;
+		fs->off[fs->n] = used;
+		fs->len[fs->n++] = (size_t)n;
+		used += (size_t)n;
+	}
 }
 
 /* A frame that does not decode and does not verify either was damaged on
@@ -150,7 +220,7 @@ static gw_encoder *make_encoder(int id, const struct opts *o, gw_ef **ef, uint64
 
 /* rx: the sum the receiver must hold, computed here; 1 if bit-exact. */
 static int verify(int id, const struct opts *o, const float *vals, uint64_t dim,
-		  const float *acc, size_t budget)
+		  const float *acc, size_t budget, uint64_t rounds)
 {
 	gw_ef *ef;
 	gw_encoder *enc = make_encoder(id, o, &ef, dim);
@@ -158,7 +228,19 @@ static int verify(int id, const struct opts *o, const float *vals, uint64_t dim,
 	uint8_t *buf = malloc(budget);
 	int ok = enc && ref && buf;
 	gw_tensor t = {.id = 0, .dim = dim, .values = vals};
-	for (uint64_t r = 0; ok && r < o->rounds; r++) {
+	for (uint64_t r = 0; ok && r < rounds; r++) {
+		if (o->preencode && r) {
+			/* The same frames every round: encode them afresh, as
+			 * the sender did once, without the feedback of the
+			 * rounds before. */
+			gw_encoder_free(enc);
+			gw_ef_free(ef);
+			enc = make_encoder(id, o, &ef, dim);
+			if (!enc) {
+				ok = 0;
+				break;
+			}
+		}
 		int n = gw_encode_begin(enc, &t);
 		while (n >= 0 && (n = gw_encode_next(enc, buf, budget)) > 0)
 			n = gw_decode(buf, (size_t)n, ref, dim) < 0 ? -1 : 0;
@@ -187,6 +269,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{"no-ef", no_argument, 0, 'n'}, {"no-verify", no_argument, 0, 'V'},
 		{"no-frames", no_argument, 0, 'F'},
 		{"linger-ms", required_argument, 0, 'L'}, {"json", no_argument, 0, 'J'},
+		{"duration", required_argument, 0, 'D'}, {"preencode", no_argument, 0, 'E'},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	/* EAL options come before "--"; with no "--" every option is ours. */
 	int dd = 0;
@@ -221,7 +304,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 's': ok = bench_parse_u64("--synthetic", optarg, 1, 1ull << 30, &o->synthetic);
 			o->have_syn = true; break;
 		case 'S': ok = bench_parse_u64("--seed", optarg, 0, UINT64_MAX, &o->seed); break;
-		case 'R': ok = bench_parse_u64("--rounds", optarg, 1, 1000000, &o->rounds); break;
+		case 'R': ok = bench_parse_u64("--rounds", optarg, 1, 1000000, &o->rounds);
+			o->rounds_set = true; break;
 		case 'm': ok = bench_parse_u64("--mtu", optarg, GW_PKT_RESERVE + GW_BUDGET_MIN,
 					       GW_FRAME_MAX + GW_PKT_RESERVE, &o->mtu); break;
 		case 'w': ok = bench_parse_u64("--window", optarg, 1, GW_STREAM_WINDOW_MAX,
@@ -235,6 +319,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'F': o->frames = false; break;
 		case 'L': ok = bench_parse_u64("--linger-ms", optarg, 0, 60000, &o->linger_ms); break;
 		case 'J': o->json = true; break;
+		case 'D': ok = bench_parse_double("--duration", optarg, 0.001, 3600, &o->duration);
+			break;
+		case 'E': o->preencode = true; break;
 		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return BENCH_EUSAGE;
 		}
@@ -273,6 +360,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "gw-bench: --codec: unknown codec '%s'\n", o->codec);
 		return BENCH_EUSAGE;
 	}
+	if (o->duration > 0 && o->rounds_set) {
+		fprintf(stderr, "gw-bench: --rounds, --duration: give one of them\n");
+		return BENCH_EUSAGE;
+	}
 	if (o->input && o->have_syn) {
 		fprintf(stderr, "gw-bench: --input, --synthetic: give one of them\n");
 		return BENCH_EUSAGE;
@@ -293,7 +384,7 @@ static int parse(int argc, char **argv, struct opts *o)
 
 struct result {
 	const struct opts *o;
-	uint64_t dim, chunks;
+	uint64_t dim, chunks, rounds;
 	double seconds;
 	gw_stream_stats st;
 	gw_dp_stats ds;
@@ -308,7 +399,7 @@ static void print(const struct result *r)
 	uint64_t bytes = tx ? r->ds.tx_bytes : r->ds.rx_bytes;
 	double s = r->seconds > 0 ? r->seconds : 1e-9;
 	double mpps = pkts / s / 1e6, gbps = bytes * 8.0 / s / 1e9;
-	double tgbps = (double)r->dim * 4 * o->rounds * 8.0 / s / 1e9;
+	double tgbps = (double)r->dim * 4 * r->rounds * 8.0 / s / 1e9;
 	const char *vf = r->verified < 0 ? "null" : r->verified ? "true" : "false";
 	if (o->json) {
 		printf("{\"mode\": \"stream\", \"role\": \"%s\", \"backend\": \"%s\", "
@@ -317,20 +408,22 @@ static void print(const struct result *r)
 		       "\"seconds\": %.6f, \"mpps\": %.4f, \"gbps\": %.4f, \"tensor_gbps\": %.4f, "
 		       "\"retransmits\": %llu, \"acks_sent\": %llu, \"acks_received\": %llu, "
 		       "\"duplicates\": %llu, \"bad\": %llu, \"corrupt\": %llu, \"stale\": %llu, "
-		       "\"tx_full\": %llu, \"idle_waits\": %llu, \"verified\": %s}\n",
+		       "\"tx_full\": %llu, \"idle_waits\": %llu, \"frames\": %s, "
+		       "\"preencode\": %s, \"verified\": %s}\n",
 		       o->role, o->backend, o->codec, (unsigned long long)r->dim,
-		       (unsigned long long)o->rounds, (unsigned long long)r->chunks,
+		       (unsigned long long)r->rounds, (unsigned long long)r->chunks,
 		       (unsigned long long)pkts, (unsigned long long)bytes, r->seconds, mpps, gbps,
 		       tgbps, (unsigned long long)r->st.retransmits,
 		       (unsigned long long)r->st.acks_sent, (unsigned long long)r->st.acks_received,
 		       (unsigned long long)r->st.duplicates, (unsigned long long)r->st.bad,
 		       (unsigned long long)r->st.corrupt, (unsigned long long)r->st.stale,
-		       (unsigned long long)r->ds.tx_full, (unsigned long long)r->ds.idle_waits, vf);
+		       (unsigned long long)r->ds.tx_full, (unsigned long long)r->ds.idle_waits,
+		       o->frames ? "true" : "false", o->preencode ? "true" : "false", vf);
 		return;
 	}
 	printf("  ---------------- stream %s: %s, codec %s, %llu floats x %llu rounds ----------------\n",
 	       o->role, o->backend, o->codec, (unsigned long long)r->dim,
-	       (unsigned long long)o->rounds);
+	       (unsigned long long)r->rounds);
 	printf("  RX-packets: %-12llu RX-bytes:  %-14llu\n", (unsigned long long)r->ds.rx_pkts,
 	       (unsigned long long)r->ds.rx_bytes);
 	printf("  TX-packets: %-12llu TX-bytes:  %-14llu TX-full: %llu\n",
@@ -432,27 +525,47 @@ int bench_stream_main(int argc, char **argv)
 
 	struct result res = {.o = &o, .dim = dim, .verified = -1};
 	struct deliver_arg da = {acc, dim, 0, 0, o.frames};
-	double t0 = bench_now();
-	for (uint64_t r = 0; r < o.rounds; r++) {
+	struct frame_set pre = {0};
+	if (tx && o.preencode) {
+		int erc = frames_encode(enc, &t, budget, &pre);
+		if (erc < 0) {
+			fprintf(stderr, "gw-bench: --preencode: %s\n", gw_strerror(erc));
+			frames_free(&pre);
+			goto out;
+		}
+	}
+	double t0 = bench_now(), t1 = t0;
+	/* tx: --rounds tensors, or rounds until --duration has passed, then the
+	 * empty tensor that ends the run; rx: tensors until that one. */
+	for (uint64_t r = 0;; r++) {
+		bool last = tx && (o.duration > 0 ? r > 0 && bench_now() - t0 >= o.duration
+						   : r == o.rounds);
 		int n;
 		if (tx) {
-			struct fill_arg fa = {enc, budget};
-			n = gw_encode_begin(enc, &t);
+			struct fill_arg fa = {last ? NULL : enc, budget,
+					      last || !o.preencode ? NULL : &pre};
+			n = last || o.preencode ? 0 : gw_encode_begin(enc, &t);
 			if (n >= 0)
 				n = gw_stream_send(s, &peer, (uint32_t)r, 0, fill_cb, &fa);
-			if (n < 0)
+			if (n < 0 && !last && !o.preencode)
 				gw_encode_abandon(enc);
 		} else {
 			n = gw_stream_recv(s, (uint32_t)r, 0, deliver_cb, &da);
+			last = n == 0;
 		}
 		if (n < 0) {
 			fprintf(stderr, "gw-bench: stream %s round %llu: %s\n", o.role,
 				(unsigned long long)r, gw_strerror(n));
+			frames_free(&pre);
 			goto out;
 		}
+		if (last)
+			break;
 		res.chunks += (uint64_t)n;
+		res.rounds++;
+		t1 = bench_now();
 	}
-	double t1 = bench_now();
+	frames_free(&pre);
 	/* rx: timed from its first frame, not from when it started waiting. */
 	res.seconds = t1 - (tx || da.first == 0 ? t0 : da.first);
 	gw_stream_stats_get(s, &res.st);
@@ -460,7 +573,7 @@ int bench_stream_main(int argc, char **argv)
 	if (!tx && o.linger_ms)
 		gw_stream_linger(s, (uint32_t)o.linger_ms);
 	if (!tx && o.verify)
-		res.verified = verify(id, &o, vals, dim, acc, budget);
+		res.verified = verify(id, &o, vals, dim, acc, budget, res.rounds);
 	print(&res);
 	rc = res.verified == 0 ? 1 : 0;
 	if (res.verified == 0)
