@@ -75,7 +75,7 @@ static void usage(FILE *f)
 "                     whichever of count and duration comes first ends the run\n"
 "  --burst N          packets per burst, 1..%d (default 32)\n"
 "  --opts K=V,...     backend options (dpdk: port=N, mtu=N, link_wait=S;\n"
-"                     udp: payload=N)\n"
+"                     udp: payload=N, gso=0|1)\n"
 "  --idle SEC         rx: stop after this long without a packet once\n"
 "                     traffic started (default 1)\n"
 "  --verify           tx fills every payload byte, rx checks them\n"
