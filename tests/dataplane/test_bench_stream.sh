@@ -30,6 +30,9 @@ expect_usage --window "${ok[@]}" --window 5000
 expect_usage --mtu "${ok[@]}" --mtu 10
 expect_usage --param "${ok[@]}" --param novalue
 expect_usage --input "${ok[@]}" --input x.f32 --synthetic 10
+expect_usage --duration "${ok[@]}" --duration 0
+expect_usage --duration "${ok[@]}" --duration 2x
+expect_usage --duration "${ok[@]}" --duration 1 --rounds 3
 expect_usage "unexpected argument" "${ok[@]}" stray
 expect_usage --backend -l 0 -- --role rx --local 127.0.0.1:0
 
@@ -86,5 +89,32 @@ if ! python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if 
   echo "FAIL: receiver not verified bit-exact: $(cat "$tmp/rx.json")"; fail=1
 fi
 cat "$tmp/tx.json" "$tmp/rx.json"
+
+# A timed run of pre-encoded frames (lossy codec, so the frames repeat
+# without feedback): rx stops at tx's end-of-run marker, counts the same
+# rounds as tx, and its sum is bit-exact against the repeated frames.
+for try in 1 2 3 4 5; do
+  port=$(( 20000 + (RANDOM % 30000) ))
+  "$bench" stream --backend udp --role rx --local 127.0.0.1:$port --codec int8 \
+    --synthetic 50000 --preencode --timeout-ms 20000 --json >"$tmp/rx2.json" 2>"$tmp/rx2.err" &
+  rx=$!
+  sleep 0.2
+  if ! kill -0 $rx 2>/dev/null; then wait $rx; continue; fi
+  "$bench" stream --backend udp --role tx --local 127.0.0.1:0 --peer 127.0.0.1:$port \
+    --codec int8 --synthetic 50000 --preencode --duration 0.3 --timeout-ms 20000 \
+    --json >"$tmp/tx2.json" 2>"$tmp/tx2.err"
+  txrc=$?
+  wait $rx; rxrc=$?
+  break
+done
+if [ $txrc -ne 0 ] || [ $rxrc -ne 0 ] || ! python3 - "$tmp/tx2.json" "$tmp/rx2.json" <<'PY'
+import json, sys
+t, r = (json.load(open(p)) for p in sys.argv[1:3])
+ok = r["verified"] is True and r["rounds"] == t["rounds"] >= 1 and r["preencode"] is True
+sys.exit(0 if ok else 1)
+PY
+then
+  echo "FAIL: timed pre-encoded run (tx $txrc rx $rxrc): $(cat "$tmp"/tx2.* "$tmp"/rx2.*)"; fail=1
+fi
 [ $fail -eq 0 ] && echo "gw-bench stream CLI: all checks passed"
 exit $fail
