@@ -43,8 +43,13 @@ static int check_tensor(const struct gw_codec_ops *ops, const gw_tensor *t)
 	if (!t->keys) {
 		if (!(ops->caps & GW_CODEC_DENSE))
 			return GW_ERR(GW_EUNSUPPORTED);
+		/* A slice's frames must still name ranges that do not wrap. */
+		if (t->base > UINT64_MAX - t->dim)
+			return GW_ERR(GW_EINVAL);
 		return (t->dim && !t->values) ? GW_ERR(GW_EINVAL) : GW_OK;
 	}
+	if (t->base)
+		return GW_ERR(GW_EINVAL);   /* sparse keys are absolute already */
 	if (!(ops->caps & GW_CODEC_SPARSE))
 		return GW_ERR(GW_EUNSUPPORTED);
 	if (t->key_bits != 32 && t->key_bits != 64)
@@ -203,7 +208,12 @@ int gw_encode_next(gw_encoder *enc, void *buf, size_t budget)
 		return body;
 	h.payload_len = (uint32_t)body - h.param_len;
 	h.frame_len = GW_FRAME_HDR_LEN + (uint32_t)body;
-	gw_frame_write_header(b, &h);
+	/* Codecs work in slice coordinates (and so does the error buffer
+	 * below); the wire names the elements of the whole tensor. */
+	struct gw_frame_info wire = h;
+	if (!enc->sparse)
+		wire.start += enc->t.base;
+	gw_frame_write_header(b, &wire);
 	gw_frame_seal(b, h.frame_len);
 
 	if (enc->ef && !(enc->ops->flags & GW_OPS_FUSED_EF)) {

@@ -119,16 +119,32 @@ int gw_frame_verify(const void *buf, size_t len, gw_frame_info *info)
 
 int gw_decode(const void *buf, size_t len, float *out, uint64_t out_len)
 {
+	return gw_decode_window(buf, len, out, 0, out_len);
+}
+
+int gw_decode_window(const void *buf, size_t len, float *out, uint64_t base,
+		     uint64_t n)
+{
 	gw_frame_info h;
 	int rc = gw_frame_verify(buf, len, &h);
 	if (rc < 0)
 		return rc;
-	if (!out && out_len)
+	if (!out && n)
 		return GW_ERR(GW_EINVAL);
-	/* Dense ranges are checked here once; sparse keys by the codec. */
-	if (!(h.flags & GW_FF_SPARSE) && h.start + h.count > out_len)
-		return GW_ERR(GW_ERANGE);
+	if (h.flags & GW_FF_SPARSE) {
+		/* Sparse keys index out directly; the codec checks them. */
+		if (base)
+			return GW_ERR(GW_EUNSUPPORTED);
+	} else {
+		/* Dense ranges are checked here once (start + count cannot wrap:
+		 * peek bounded start + span). The codec indexes out by start, so
+		 * it gets the start relative to the window; a group codec's
+		 * start % 5 check then needs base % 5 == 0 (documented). */
+		if (h.start < base || h.start - base + h.count > n)
+			return GW_ERR(GW_ERANGE);
+		h.start -= base;
+	}
 	const uint8_t *params = (const uint8_t *)buf + GW_FRAME_HDR_LEN;
 	return gw_codec_ops(h.codec)->decode(&h, params, params + h.param_len,
-					     out, out_len, 1.0f);
+					     out, n, 1.0f);
 }

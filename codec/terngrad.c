@@ -92,6 +92,8 @@ static int tg_check(gw_encoder *enc)
 	uint64_t lim = (uint64_t)enc->param[GW_PARAM_MAX_FRAME_ELEMS];
 	if (!enc->sparse && lim && lim < 5 && lim < enc->total)
 		return GW_ERR(GW_EBOUNDS);   /* dense frames hold groups of 5 */
+	if (enc->t.base % 5)
+		return GW_ERR(GW_EINVAL);    /* decoders check start % 5 */
 	if (!enc->codec_state) {
 		enc->codec_state = calloc(1, sizeof(struct tg_state));
 		if (!enc->codec_state)

@@ -263,6 +263,8 @@ static int tlc_check(gw_encoder *enc)
 	uint64_t lim = (uint64_t)enc->param[GW_PARAM_MAX_FRAME_ELEMS];
 	if (lim && lim < 5 && lim < enc->total)
 		return GW_ERR(GW_EBOUNDS);   /* frames hold whole groups of 5 */
+	if (enc->t.base % 5)
+		return GW_ERR(GW_EINVAL);    /* decoders check start % 5 */
 	struct tlc_state *st = enc->codec_state;
 	if (!st) {
 		st = calloc(1, sizeof(*st));

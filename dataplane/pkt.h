@@ -32,22 +32,30 @@ enum {
 
 #define GW_PKT_DATA 1u
 #define GW_PKT_ACK 2u
+#define GW_PKT_UP 3u       /* worker -> aggregator: one chunk's frame */
+#define GW_PKT_RESULT 4u   /* aggregator -> worker: contributor bitmap
+			    * (sack_len bytes) + the chunk's result frame */
 
 #define GW_PKT_F_LAST 0x01u    /* DATA: the final chunk of the tensor */
 #define GW_PKT_F_RETX 0x02u    /* DATA: a retransmission (informational) */
 #define GW_PKT_F_FRAME 0x04u   /* DATA: the payload is a gradwire frame, which
 				* carries its own checksum: the packet's
 				* covers the header and payload length only */
+#define GW_PKT_F_MAC 0x08u     /* UP, RESULT: the last GW_PKT_MAC_LEN bytes
+				* are a keyed MAC of everything before them */
 #define GW_PKT_F_KNOWN (GW_PKT_F_LAST | GW_PKT_F_RETX | GW_PKT_F_FRAME)
+#define GW_PKT_F_AGG (GW_PKT_F_RETX | GW_PKT_F_FRAME | GW_PKT_F_MAC)
+#define GW_PKT_MAC_LEN 16u
 
 #define GW_PKT_SACK_MAX 128u          /* bytes of SACK bitmap: 1024 chunks */
 #define GW_PKT_PAYLOAD_MAX 65535u     /* largest DATA payload (= GW_FRAME_MAX) */
 #define GW_PKT_CHUNK_LIMIT 0xffffffffu /* chunk numbers are below this */
 
 typedef struct gw_pkt_hdr {
-	uint8_t type;       /* GW_PKT_DATA or GW_PKT_ACK */
+	uint8_t type;       /* GW_PKT_DATA, _ACK, _UP or _RESULT */
 	uint8_t flags;      /* GW_PKT_F_* */
-	uint8_t sack_len;   /* ACK: bytes of bitmap after the header */
+	uint8_t sack_len;   /* ACK: bytes of bitmap after the header;
+			     * RESULT: bytes of contributor bitmap */
 	uint16_t rank;
 	uint32_t job, round, tensor;
 	uint32_t chunk;     /* DATA: chunk index; ACK: cumulative ack */
@@ -60,9 +68,11 @@ typedef struct gw_pkt_hdr {
 uint64_t gw_pkt_payload_hash(const uint8_t *payload, size_t len);
 
 /* The seed of a packet's header checksum: the payload's hash, or — for a
- * DATA packet flagged FRAME — the payload's length, without reading it. */
-uint64_t gw_pkt_payload_seed(uint8_t type, uint8_t flags, const uint8_t *payload,
-			     size_t len);
+ * packet flagged FRAME — the payload's length, without reading the frame
+ * (a RESULT's contributor bitmap, which is no frame, is hashed with the
+ * length as seed: sack_len bytes at payload). */
+uint64_t gw_pkt_payload_seed(uint8_t type, uint8_t flags, uint8_t sack_len,
+			     const uint8_t *payload, size_t len);
 
 /* Writes the 32-byte header h at p (version and magic included) and its
  * checksum over the header and a payload whose hash is payload_hash. */
@@ -76,7 +86,8 @@ void gw_pkt_write(uint8_t *p, const gw_pkt_hdr *h, uint64_t payload_hash);
  * GW_ELENGTH (empty DATA other than the empty-tensor marker), GW_ERANGE
  * (chunk numbers out of range), GW_ECORRUPT (an ACK that SACKs its own
  * cumulative chunk). The stream counts GW_ECHECKSUM as corrupt and every
- * other error as bad. */
+ * other error as bad. The MAC of a MAC-flagged packet is not checked here
+ * (the key is the aggregation layer's): only that there is room for it. */
 int gw_pkt_parse(const uint8_t *p, size_t len, gw_pkt_hdr *h);
 
 #endif /* GW_PKT_H */

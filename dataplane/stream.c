@@ -257,6 +257,10 @@ static int accept_pkt(gw_stream *s, const gw_pkt *p, gw_pkt_hdr *h)
 		s->st.foreign++;
 		return 0;
 	}
+	if (h->type != GW_PKT_DATA && h->type != GW_PKT_ACK) {
+		s->st.bad++;   /* aggregation packets are not a stream's */
+		return 0;
+	}
 	if ((h->flags & GW_PKT_F_FRAME) && !s->cfg.frames) {
 		s->st.bad++;   /* payload unchecked, and deliver() would not check it */
 		return 0;
@@ -559,7 +563,7 @@ static int sender_fill(gw_stream *s, gw_stream_fill_fn fill, void *arg)
 		}
 		struct slot *sl = slot_of(s, s->next);
 		*sl = (struct slot){.pkt = p, .last = (uint8_t)s->eof};
-		sl->hash = gw_pkt_payload_seed(GW_PKT_DATA, s->cfg.frames ? GW_PKT_F_FRAME : 0,
+		sl->hash = gw_pkt_payload_seed(GW_PKT_DATA, s->cfg.frames ? GW_PKT_F_FRAME : 0, 0,
 					       p->data + GW_PKT_HDR_LEN, (size_t)n);
 		p->len = GW_PKT_HDR_LEN + (uint32_t)n;
 		s->next++;

@@ -15,6 +15,7 @@ PKGS=(
   zlib1g-dev libgsl-dev libsodium-dev
   libdpdk-dev libnuma-dev libibverbs-dev librdmacm-dev
   iproute2
+  openmpi-bin libopenmpi-dev       # MPI_Allreduce baseline (bench/mpi_allreduce.c)
 )
 
 missing=()

@@ -133,6 +133,11 @@ typedef struct gw_tensor {
 	const void *keys;     /* NULL for dense; else nnz strictly ascending keys */
 	uint64_t nnz;         /* sparse entry count (ignored when keys == NULL) */
 	unsigned key_bits;    /* 32 or 64 (sparse only) */
+	/* Dense only: the index of values[0] in a larger tensor, so a slice
+	 * (an aggregator's chunk) encodes to frames that name the elements
+	 * they really cover: start = base + i. 0 for a whole tensor. Codecs
+	 * that cut frames at groups of 5 (3lc, terngrad) need base % 5 == 0. */
+	uint64_t base;
 } gw_tensor;
 
 /* ---- error feedback ------------------------------------------------------ */
@@ -197,6 +202,13 @@ GW_API int gw_encode_min_budget(const gw_encoder *enc, const gw_tensor *t);
  * sparse key k to out[k]. Returns the number of values added, or GW_E* —
  * in which case out is unchanged: frames are validated before writing. */
 GW_API int gw_decode(const void *buf, size_t len, float *out, uint64_t out_len);
+
+/* The same for a window of the tensor: out[0..n) holds elements
+ * [base, base + n), and the frame's range must lie inside it (GW_ERANGE
+ * otherwise). An aggregator accumulates one chunk's frames into a slot
+ * this way. Sparse frames need base == 0 (GW_EUNSUPPORTED otherwise). */
+GW_API int gw_decode_window(const void *buf, size_t len, float *out,
+			    uint64_t base, uint64_t n);
 
 #ifdef __cplusplus
 }

@@ -56,7 +56,7 @@ static size_t make_data(uint8_t *buf, uint32_t job, uint32_t round, uint32_t ten
 		memcpy(buf + GW_PKT_HDR_LEN, frame, flen);
 	gw_pkt_hdr h = {.type = GW_PKT_DATA, .flags = flags, .rank = 5, .job = job,
 			.round = round, .tensor = tensor, .chunk = chunk, .seq = 1234};
-	gw_pkt_write(buf, &h, gw_pkt_payload_seed(GW_PKT_DATA, flags, buf + GW_PKT_HDR_LEN, flen));
+	gw_pkt_write(buf, &h, gw_pkt_payload_seed(GW_PKT_DATA, flags, 0, buf + GW_PKT_HDR_LEN, flen));
 	return GW_PKT_HDR_LEN + flen;
 }
 
@@ -82,7 +82,7 @@ static void reseal(uint8_t *p, size_t len)
 			.tensor = gw_test_ld32(p + GW_PKT_OFF_TENSOR),
 			.chunk = gw_test_ld32(p + GW_PKT_OFF_CHUNK),
 			.seq = gw_test_ld32(p + GW_PKT_OFF_SEQ)};
-	gw_pkt_write(p, &h, gw_pkt_payload_seed(h.type, h.flags, p + GW_PKT_HDR_LEN,
+	gw_pkt_write(p, &h, gw_pkt_payload_seed(h.type, h.flags, h.sack_len, p + GW_PKT_HDR_LEN,
 						 len - GW_PKT_HDR_LEN));
 }
 

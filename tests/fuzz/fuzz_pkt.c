@@ -143,7 +143,7 @@ static void check_accepted(const uint8_t *p, size_t len, const gw_pkt_hdr *h)
 	/* round trip: re-sealing the parsed header rebuilds it exactly */
 	uint8_t *hdr = malloc(GW_PKT_HDR_LEN);
 	GW_FUZZ_CHECK(hdr);
-	gw_pkt_write(hdr, h, gw_pkt_payload_seed(h->type, h->flags,
+	gw_pkt_write(hdr, h, gw_pkt_payload_seed(h->type, h->flags, h->sack_len,
 						 p + GW_PKT_HDR_LEN, plen));
 	for (unsigned i = 0; i < GW_PKT_HDR_LEN; i++)
 		GW_FUZZ_CHECKF(hdr[i] == p[i],
@@ -257,7 +257,7 @@ static void derived(const uint8_t *data, size_t size)
 		memcpy(p + GW_PKT_HDR_LEN, rest, plen);
 	if (w.type == GW_PKT_ACK && plen)
 		p[GW_PKT_HDR_LEN] &= (uint8_t)~1u;
-	gw_pkt_write(p, &w, gw_pkt_payload_seed(w.type, w.flags,
+	gw_pkt_write(p, &w, gw_pkt_payload_seed(w.type, w.flags, w.sack_len,
 						p + GW_PKT_HDR_LEN, plen));
 
 	gw_pkt_hdr h;

@@ -1,0 +1,199 @@
+/* Shared command line of the collective apps. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_cli.h"
+
+bool cli_u64(const char *prog, const char *opt, const char *s, uint64_t lo,
+	     uint64_t hi, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (!*s || *end || errno || s[0] == '-' || v < lo || v > hi) {
+		fprintf(stderr, "%s: --%s: '%s' is not an integer in [%llu, %llu]\n",
+			prog, opt, s, (unsigned long long)lo, (unsigned long long)hi);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+void cli_job_usage(FILE *f)
+{
+	fprintf(f,
+"job options (every process of a job gives the same):\n"
+"  --workers W          workers (1..%u)\n"
+"  --shards S           aggregator shards (1..%u, default 1)\n"
+"  --dim N              tensor elements\n"
+"  --up CODEC           uplink codec (default raw); --up-params K=V,...\n"
+"  --down CODEC         downlink codec (default raw); --down-params K=V,...\n"
+"  --mode M             reliable (default) or loss-tolerant\n"
+"  --deadline-us US     loss-tolerant: a chunk finishes without missing\n"
+"                       workers this long after its first contribution\n"
+"  --window N           slots per shard (default 64)\n"
+"  --chunk-elems K      elements per chunk (default: the most one packet holds)\n"
+"  --job J              job id (default 1)\n"
+"  --key-file F         job key, 64 hex digits: every packet is MACed\n"
+"dataplane options:\n"
+"  --backend udp|dpdk   (default udp); EAL options go before '--'\n"
+"  --local IP:PORT      address to receive on\n"
+"  --mtu BYTES          IP MTU of the packets (default: the device's)\n"
+"  --opts K=V,...       backend options (impair_loss=P, ...)\n"
+"  --pool N             packet buffers (default: what the window needs)\n",
+		GW_COLL_WORKERS_MAX, GW_COLL_SHARDS_MAX);
+}
+
+int cli_split_eal(struct cli *c, int argc, char **argv)
+{
+	int dd = 0;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			dd = i;
+			break;
+		}
+	c->eal_argc = dd ? dd : 1;
+	c->eal_argv = argv;
+	return dd ? dd : 0;
+}
+
+int cli_job_opt(struct cli *c, const char *name, const char *v)
+{
+	const char *p = c->prog;
+	if (!strcmp(name, "job"))
+		return cli_u64(p, name, v, 0, UINT32_MAX, &c->job_id) ? 1 : -1;
+	if (!strcmp(name, "dim"))
+		return cli_u64(p, name, v, 1, 1ull << 34, &c->dim) ? 1 : -1;
+	if (!strcmp(name, "chunk-elems"))
+		return cli_u64(p, name, v, 40, 1u << 20, &c->chunk_elems) ? 1 : -1;
+	if (!strcmp(name, "workers"))
+		return cli_u64(p, name, v, 1, GW_COLL_WORKERS_MAX, &c->workers) ? 1 : -1;
+	if (!strcmp(name, "shards"))
+		return cli_u64(p, name, v, 1, GW_COLL_SHARDS_MAX, &c->shards) ? 1 : -1;
+	if (!strcmp(name, "window"))
+		return cli_u64(p, name, v, 1, GW_COLL_WINDOW_MAX, &c->window) ? 1 : -1;
+	if (!strcmp(name, "deadline-us"))
+		return cli_u64(p, name, v, 1, 60000000, &c->deadline_us) ? 1 : -1;
+	if (!strcmp(name, "mtu"))
+		return cli_u64(p, name, v, 256, 65535, &c->mtu) ? 1 : -1;
+	if (!strcmp(name, "pool"))
+		return cli_u64(p, name, v, 64, 1u << 22, &c->pool) ? 1 : -1;
+	const char **s = !strcmp(name, "up") ? &c->up : !strcmp(name, "down") ? &c->down :
+		!strcmp(name, "up-params") ? &c->up_params :
+		!strcmp(name, "down-params") ? &c->down_params :
+		!strcmp(name, "mode") ? &c->mode : !strcmp(name, "backend") ? &c->backend :
+		!strcmp(name, "local") ? &c->local : !strcmp(name, "opts") ? &c->dp_opts :
+		!strcmp(name, "key-file") ? &c->key_file : NULL;
+	if (!s)
+		return 0;
+	*s = v;
+	if (s == &c->up || s == &c->down) {
+		if (gw_codec_by_name(v) < 0) {
+			fprintf(stderr, "%s: --%s: unknown codec '%s'\n", p, name, v);
+			return -1;
+		}
+	} else if (s == &c->mode) {
+		if (strcmp(v, "reliable") && strcmp(v, "loss-tolerant")) {
+			fprintf(stderr, "%s: --mode: '%s' is not reliable or loss-tolerant\n", p, v);
+			return -1;
+		}
+	} else if (s == &c->backend) {
+		if (strcmp(v, "udp") && strcmp(v, "dpdk")) {
+			fprintf(stderr, "%s: --backend: '%s' is not udp or dpdk\n", p, v);
+			return -1;
+		}
+	} else if (s == &c->local) {
+		gw_endpoint ep;
+		if (gw_endpoint_parse(v, &ep) < 0) {
+			fprintf(stderr, "%s: --local: '%s' is not IP:PORT[@MAC]\n", p, v);
+			return -1;
+		}
+	} else if (s == &c->key_file) {
+		int rc = gw_coll_key_load(v, c->key);
+		if (rc < 0) {
+			fprintf(stderr, "%s: --key-file: %s: %s\n", p, v,
+				rc == GW_EIO ? "cannot read" : "not 64 hex digits");
+			return -1;
+		}
+		c->keyed = true;
+	}
+	return 1;
+}
+
+int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job)
+{
+	if (!c->workers || !c->dim) {
+		fprintf(stderr, "%s: --%s is required\n", c->prog, c->workers ? "dim" : "workers");
+		return -1;
+	}
+	*job = (gw_coll_job){
+		.job = (uint32_t)c->job_id, .dim = c->dim,
+		.chunk_elems = (uint32_t)c->chunk_elems,
+		.workers = (uint16_t)c->workers,
+		.shards = (uint16_t)(c->shards ? c->shards : 1),
+		.window = (uint32_t)c->window,
+		.up_codec = c->up ? gw_codec_by_name(c->up) : GW_CODEC_RAW,
+		.down_codec = c->down ? gw_codec_by_name(c->down) : GW_CODEC_RAW,
+		.up_params = c->up_params, .down_params = c->down_params,
+		.mode = c->mode && !strcmp(c->mode, "loss-tolerant") ?
+			GW_COLL_LOSS_TOLERANT : GW_COLL_RELIABLE,
+		.deadline_us = (uint32_t)c->deadline_us,
+		.key = c->keyed ? c->key : NULL,
+	};
+	const char *why = NULL;
+	gw_coll_job probe = *job;
+	if (!probe.chunk_elems)
+		probe.chunk_elems = 40;   /* the smallest: checks everything else */
+	if (gw_coll_job_check(&probe, &why) < 0) {
+		fprintf(stderr, "%s: %s\n", c->prog, why ? why : "bad job");
+		return -1;
+	}
+	if (!job->chunk_elems) {
+		uint32_t pmax = gw_dp_payload_max(dp);
+		if (c->mtu && c->mtu - 28 < pmax)
+			pmax = (uint32_t)c->mtu - 28;   /* IPv4 + UDP headers */
+		int k = gw_coll_chunk_elems(job, pmax);
+		if (k < 0) {
+			fprintf(stderr, "%s: no chunk fits a %u-byte payload: %s\n",
+				c->prog, pmax, gw_strerror(k));
+			return -1;
+		}
+		job->chunk_elems = (uint32_t)k;
+	}
+	if (gw_coll_job_check(job, &why) < 0) {
+		fprintf(stderr, "%s: %s\n", c->prog, why ? why : "bad job");
+		return -1;
+	}
+	return 0;
+}
+
+int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp)
+{
+	if (!c->local) {
+		fprintf(stderr, "%s: --local is required\n", c->prog);
+		return -1;
+	}
+	gw_dp_config cfg = {.backend = c->backend ? c->backend : "udp",
+			    .pool = (uint32_t)c->pool, .argc = c->eal_argc,
+			    .argv = c->eal_argv};
+	gw_endpoint_parse(c->local, &cfg.local);
+	char opts[512];
+	const char *extra = c->dp_opts ? c->dp_opts : "";
+	if (!strcmp(cfg.backend, "dpdk")) {
+		/* One port per worker on an aggregator fed by memif links. */
+		snprintf(opts, sizeof(opts), "port=%u%s%s", i, *extra ? "," : "", extra);
+	} else {
+		cfg.local.port = (uint16_t)(cfg.local.port + i);
+		snprintf(opts, sizeof(opts), "%s", extra);
+	}
+	cfg.opts = *opts ? opts : NULL;
+	int rc = gw_dp_open(&cfg, dp);
+	if (rc < 0) {
+		fprintf(stderr, "%s: cannot open the %s dataplane: %s\n", c->prog,
+			cfg.backend, gw_strerror(rc));
+		return -1;
+	}
+	return 0;
+}

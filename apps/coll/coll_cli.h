@@ -1,0 +1,65 @@
+/* Command-line pieces shared by gw-aggregator and gw-allreduce: the job
+ * options every process of a job must give alike, and dataplane opening. */
+#ifndef GW_COLL_CLI_H
+#define GW_COLL_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include <gw/collective.h>
+
+#define CLI_AGGS_MAX 64
+#define CLI_PORTS_MAX 64
+
+struct cli {
+	const char *prog;
+	/* job */
+	uint64_t job_id, dim, chunk_elems, workers, shards, window, deadline_us;
+	const char *up, *down, *up_params, *down_params, *mode, *key_file;
+	uint8_t key[GW_KEY_LEN];
+	bool keyed;
+	/* dataplane */
+	const char *backend, *local, *dp_opts;
+	uint64_t mtu, pool, ports;
+	int eal_argc;
+	char **eal_argv;
+};
+
+/* Splits argv at "--" (EAL options before it, for DPDK); returns the index
+ * of the first app option. */
+int cli_split_eal(struct cli *c, int argc, char **argv);
+
+/* Handles a shared long option; returns 1 if taken, 0 if not ours, -1 on a
+ * bad value (after printing a message naming the option). */
+int cli_job_opt(struct cli *c, const char *name, const char *val);
+
+/* getopt_long entries of the shared options (all take an argument), to
+ * put in front of an app's own; their val is CLI_OPT. */
+#define CLI_OPT 1000
+#define CLI_LONGOPTS \
+	{"job", 1, 0, CLI_OPT}, {"dim", 1, 0, CLI_OPT}, \
+	{"chunk-elems", 1, 0, CLI_OPT}, {"workers", 1, 0, CLI_OPT}, \
+	{"shards", 1, 0, CLI_OPT}, {"window", 1, 0, CLI_OPT}, \
+	{"deadline-us", 1, 0, CLI_OPT}, {"up", 1, 0, CLI_OPT}, \
+	{"down", 1, 0, CLI_OPT}, {"up-params", 1, 0, CLI_OPT}, \
+	{"down-params", 1, 0, CLI_OPT}, {"mode", 1, 0, CLI_OPT}, \
+	{"key-file", 1, 0, CLI_OPT}, {"backend", 1, 0, CLI_OPT}, \
+	{"local", 1, 0, CLI_OPT}, {"opts", 1, 0, CLI_OPT}, \
+	{"mtu", 1, 0, CLI_OPT}, {"pool", 1, 0, CLI_OPT}
+
+/* The shared options' help text. */
+void cli_job_usage(FILE *f);
+
+/* Fills job from the options (chunk_elems: computed from the dataplane's
+ * payload when not given). 0, or -1 after printing why. */
+int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job);
+
+/* Opens dataplane i (DPDK: port=i; UDP: the --local address, port + i).
+ * 0 or -1 after printing why. */
+int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp);
+
+bool cli_u64(const char *prog, const char *opt, const char *s, uint64_t lo,
+	     uint64_t hi, uint64_t *out);
+
+#endif

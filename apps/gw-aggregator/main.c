@@ -1,0 +1,169 @@
+/* gw-aggregator: one aggregator shard of a gradwire allreduce job.
+ *
+ *   gw-aggregator [EAL options --] --shard I --workers W --dim N
+ *                 [job and dataplane options] [--ports P] [--idle-exit-ms MS]
+ *                 [--json]
+ *
+ * Serves until SIGINT/SIGTERM (or --idle-exit-ms without packets), then
+ * prints its counters. With the dpdk backend and memif links it opens one
+ * port per worker (--ports W): memif joins two processes only.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_cli.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: gw-aggregator [EAL options --] --shard I --workers W --dim N\n"
+"                     --local IP:PORT [options]\n\n"
+"  --shard I            this shard (0 .. shards-1)\n"
+"  --ports P            dataplanes to serve (dpdk: ports 0..P-1, one memif\n"
+"                       link per worker; udp: --local port .. port+P-1)\n"
+"  --idle-exit-ms MS    exit after MS without a packet (once one came)\n"
+"  --json               counters at exit as one JSON object\n\n");
+	cli_job_usage(f);
+}
+
+static void print_stats(const gw_agg_stats *s, uint64_t shard, bool json)
+{
+	if (json) {
+		printf("{\"tool\":\"gw-aggregator\",\"shard\":%llu,\"ups\":%llu,"
+		       "\"results_sent\":%llu,\"results_resent\":%llu,\"bytes_down\":%llu,"
+		       "\"chunks_done\":%llu,\"chunks_short\":%llu,\"duplicates\":%llu,"
+		       "\"late\":%llu,\"stale\":%llu,\"early\":%llu,\"foreign\":%llu,\"bad\":%llu,"
+		       "\"corrupt\":%llu,\"unauthenticated\":%llu,\"forged\":%llu,"
+		       "\"tx_refused\":%llu}\n",
+		       (unsigned long long)shard, (unsigned long long)s->ups,
+		       (unsigned long long)s->results_sent,
+		       (unsigned long long)s->results_resent,
+		       (unsigned long long)s->bytes_down, (unsigned long long)s->chunks_done,
+		       (unsigned long long)s->chunks_short, (unsigned long long)s->duplicates,
+		       (unsigned long long)s->late, (unsigned long long)s->stale,
+		       (unsigned long long)s->early,
+		       (unsigned long long)s->foreign, (unsigned long long)s->bad,
+		       (unsigned long long)s->corrupt, (unsigned long long)s->unauthenticated,
+		       (unsigned long long)s->forged, (unsigned long long)s->tx_refused);
+		return;
+	}
+	printf("gw-aggregator shard %llu: %llu chunks (%llu short), %llu ups, "
+	       "%llu results (%llu re-sent), dropped: %llu duplicate, %llu late, "
+	       "%llu stale, %llu foreign, %llu bad, %llu corrupt, %llu unauthenticated, "
+	       "%llu forged\n",
+	       (unsigned long long)shard, (unsigned long long)s->chunks_done,
+	       (unsigned long long)s->chunks_short, (unsigned long long)s->ups,
+	       (unsigned long long)s->results_sent, (unsigned long long)s->results_resent,
+	       (unsigned long long)s->duplicates, (unsigned long long)s->late,
+	       (unsigned long long)s->stale, (unsigned long long)s->foreign,
+	       (unsigned long long)s->bad, (unsigned long long)s->corrupt,
+	       (unsigned long long)s->unauthenticated, (unsigned long long)s->forged);
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = {.prog = "gw-aggregator", .job_id = 1};
+	uint64_t shard = 0, ports = 1, idle_ms = 0;
+	bool have_shard = false, json = false;
+	int first = cli_split_eal(&c, argc, argv);
+	static const struct option lo[] = {
+		CLI_LONGOPTS,
+		{"shard", 1, 0, 's'}, {"ports", 1, 0, 'p'}, {"idle-exit-ms", 1, 0, 'i'},
+		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+	};
+	int ac = argc - first;
+	char **av = argv + first;
+	int opt, li;
+	optind = 1;
+	while ((opt = getopt_long(ac, av, "h", lo, &li)) != -1) {
+		switch (opt) {
+		case CLI_OPT:
+			if (cli_job_opt(&c, lo[li].name, optarg) < 0)
+				return 2;
+			break;
+		case 's':
+			if (!cli_u64(c.prog, "shard", optarg, 0, GW_COLL_SHARDS_MAX - 1, &shard))
+				return 2;
+			have_shard = true;
+			break;
+		case 'p':
+			if (!cli_u64(c.prog, "ports", optarg, 1, CLI_PORTS_MAX, &ports))
+				return 2;
+			break;
+		case 'i':
+			if (!cli_u64(c.prog, "idle-exit-ms", optarg, 1, 86400000, &idle_ms))
+				return 2;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < ac) {
+		fprintf(stderr, "gw-aggregator: unexpected argument '%s'\n", av[optind]);
+		return 2;
+	}
+	if (!have_shard) {
+		fprintf(stderr, "gw-aggregator: --shard is required\n");
+		return 2;
+	}
+	if (shard >= (c.shards ? c.shards : 1)) {
+		fprintf(stderr, "gw-aggregator: --shard: %llu is not below --shards\n",
+			(unsigned long long)shard);
+		return 2;
+	}
+	gw_dp *dps[CLI_PORTS_MAX] = {0};
+	int rc = 1;
+	gw_agg *a = NULL;
+	for (unsigned i = 0; i < ports; i++)
+		if (cli_open_dp(&c, i, &dps[i]) < 0)
+			goto out;
+	gw_coll_job job;
+	if (cli_job(&c, dps[0], &job) < 0) {
+		rc = 2;
+		goto out;
+	}
+	gw_agg_config cfg = {.job = job, .shard = (uint16_t)shard};
+	a = gw_agg_create(dps, (unsigned)ports, &cfg);
+	if (!a) {
+		fprintf(stderr, "gw-aggregator: cannot create the shard (memory, or a "
+			"dataplane payload below one chunk)\n");
+		goto out;
+	}
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	fprintf(stderr, "gw-aggregator: shard %llu of %u, %u workers, dim %llu, "
+		"chunk %u elements, %s -> %s, ready\n", (unsigned long long)shard,
+		job.shards, job.workers, (unsigned long long)job.dim, job.chunk_elems,
+		gw_codec_name(job.up_codec), gw_codec_name(job.down_codec));
+	int r = gw_agg_serve(a, &stop, (uint32_t)idle_ms);
+	if (r < 0)
+		fprintf(stderr, "gw-aggregator: %s\n", gw_strerror(r));
+	gw_agg_stats st;
+	gw_agg_stats_get(a, &st);
+	print_stats(&st, shard, json);
+	rc = r < 0;
+out:
+	gw_agg_free(a);
+	for (unsigned i = 0; i < ports; i++)
+		gw_dp_close(dps[i]);
+	return rc;
+}

@@ -1,0 +1,474 @@
+/* gw-allreduce: one worker of a gradwire allreduce job, for tests and
+ * benchmarks. Each round it allreduces a seeded synthetic gradient (every
+ * rank's is different, and every rank can compute every other's), then
+ * checks the result bit for bit against an in-process model of the whole
+ * job (reference.c) — until a chunk comes back short, which only the
+ * loss-tolerant mode allows and no model can predict.
+ *
+ *   gw-allreduce [EAL options --] --rank R --workers W --dim N
+ *                --agg IP:PORT[,IP:PORT...] --local IP:PORT [options]
+ *   gw-allreduce --check DIR --workers W --dim N --rounds R [--seed S]
+ *
+ * --dump DIR writes this rank's sum of received results and its final
+ * error buffer; --check DIR then verifies that no gradient mass was lost:
+ * received + every worker's residual = every gradient ever fed in.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coll_cli.h"
+#include "reference.h"
+
+struct opts {
+	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round;
+	const char *aggs, *dump, *check;
+	bool have_rank, verify, json;
+	gw_endpoint shard[GW_COLL_SHARDS_MAX];
+	unsigned nshard;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Rank w's gradient of round r: heavy-tailed, a quarter zeros. */
+static void synth(float *g, uint64_t n, uint64_t seed, uint64_t w, uint64_t r)
+{
+	uint64_t s = seed ^ (w * 0x100000001b3ull) ^ (r << 40);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t x = splitmix(&s);
+		double u = ((x >> 11) + 0.5) / 9007199254740992.0;
+		g[i] = (x & 3) == 0 ? 0.0f : (float)(1e-3 * tan(M_PI * (u - 0.45) * 0.9));
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: gw-allreduce [EAL options --] --rank R --workers W --dim N\n"
+"                    --agg IP:PORT[,IP:PORT...] --local IP:PORT [options]\n"
+"       gw-allreduce --check DIR --workers W --dim N --rounds R [--seed S]\n\n"
+"  --rank R           this worker (0 .. W-1)\n"
+"  --agg LIST         shard endpoints, shard 0 first (one per --shards)\n"
+"  --rounds R         allreduce calls (default 3)\n"
+"  --seed S           gradient seed, the same on every rank (default 1)\n"
+"  --no-verify        skip the bit-exact check against the in-process model\n"
+"  --dump DIR         write recv.R.f32 (sum of results) and resid.R.f32\n"
+"  --check DIR        verify the dumps of all W ranks: nothing was lost\n"
+"  --timeout-ms MS    one allreduce gives up after (default 60000)\n"
+"  --rto-us US        retransmission timeout (default 5000)\n"
+"  --first-round R    round number of the first call (default 0)\n"
+"  --json             one JSON object per round\n\n");
+	cli_job_usage(f);
+}
+
+static int parse_aggs(struct opts *o, const char *list)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", list);
+	char *save = NULL;
+	o->nshard = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (o->nshard == GW_COLL_SHARDS_MAX ||
+		    gw_endpoint_parse(t, &o->shard[o->nshard]) < 0) {
+			fprintf(stderr, "gw-allreduce: --agg: '%s' is not IP:PORT[@MAC]\n", t);
+			return -1;
+		}
+		o->nshard++;
+	}
+	return o->nshard ? 0 : -1;
+}
+
+static int write_f32(const char *dir, const char *what, uint64_t rank,
+		     const float *v, uint64_t n)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s.%llu.f32", dir, what, (unsigned long long)rank);
+	FILE *f = fopen(path, "wb");
+	size_t w = f ? fwrite(v, sizeof(float), n, f) : 0;
+	if (!f || fclose(f) != 0 || w != n) {
+		fprintf(stderr, "gw-allreduce: --dump: cannot write %s\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+static float *read_f32(const char *dir, const char *what, uint64_t rank, uint64_t n)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s.%llu.f32", dir, what, (unsigned long long)rank);
+	FILE *f = fopen(path, "rb");
+	float *v = malloc(n * sizeof(float));
+	if (!f || !v || fread(v, sizeof(float), n, f) != n) {
+		fprintf(stderr, "gw-allreduce: --check: cannot read %s (%llu floats)\n",
+			path, (unsigned long long)n);
+		free(v);
+		v = NULL;
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* received + sum of residuals == sum of all gradients, in double, to a
+ * tolerance of float rounding over the additions involved; and every rank
+ * received the same. */
+static int check(const struct cli *c, const struct opts *o)
+{
+	uint64_t n = c->dim, W = c->workers;
+	double *want = calloc(n, sizeof(double)), *have = calloc(n, sizeof(double));
+	double *mag = calloc(n, sizeof(double));
+	float *g = malloc(n * sizeof(float));
+	float *recv0 = read_f32(o->check, "recv", 0, n);
+	int bad = !want || !have || !mag || !g || !recv0;
+	for (uint64_t w = 0; !bad && w < W; w++) {
+		for (uint64_t r = 0; r < o->rounds; r++) {
+			synth(g, n, o->seed, w, r);
+			for (uint64_t i = 0; i < n; i++) {
+				want[i] += g[i];
+				mag[i] += fabs(g[i]);
+			}
+		}
+		float *res = read_f32(o->check, "resid", w, n);
+		float *rv = w ? read_f32(o->check, "recv", w, n) : NULL;
+		if (!res || (w && !rv)) {
+			bad = 1;
+		} else {
+			for (uint64_t i = 0; i < n; i++)
+				have[i] += res[i];
+			if (w && memcmp(rv, recv0, n * sizeof(float))) {
+				fprintf(stderr, "gw-allreduce: --check: rank %llu received "
+					"other sums than rank 0\n", (unsigned long long)w);
+				bad = 1;
+			}
+		}
+		free(res);
+		free(rv);
+	}
+	uint64_t worst = 0;
+	double worst_err = 0;
+	for (uint64_t i = 0; !bad && i < n; i++) {
+		double err = fabs(have[i] + recv0[i] - want[i]);
+		/* Each float addition rounds by at most 2^-24 of what it sums. */
+		double tol = 4.0 * (double)(W + 2) * (double)(o->rounds + 2) * mag[i] *
+			     ldexp(1.0, -24) + 1e-30;
+		if (err > tol && err - tol > worst_err) {
+			worst_err = err - tol;
+			worst = i;
+		}
+	}
+	if (!bad && worst_err > 0) {
+		fprintf(stderr, "gw-allreduce: --check: mass lost at element %llu: "
+			"received + residuals = %.9g, gradients = %.9g\n",
+			(unsigned long long)worst, have[worst] + recv0[worst], want[worst]);
+		bad = 1;
+	}
+	if (!bad)
+		printf("gw-allreduce: check: %llu ranks, %llu rounds, %llu elements: "
+		       "received + residuals = all gradients\n", (unsigned long long)W,
+		       (unsigned long long)o->rounds, (unsigned long long)n);
+	free(want);
+	free(have);
+	free(mag);
+	free(g);
+	free(recv0);
+	return bad;
+}
+
+/* Round 0 (error buffers still empty) against the exact sum: each worker's
+ * frame errs by at most q * max|chunk| per element and the downlink by q
+ * * max|sum| — q = 1/254 for int8 (round to nearest of 127 levels), 1 for
+ * 3lc and the other 3-value or 1-bit codecs, 0 for raw. */
+static double codec_q(int id)
+{
+	switch (id) {
+	case GW_CODEC_RAW: return 0;
+	case GW_CODEC_BF16: return 1.0 / 256;
+	case GW_CODEC_INT8: return 1.0 / 254;
+	default: return 1;
+	}
+}
+
+static bool within_bound(const gw_coll_job *j, const float *const *g, const float *out)
+{
+	double qu = codec_q(j->up_codec), qd = codec_q(j->down_codec);
+	for (uint64_t b = 0; b < j->dim; b += j->chunk_elems) {
+		uint64_t e = b + j->chunk_elems < j->dim ? b + j->chunk_elems : j->dim;
+		double mw = 0, ms = 0;
+		for (unsigned w = 0; w < j->workers; w++) {
+			double m = 0;
+			for (uint64_t i = b; i < e; i++)
+				m = fmax(m, fabs(g[w][i]));
+			mw += m;
+		}
+		for (uint64_t i = b; i < e; i++) {
+			double s = 0;
+			for (unsigned w = 0; w < j->workers; w++)
+				s += g[w][i];
+			ms = fmax(ms, fabs(s));
+		}
+		/* Float rounding of the sums on top. */
+		double tol = qu * mw + qd * (ms + qu * mw) + 1e-6 * (mw + ms) + 1e-30;
+		for (uint64_t i = b; i < e; i++) {
+			double s = 0;
+			for (unsigned w = 0; w < j->workers; w++)
+				s += g[w][i];
+			if (fabs(out[i] - s) > tol)
+				return false;
+		}
+	}
+	return true;
+}
+
+static int parse(int argc, char **argv, struct cli *c, struct opts *o)
+{
+	int first = cli_split_eal(c, argc, argv);
+	static const struct option lo[] = {
+		CLI_LONGOPTS,
+		{"rank", 1, 0, 'r'}, {"agg", 1, 0, 'a'}, {"rounds", 1, 0, 'R'},
+		{"seed", 1, 0, 's'}, {"no-verify", 0, 0, 'V'}, {"dump", 1, 0, 'd'},
+		{"check", 1, 0, 'c'}, {"timeout-ms", 1, 0, 't'}, {"rto-us", 1, 0, 'o'},
+		{"first-round", 1, 0, 'f'},
+		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+	};
+	int ac = argc - first, opt, li;
+	char **av = argv + first;
+	optind = 1;
+	while ((opt = getopt_long(ac, av, "h", lo, &li)) != -1) {
+		bool ok = true;
+		switch (opt) {
+		case CLI_OPT:
+			ok = cli_job_opt(c, lo[li].name, optarg) > 0;
+			break;
+		case 'r':
+			ok = cli_u64(c->prog, "rank", optarg, 0, GW_COLL_WORKERS_MAX - 1, &o->rank);
+			o->have_rank = true;
+			break;
+		case 'a':
+			ok = parse_aggs(o, optarg) == 0;
+			break;
+		case 'R':
+			ok = cli_u64(c->prog, "rounds", optarg, 1, 1000000, &o->rounds);
+			break;
+		case 's':
+			ok = cli_u64(c->prog, "seed", optarg, 0, UINT64_MAX, &o->seed);
+			break;
+		case 'V':
+			o->verify = false;
+			break;
+		case 'd':
+			o->dump = optarg;
+			break;
+		case 'c':
+			o->check = optarg;
+			break;
+		case 't':
+			ok = cli_u64(c->prog, "timeout-ms", optarg, 1, 3600000, &o->timeout_ms);
+			break;
+		case 'o':
+			ok = cli_u64(c->prog, "rto-us", optarg, 10, 10000000, &o->rto_us);
+			break;
+		case 'f':
+			ok = cli_u64(c->prog, "first-round", optarg, 0, UINT32_MAX, &o->first_round);
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+		if (!ok)
+			return -1;
+	}
+	if (optind < ac) {
+		fprintf(stderr, "gw-allreduce: unexpected argument '%s'\n", av[optind]);
+		return -1;
+	}
+	if (!c->workers || !c->dim) {
+		fprintf(stderr, "gw-allreduce: --%s is required\n", c->workers ? "dim" : "workers");
+		return -1;
+	}
+	if (o->check)
+		return 0;
+	if (!o->have_rank || !o->nshard) {
+		fprintf(stderr, "gw-allreduce: --%s is required\n", o->have_rank ? "agg" : "rank");
+		return -1;
+	}
+	if (o->rank >= c->workers) {
+		fprintf(stderr, "gw-allreduce: --rank: %llu is not below --workers\n",
+			(unsigned long long)o->rank);
+		return -1;
+	}
+	if (o->nshard != (c->shards ? c->shards : 1)) {
+		fprintf(stderr, "gw-allreduce: --agg: %u endpoints for %llu shards\n",
+			o->nshard, (unsigned long long)(c->shards ? c->shards : 1));
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = {.prog = "gw-allreduce", .job_id = 1};
+	struct opts o = {.rounds = 3, .seed = 1, .verify = true};
+	if (parse(argc, argv, &c, &o) < 0)
+		return 2;
+	if (o.check)
+		return check(&c, &o);
+
+	gw_dp *dp = NULL;
+	gw_comm *comm = NULL;
+	struct reference *ref = NULL;
+	uint64_t n = c.dim, W = c.workers;
+	float *g = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
+	float *want = malloc(n * sizeof(float)), *recv = calloc(n, sizeof(float));
+	float **all = calloc(W, sizeof(*all));
+	int rc = 1;
+	if (!g || !out || !want || !recv || !all) {
+		fprintf(stderr, "gw-allreduce: out of memory\n");
+		goto done;
+	}
+	if (cli_open_dp(&c, 0, &dp) < 0)
+		goto done;
+	gw_coll_job job;
+	if (cli_job(&c, dp, &job) < 0) {
+		rc = 2;
+		goto done;
+	}
+	gw_comm_config cfg = {.job = job, .rank = (uint16_t)o.rank, .shards = o.shard,
+			      .rto_us = (uint32_t)o.rto_us,
+			      .timeout_ms = (uint32_t)o.timeout_ms,
+			      .first_round = (uint32_t)o.first_round};
+	comm = gw_comm_create(dp, &cfg);
+	if (!comm) {
+		fprintf(stderr, "gw-allreduce: cannot create the communicator\n");
+		goto done;
+	}
+	if (o.verify) {
+		ref = reference_create(&job);
+		for (uint64_t w = 0; ref && w < W; w++)
+			if (!(all[w] = malloc(n * sizeof(float))))
+				break;
+		if (!ref || !all[W - 1]) {
+			fprintf(stderr, "gw-allreduce: out of memory for the model\n");
+			goto done;
+		}
+	}
+	bool modelled = o.verify;
+	double total = 0;
+	for (uint64_t r = 0; r < o.rounds; r++) {
+		synth(g, n, o.seed, o.rank, r);
+		gw_allreduce_info info;
+		double t0 = now_s();
+		int e = gw_allreduce(comm, g, out, &info);
+		double dt = now_s() - t0;
+		total += dt;
+		if (e < 0) {
+			fprintf(stderr, "gw-allreduce: rank %llu round %llu: %s\n",
+				(unsigned long long)o.rank, (unsigned long long)r, gw_strerror(e));
+			goto done;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			recv[i] += out[i];
+		const char *verdict = "unchecked";
+		if (modelled) {
+			for (uint64_t w = 0; w < W; w++)
+				synth(all[w], n, o.seed, w, r);
+			if (reference_round(ref, (const float *const *)all, want) < 0) {
+				fprintf(stderr, "gw-allreduce: the model failed\n");
+				goto done;
+			}
+			if (r == 0 && !info.short_chunks &&
+			    !within_bound(&job, (const float *const *)all, out)) {
+				fprintf(stderr, "gw-allreduce: rank %llu: round 0 outside the "
+					"codecs' error bound\n", (unsigned long long)o.rank);
+				goto done;
+			}
+			if (info.short_chunks) {
+				modelled = false;   /* short chunks: no model from here on */
+				verdict = "short";
+			} else if (memcmp(want, out, n * sizeof(float))) {
+				uint64_t i = 0;
+				while (!memcmp(want + i, out + i, sizeof(float)))
+					i++;
+				fprintf(stderr, "gw-allreduce: rank %llu round %llu: element %llu "
+					"is %.9g, the model says %.9g\n", (unsigned long long)o.rank,
+					(unsigned long long)r, (unsigned long long)i, out[i], want[i]);
+				goto done;
+			} else {
+				verdict = "bit-exact";
+			}
+		}
+		if (o.json)
+			printf("{\"tool\":\"gw-allreduce\",\"rank\":%llu,\"round\":%llu,"
+			       "\"workers\":%llu,\"dim\":%llu,\"chunk_elems\":%u,\"up\":\"%s\","
+			       "\"down\":\"%s\",\"seconds\":%.6f,\"elems_per_s\":%.6g,"
+			       "\"bytes_up\":%llu,\"short_chunks\":%u,\"left_out\":%u,"
+			       "\"verdict\":\"%s\"}\n", (unsigned long long)o.rank,
+			       (unsigned long long)r, (unsigned long long)W,
+			       (unsigned long long)n, job.chunk_elems,
+			       gw_codec_name(job.up_codec), gw_codec_name(job.down_codec), dt,
+			       (double)n / dt, (unsigned long long)info.bytes_up,
+			       info.short_chunks, info.left_out, verdict);
+		else
+			printf("rank %llu round %llu: %.3f ms, %.3g elements/s, %llu bytes up, "
+			       "%u short chunks (%u without this rank), %s\n",
+			       (unsigned long long)o.rank, (unsigned long long)r, dt * 1e3,
+			       (double)n / dt, (unsigned long long)info.bytes_up,
+			       info.short_chunks, info.left_out, verdict);
+		fflush(stdout);
+	}
+	if (o.dump) {
+		const float *res = gw_comm_residual(comm);
+		float *zero = res ? NULL : calloc(n, sizeof(float));
+		if (write_f32(o.dump, "recv", o.rank, recv, n) < 0 ||
+		    write_f32(o.dump, "resid", o.rank, res ? res : zero, n) < 0) {
+			free(zero);
+			goto done;
+		}
+		free(zero);
+	}
+	gw_comm_stats st;
+	gw_comm_stats_get(comm, &st);
+	fprintf(stderr, "gw-allreduce: rank %llu: %llu rounds in %.3f s, %llu chunks sent, "
+		"%llu retransmitted, %llu results; dropped: %llu duplicate, %llu stale, "
+		"%llu foreign, %llu bad, %llu corrupt, %llu unauthenticated, %llu forged\n",
+		(unsigned long long)o.rank, (unsigned long long)st.rounds, total,
+		(unsigned long long)st.chunks_sent, (unsigned long long)st.retransmits,
+		(unsigned long long)st.results, (unsigned long long)st.duplicates,
+		(unsigned long long)st.stale, (unsigned long long)st.foreign,
+		(unsigned long long)st.bad, (unsigned long long)st.corrupt,
+		(unsigned long long)st.unauthenticated, (unsigned long long)st.forged);
+	rc = 0;
+done:
+	for (uint64_t w = 0; all && w < W; w++)
+		free(all[w]);
+	free(all);
+	free(g);
+	free(out);
+	free(want);
+	free(recv);
+	reference_free(ref);
+	gw_comm_free(comm);
+	gw_dp_close(dp);
+	return rc;
+}

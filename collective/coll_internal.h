@@ -1,0 +1,100 @@
+/* Private pieces shared by the worker and the aggregator: the chunk
+ * layout, codec set-up, and sealing / accepting UP and RESULT packets. */
+#ifndef GW_COLL_INTERNAL_H
+#define GW_COLL_INTERNAL_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include <gw/collective.h>
+
+#include "gw_util.h"
+#include "pkt.h"
+
+#define COLL_WINDOW_DEF 64u
+#define COLL_DEADLINE_DEF_US 20000u
+#define COLL_CHUNK_ALIGN 40u      /* groups of 5 (3lc, terngrad) and 8 */
+#define COLL_RX_BURST 32u
+
+/* A job with its defaults filled in, and the derived layout. */
+struct coll_layout {
+	gw_coll_job job;
+	uint8_t key[GW_KEY_LEN];
+	int keyed;
+	uint32_t chunks;          /* chunks of the tensor */
+	uint32_t bitmap_len;      /* RESULT contributor bitmap bytes */
+};
+
+/* Fills the defaults, checks the job, copies the key. */
+int coll_layout_init(struct coll_layout *L, const gw_coll_job *job,
+		     const char **why);
+
+static inline uint32_t coll_shard_of(const struct coll_layout *L, uint32_t c)
+{
+	return c % L->job.shards;
+}
+static inline uint32_t coll_local_of(const struct coll_layout *L, uint32_t c)
+{
+	return c / L->job.shards;
+}
+/* Chunks shard s owns. */
+static inline uint32_t coll_shard_chunks(const struct coll_layout *L, uint32_t s)
+{
+	return s < L->chunks ? (L->chunks - s + L->job.shards - 1) / L->job.shards : 0;
+}
+static inline uint32_t coll_chunk_len(const struct coll_layout *L, uint32_t c)
+{
+	uint64_t start = (uint64_t)c * L->job.chunk_elems;
+	return (uint32_t)GW_MIN((uint64_t)L->job.chunk_elems, L->job.dim - start);
+}
+/* A shard's chunk positions run on across rounds: slot reuse and the
+ * "result of p - window first" rule need no special case at round ends. */
+static inline uint64_t coll_pos(const struct coll_layout *L, uint32_t round,
+				uint32_t c)
+{
+	return (uint64_t)round * coll_shard_chunks(L, coll_shard_of(L, c)) +
+	       coll_local_of(L, c);
+}
+
+/* 0 if one chunk of n elements encodes, with either codec of j, to a
+ * packet of at most payload_max bytes; x: n worst-case values or NULL. */
+int coll_chunk_fits(const gw_coll_job *j, uint32_t n, uint32_t payload_max,
+		    const float *x, const char **why);
+
+/* An encoder for codec with params ("k=v,...") and frames of at most
+ * chunk_elems elements. NULL and *why on failure. */
+gw_encoder *coll_encoder(int codec, const char *params, uint32_t chunk_elems,
+			 const char **why);
+
+/* Bytes a packet of this job spends besides its frame: header, bitmap
+ * (RESULT), MAC. */
+static inline uint32_t coll_overhead(const struct coll_layout *L, int result)
+{
+	return GW_PKT_HDR_LEN + (result ? L->bitmap_len : 0) +
+	       (L->keyed ? GW_PKT_MAC_LEN : 0);
+}
+
+/* Writes header h at p for a body (bitmap + frame) of body_len bytes
+ * already at p + GW_PKT_HDR_LEN, and the MAC after it when keyed. Sets the
+ * FRAME and MAC flags. Returns the packet length. */
+uint32_t coll_seal(const struct coll_layout *L, uint8_t *p, gw_pkt_hdr *h,
+		   uint32_t body_len);
+
+enum coll_verdict {
+	COLL_OK = 0, COLL_BAD, COLL_CORRUPT, COLL_FOREIGN, COLL_UNAUTH, COLL_FORGED,
+};
+
+/* Parses and authenticates a received packet of type want: on COLL_OK
+ * fills *h and the body (bitmap + frame, MAC excluded). */
+enum coll_verdict coll_accept(const struct coll_layout *L, const gw_pkt *pkt,
+			      uint8_t want, gw_pkt_hdr *h, const uint8_t **body,
+			      uint32_t *body_len);
+
+static inline uint64_t coll_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif /* GW_COLL_INTERNAL_H */

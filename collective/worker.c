@@ -1,0 +1,499 @@
+/* Worker side of the allreduce.
+ *
+ * One call encodes the gradient chunk by chunk, straight into packet
+ * buffers, in chunk order, and sends chunk c to shard c % S once the window
+ * rule allows it: the result of the shard's chunk `window` positions back
+ * is in (that proves to the shard that the slot copy it reuses is free).
+ * Each UP packet stays in the in-flight ring until its chunk's RESULT
+ * arrives; a chunk without a result after the RTO (doubled per
+ * retransmission) is sent again, which also makes the shard re-send a
+ * result this worker missed. Results are decode-accumulated into out as
+ * they come, in any order. A result that leaves this worker out (loss-
+ * tolerant mode) puts the worker's own frame back into the error buffer.
+ *
+ * The in-flight ring is indexed by chunk: chunks in flight lie within
+ * S * window of the oldest chunk without a result (the window rule), so a
+ * ring of that many entries never collides. Nothing is allocated per call.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+#define RTO_DEF_US 5000u
+#define TIMEOUT_DEF_MS 60000u
+#define BACKOFF_MAX 3u
+#define RTO_MAX_NS 30000000ull   /* 30 ms: a loss stalls the window */
+#define IDLE_WAIT_US 1000u
+
+enum { GOT_RESULT = 1, GOT_EXCLUDED = 2 };
+
+struct flight {
+	gw_pkt *pkt;          /* NULL: free */
+	uint64_t sent_ns;
+	uint32_t chunk;
+	uint16_t tx;          /* transmissions */
+	uint8_t queued;       /* waiting in txq */
+};
+
+struct gw_comm {
+	gw_dp *dp;
+	struct coll_layout L;
+	uint16_t rank;
+	gw_endpoint *shards;
+	uint64_t rto_min_ns, rto_ns, timeout_ns;
+	uint64_t srtt_ns, rttvar_ns;   /* RFC 6298 estimates, UP to RESULT */
+	uint32_t round, seq;
+	gw_encoder *enc;
+	gw_ef *ef;
+	float *gcopy;              /* grad, when the caller passes out == grad */
+	uint8_t *got;              /* per chunk, GOT_* */
+	uint32_t *shorts, nshort, left_out;
+	struct flight *ring;
+	uint32_t ring_mask;
+	gw_pkt **txq;
+	uint32_t txq_n;
+	gw_pkt *rx[COLL_RX_BURST];
+	gw_comm_stats st;
+	uint64_t bytes_up;
+};
+
+static uint32_t pow2_above(uint32_t v)
+{
+	uint32_t r = 1;
+	while (r <= v)
+		r <<= 1;
+	return r;
+}
+
+void gw_comm_free(gw_comm *c)
+{
+	if (!c)
+		return;
+	if (c->ring) {
+		for (uint32_t i = 0; i <= c->ring_mask; i++)
+			if (c->ring[i].pkt)
+				gw_dp_free(c->dp, &c->ring[i].pkt, 1);
+	}
+	free(c->ring);
+	free(c->txq);
+	free(c->shards);
+	free(c->got);
+	free(c->shorts);
+	free(c->gcopy);
+	gw_encoder_free(c->enc);
+	gw_ef_free(c->ef);
+	free(c);
+}
+
+gw_comm *gw_comm_create(gw_dp *dp, const gw_comm_config *cfg)
+{
+	if (!dp || !cfg || !cfg->shards)
+		return NULL;
+	gw_comm *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->dp = dp;
+	const char *why = NULL;
+	if (coll_layout_init(&c->L, &cfg->job, &why) < 0 ||
+	    cfg->rank >= c->L.job.workers ||
+	    coll_chunk_fits(&cfg->job, c->L.job.chunk_elems, gw_dp_payload_max(dp),
+			    NULL, &why) < 0)
+		goto fail;
+	const gw_coll_job *j = &c->L.job;
+	c->rank = cfg->rank;
+	c->round = cfg->first_round;
+	c->rto_min_ns = c->rto_ns = 1000ull * (cfg->rto_us ? cfg->rto_us : RTO_DEF_US);
+	c->timeout_ns = 1000000ull * (cfg->timeout_ms ? cfg->timeout_ms : TIMEOUT_DEF_MS);
+	c->shards = malloc(j->shards * sizeof(*c->shards));
+	c->got = malloc(c->L.chunks);
+	c->shorts = malloc((size_t)c->L.chunks * sizeof(*c->shorts));
+	uint32_t inflight = (uint32_t)GW_MIN((uint64_t)j->shards * j->window,
+					     (uint64_t)c->L.chunks);
+	c->ring_mask = pow2_above(inflight) - 1;
+	c->ring = calloc((size_t)c->ring_mask + 1, sizeof(*c->ring));
+	c->txq = malloc(((size_t)c->ring_mask + 1) * sizeof(*c->txq));
+	c->enc = coll_encoder(j->up_codec, cfg->job.up_params, j->chunk_elems, &why);
+	if (!c->shards || !c->got || !c->shorts || !c->ring || !c->txq || !c->enc)
+		goto fail;
+	memcpy(c->shards, cfg->shards, j->shards * sizeof(*c->shards));
+	/* Error feedback: what a lossy codec drops, and in loss-tolerant mode
+	 * whole frames left out of a sum, go out again next round. */
+	if ((gw_codec_caps(j->up_codec) & GW_CODEC_LOSSY) ||
+	    j->mode == GW_COLL_LOSS_TOLERANT) {
+		c->ef = gw_ef_create(j->dim);
+		if (!c->ef || gw_encoder_set_ef(c->enc, c->ef) < 0)
+			goto fail;
+	}
+	return c;
+fail:
+	gw_comm_free(c);
+	return NULL;
+}
+
+const float *gw_comm_residual(const gw_comm *c)
+{
+	return c && c->ef ? gw_ef_data(c->ef) : NULL;
+}
+
+void gw_comm_stats_get(const gw_comm *c, gw_comm_stats *st)
+{
+	if (c && st)
+		*st = c->st;
+}
+
+/* One call's moving parts. */
+struct call {
+	float *out;
+	uint32_t next;      /* next chunk to encode */
+	uint32_t lo;        /* oldest chunk without a result */
+	uint32_t results;
+	int enc_done;
+};
+
+static uint32_t up_frame_len(const gw_comm *c, const gw_pkt *p)
+{
+	return p->len - GW_PKT_HDR_LEN - (c->L.keyed ? GW_PKT_MAC_LEN : 0);
+}
+
+/* The window rule, and room in the ring. */
+static int may_send(const gw_comm *c, const struct call *k)
+{
+	const gw_coll_job *j = &c->L.job;
+	uint32_t ch = k->next;
+	if (ch - k->lo > c->ring_mask)
+		return 0;
+	if (coll_local_of(&c->L, ch) < j->window)
+		return 1;
+	return c->got[ch - j->window * j->shards] != 0;
+}
+
+/* Our frame of a chunk that was left out goes back to the error buffer. */
+static int restore(gw_comm *c, const uint8_t *frame, uint32_t len)
+{
+	c->left_out++;
+	c->st.left_out++;
+	if (!c->ef)
+		return GW_ERR(GW_ESTATE);   /* lossless mode never leaves one out */
+	int rc = gw_ef_restore(c->ef, frame, len);
+	return rc < 0 ? rc : GW_OK;
+}
+
+/* Encodes chunk k->next into a packet and queues it (or, when its result
+ * came first, returns its frame to the error buffer). */
+static int fill_one(gw_comm *c, struct call *k, uint64_t now)
+{
+	gw_pkt *p;
+	if (gw_dp_alloc(c->dp, &p, 1) != 1)
+		return 0;
+	uint32_t ch = k->next;
+	uint32_t room = p->room - GW_PKT_HDR_LEN - (c->L.keyed ? GW_PKT_MAC_LEN : 0);
+	int n = gw_encode_next(c->enc, p->data + GW_PKT_HDR_LEN, room);
+	gw_frame_info fi;
+	if (n > 0 && (gw_frame_peek(p->data + GW_PKT_HDR_LEN, (size_t)n, &fi) < 0 ||
+		      fi.start != (uint64_t)ch * c->L.job.chunk_elems ||
+		      fi.count != coll_chunk_len(&c->L, ch)))
+		n = GW_ERR(GW_EBUDGET);   /* a frame must be exactly its chunk */
+	if (n <= 0) {
+		gw_dp_free(c->dp, &p, 1);
+		return n == 0 ? GW_ERR(GW_ESTATE) : n;
+	}
+	k->next++;
+	if (c->got[ch]) {
+		/* Finished (loss-tolerant) before we sent it: keep the mass. */
+		int rc = restore(c, p->data + GW_PKT_HDR_LEN, (uint32_t)n);
+		gw_dp_free(c->dp, &p, 1);
+		return rc < 0 ? rc : 1;
+	}
+	gw_pkt_hdr h = {.type = GW_PKT_UP, .rank = c->rank, .job = c->L.job.job,
+			.round = c->round, .tensor = 0, .chunk = ch, .seq = c->seq++};
+	p->len = coll_seal(&c->L, p->data, &h, (uint32_t)n);
+	p->peer = c->shards[coll_shard_of(&c->L, ch)];
+	struct flight *f = &c->ring[ch & c->ring_mask];
+	*f = (struct flight){.pkt = p, .sent_ns = now, .chunk = ch, .queued = 1};
+	c->txq[c->txq_n++] = p;
+	c->st.chunks_sent++;
+	return 1;
+}
+
+static void retransmit(gw_comm *c, struct flight *f, uint64_t now)
+{
+	gw_pkt *p = f->pkt;
+	gw_pkt_hdr h = {.type = GW_PKT_UP, .flags = GW_PKT_F_RETX, .rank = c->rank,
+			.job = c->L.job.job, .round = c->round, .tensor = 0,
+			.chunk = f->chunk, .seq = c->seq++};
+	coll_seal(&c->L, p->data, &h, up_frame_len(c, p));
+	f->queued = 1;
+	f->sent_ns = now;
+	c->txq[c->txq_n++] = p;
+	c->st.retransmits++;
+}
+
+static int flush(gw_comm *c)
+{
+	if (!c->txq_n)
+		return 0;
+	int n = gw_dp_tx_burst(c->dp, c->txq, c->txq_n);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		c->bytes_up += c->txq[i]->len;
+		/* The chunk field sits at a fixed offset: find its flight. */
+		uint32_t ch = gw_ld32(c->txq[i]->data + GW_PKT_OFF_CHUNK);
+		struct flight *f = &c->ring[ch & c->ring_mask];
+		f->queued = 0;
+		f->tx++;
+		if (c->got[ch]) {
+			/* Its result came while it waited in the queue. */
+			gw_dp_free(c->dp, &f->pkt, 1);
+			f->pkt = NULL;
+		}
+	}
+	memmove(c->txq, c->txq + n, (c->txq_n - (uint32_t)n) * sizeof(*c->txq));
+	c->txq_n -= (uint32_t)n;
+	return n;
+}
+
+static void count(gw_comm *c, enum coll_verdict v)
+{
+	switch (v) {
+	case COLL_BAD: c->st.bad++; break;
+	case COLL_CORRUPT: c->st.corrupt++; break;
+	case COLL_FOREIGN: c->st.foreign++; break;
+	case COLL_UNAUTH: c->st.unauthenticated++; break;
+	case COLL_FORGED: c->st.forged++; break;
+	case COLL_OK: break;
+	}
+}
+
+/* A result's delay includes the wait for the slowest worker, so the RTO
+ * learns it too: on two shared cores a fixed 5 ms fires at every
+ * scheduling hiccup and floods the aggregator with duplicates. */
+static void rtt_sample(gw_comm *c, uint64_t r)
+{
+	if (!c->srtt_ns) {
+		c->srtt_ns = r;
+		c->rttvar_ns = r / 2;
+	} else {
+		uint64_t d = r > c->srtt_ns ? r - c->srtt_ns : c->srtt_ns - r;
+		c->rttvar_ns = (3 * c->rttvar_ns + d) / 4;
+		c->srtt_ns = (7 * c->srtt_ns + r) / 8;
+	}
+	uint64_t rto = c->srtt_ns + 4 * c->rttvar_ns;
+	c->rto_ns = GW_MIN(GW_MAX(rto, c->rto_min_ns), RTO_MAX_NS);
+}
+
+/* A RESULT: validate everything before out is touched. */
+static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
+{
+	gw_pkt_hdr h;
+	const uint8_t *body;
+	uint32_t blen;
+	enum coll_verdict v = coll_accept(&c->L, pkt, GW_PKT_RESULT, &h, &body, &blen);
+	if (v != COLL_OK) {
+		count(c, v);
+		return 0;
+	}
+	const struct coll_layout *L = &c->L;
+	uint32_t ch = h.chunk;
+	if (h.round != c->round || h.tensor != 0) {
+		c->st.stale++;
+		return 0;
+	}
+	if (ch >= L->chunks || h.rank != coll_shard_of(L, ch) ||
+	    h.sack_len != L->bitmap_len) {
+		c->st.bad++;
+		return 0;
+	}
+	if (c->got[ch]) {
+		c->st.duplicates++;
+		return 0;
+	}
+	/* Contributors: bits of ranks that do not exist must be clear. */
+	uint32_t ncontrib = 0;
+	for (uint32_t i = 0; i < L->bitmap_len; i++)
+		ncontrib += (uint32_t)__builtin_popcount(body[i]);
+	uint32_t tail = L->job.workers % 8;
+	int mine = (body[c->rank / 8] >> (c->rank % 8)) & 1;
+	if ((tail && (body[L->bitmap_len - 1] >> tail)) || !ncontrib ||
+	    (L->job.mode == GW_COLL_RELIABLE && ncontrib != L->job.workers)) {
+		c->st.bad++;
+		return 0;
+	}
+	const uint8_t *frame = body + L->bitmap_len;
+	uint32_t flen = blen - L->bitmap_len;
+	gw_frame_info fi;
+	if (gw_frame_peek(frame, flen, &fi) < 0 || fi.codec != L->job.down_codec ||
+	    (fi.flags & GW_FF_SPARSE) || fi.tensor != 0 ||
+	    fi.start != (uint64_t)ch * L->job.chunk_elems ||
+	    fi.count != coll_chunk_len(L, ch)) {
+		c->st.bad++;
+		return 0;
+	}
+	int rc = gw_decode(frame, flen, k->out, L->job.dim);
+	if (rc == GW_ECHECKSUM) {
+		c->st.corrupt++;    /* our retransmission brings it again */
+		return 0;
+	}
+	if (rc < 0) {
+		c->st.bad++;
+		return 0;
+	}
+	c->got[ch] = GOT_RESULT;
+	c->st.results++;
+	k->results++;
+	if (ncontrib != L->job.workers) {
+		c->shorts[c->nshort++] = ch;
+		c->st.short_chunks++;
+	}
+	struct flight *f = &c->ring[ch & c->ring_mask];
+	if (ch < k->next && f->pkt && f->chunk == ch && f->tx == 1)
+		rtt_sample(c, coll_now_ns() - f->sent_ns);
+	if (!mine) {
+		c->got[ch] |= GOT_EXCLUDED;
+		if (ch < k->next && f->pkt && f->chunk == ch) {
+			rc = restore(c, f->pkt->data + GW_PKT_HDR_LEN, up_frame_len(c, f->pkt));
+			if (rc < 0)
+				return rc;
+		}
+	}
+	if (ch < k->next && f->pkt && f->chunk == ch && !f->queued) {
+		gw_dp_free(c->dp, &f->pkt, 1);
+		f->pkt = NULL;
+	}
+	while (k->lo < k->next && c->got[k->lo]) {
+		struct flight *g = &c->ring[k->lo & c->ring_mask];
+		if (g->pkt && g->chunk == k->lo && !g->queued) {
+			gw_dp_free(c->dp, &g->pkt, 1);
+			g->pkt = NULL;
+		}
+		k->lo++;
+	}
+	return 1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* After a failed call: everything in flight goes back to the error
+ * buffer (nothing is known to be summed), and the ring is emptied. */
+static void unwind(gw_comm *c, struct call *k)
+{
+	for (uint32_t ch = k->lo; ch < k->next; ch++) {
+		struct flight *f = &c->ring[ch & c->ring_mask];
+		if (!f->pkt || f->chunk != ch)
+			continue;
+		if (!c->got[ch] && c->ef)
+			gw_ef_restore(c->ef, f->pkt->data + GW_PKT_HDR_LEN,
+				      up_frame_len(c, f->pkt));
+		gw_dp_free(c->dp, &f->pkt, 1);
+		f->pkt = NULL;
+	}
+	c->txq_n = 0;
+	gw_encode_abandon(c->enc);
+}
+
+int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info)
+{
+	if (!c || !grad || !out)
+		return GW_ERR(GW_EINVAL);
+	const struct coll_layout *L = &c->L;
+	uint64_t dim = L->job.dim;
+	/* out is zeroed before results accumulate into it; the encoder may
+	 * still read grad then, so an aliased grad is copied first. */
+	if (grad < out + dim && out < grad + dim) {
+		if (!c->gcopy && !(c->gcopy = malloc(dim * sizeof(float))))
+			return GW_ERR(GW_ENOMEM);
+		memcpy(c->gcopy, grad, dim * sizeof(float));
+		grad = c->gcopy;
+	}
+	gw_tensor t = {.id = 0, .dim = dim, .values = grad};
+	int rc = gw_encode_begin(c->enc, &t);
+	if (rc < 0)
+		return rc;
+	memset(out, 0, dim * sizeof(float));
+	memset(c->got, 0, L->chunks);
+	c->nshort = c->left_out = 0;
+	c->bytes_up = 0;
+
+	struct call k = {.out = out};
+	uint64_t now = coll_now_ns(), end = now + c->timeout_ns;
+	uint64_t scan_ns = now + c->rto_ns / 4;
+	rc = GW_OK;
+	while (k.results < L->chunks) {
+		int progress = 0;
+		while (k.next < L->chunks && c->txq_n <= c->ring_mask && may_send(c, &k)) {
+			int r = fill_one(c, &k, now);
+			if (r < 0) {
+				rc = r;
+				goto out;
+			}
+			if (r == 0)
+				break;   /* pool empty: free ones come back with results */
+			progress = 1;
+		}
+		if ((rc = flush(c)) < 0)
+			goto out;
+		progress |= rc > 0;
+		int n = gw_dp_rx_burst(c->dp, c->rx, COLL_RX_BURST);
+		if (n < 0) {
+			rc = n;
+			goto out;
+		}
+		for (int i = 0; i < n; i++) {
+			rc = on_result(c, &k, c->rx[i]);
+			if (rc < 0) {
+				gw_dp_free(c->dp, c->rx + i, (unsigned)(n - i));
+				goto out;
+			}
+		}
+		if (n > 0) {
+			gw_dp_free(c->dp, c->rx, (unsigned)n);
+			progress = 1;
+		}
+		now = coll_now_ns();
+		if (now >= scan_ns) {
+			for (uint32_t ch = k.lo; ch < k.next; ch++) {
+				struct flight *f = &c->ring[ch & c->ring_mask];
+				uint64_t rto = c->rto_ns << GW_MIN((uint32_t)f->tx - 1u, BACKOFF_MAX);
+				if (f->pkt && f->chunk == ch && !f->queued && !c->got[ch] &&
+				    f->tx && now - f->sent_ns >= rto)
+					retransmit(c, f, now);
+			}
+			scan_ns = now + c->rto_ns / 4;
+		}
+		if (now >= end) {
+			rc = GW_ERR(GW_ETIMEDOUT);
+			goto out;
+		}
+		if (!progress && !c->txq_n) {
+			uint64_t wait = GW_MIN(scan_ns - now, (uint64_t)IDLE_WAIT_US * 1000u);
+			if (gw_dp_wait(c->dp, (unsigned)(wait / 1000u) + 1u) < 0) {
+				rc = GW_ERR(GW_EIO);
+				goto out;
+			}
+		}
+	}
+	/* Every chunk is encoded: this call only ends the encoder's tensor. */
+	uint8_t none[GW_BUDGET_MIN];
+	rc = gw_encode_next(c->enc, none, sizeof(none)) == 0 ? GW_OK : GW_ERR(GW_ESTATE);
+out:
+	if (rc < 0) {
+		unwind(c, &k);
+		c->round++;   /* late packets of this round are stale now */
+		return rc;
+	}
+	qsort(c->shorts, c->nshort, sizeof(*c->shorts), cmp_u32);
+	if (info) {
+		*info = (gw_allreduce_info){.round = c->round, .chunks = L->chunks,
+			.short_chunks = c->nshort, .shorts = c->shorts,
+			.left_out = c->left_out, .bytes_up = c->bytes_up};
+	}
+	c->st.rounds++;
+	c->st.bytes_up += c->bytes_up;
+	c->round++;
+	return GW_OK;
+}

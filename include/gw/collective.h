@@ -1,0 +1,183 @@
+/* gradwire collectives: allreduce of compressed gradients through a
+ * sharded software aggregator (a parameter server, or what SwitchML and
+ * ATP do in a switch), over any dataplane backend.
+ *
+ * A tensor of dim float32 elements is cut into chunks of chunk_elems
+ * elements; chunk c belongs to aggregator shard c % shards. Each worker
+ * encodes its gradient with the uplink codec, one frame per chunk, and
+ * sends each frame to the chunk's shard. The shard decode-accumulates
+ * every worker's frame into a slot exactly once (a per-worker bitmap);
+ * when all workers are in — or, in loss-tolerant mode, when the chunk's
+ * deadline has passed — it encodes the sum with the downlink codec and
+ * sends it to every worker. Workers decode-accumulate the results into
+ * their output: after one call every worker holds the same sum.
+ *
+ * Slots are reused SwitchML-style: each of a shard's `window` slots has two
+ * copies, so a finished chunk's result (the shadow copy) answers
+ * retransmissions while the next chunk of that slot fills the other copy.
+ * A worker sends a shard's chunk p only once it holds the result of the
+ * chunk that used the other copy before it (p - window), which tells the
+ * shard that this worker no longer needs that result: once every worker
+ * has said so the copy can be reset.
+ *
+ * Wire: UP and RESULT packets (docs/wire-format.md §5), header checksum
+ * plus the frame's own; with a job key every packet also carries a keyed
+ * BLAKE2b MAC (libsodium) and unauthenticated packets are dropped.
+ */
+#ifndef GW_COLLECTIVE_H
+#define GW_COLLECTIVE_H
+
+#include <signal.h>
+
+#include <gw/codec.h>
+#include <gw/dataplane.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GW_KEY_LEN 32u            /* job key bytes */
+#define GW_COLL_WORKERS_MAX 1024u  /* contributor bitmap: 128 bytes */
+#define GW_COLL_SHARDS_MAX 256u
+#define GW_COLL_WINDOW_MAX 4096u
+
+typedef enum gw_coll_mode {
+	/* Selective repeat until every worker's chunk is in: the result is
+	 * bit-identical to a loss-free run. */
+	GW_COLL_RELIABLE = 0,
+	/* A chunk still short of contributions deadline_us after its first
+	 * one is finished without them; a worker left out puts its frame
+	 * back into its error-feedback buffer (sent next round) and the call
+	 * reports the chunk short. Results themselves still reach every
+	 * worker (they retransmit until they have them), so every replica
+	 * applies the same sum. */
+	GW_COLL_LOSS_TOLERANT = 1,
+} gw_coll_mode;
+
+/* What workers and aggregators of one job must agree on. */
+typedef struct gw_coll_job {
+	uint32_t job;           /* packets of other jobs are dropped */
+	uint64_t dim;           /* tensor elements */
+	uint32_t chunk_elems;   /* elements per chunk: a multiple of 40, and
+				 * one chunk's frame must fit one packet with
+				 * either codec; 0: gw_coll_chunk_elems() */
+	uint16_t workers;       /* W, 1 .. GW_COLL_WORKERS_MAX */
+	uint16_t shards;        /* S, 1 .. GW_COLL_SHARDS_MAX */
+	uint32_t window;        /* slots per shard = chunks a worker has in
+				 * flight per shard; 0: 64 */
+	int up_codec, down_codec;          /* gw_codec_id; 0: raw */
+	/* "name=value,..." codec parameters (gw_param_by_name), or NULL.
+	 * max_frame_elems is the layer's own. */
+	const char *up_params, *down_params;
+	gw_coll_mode mode;
+	uint32_t deadline_us;   /* loss-tolerant: see above; 0: 20000 */
+	const uint8_t *key;     /* GW_KEY_LEN bytes, or NULL: no MAC */
+} gw_coll_job;
+
+/* Largest chunk (a multiple of 40 elements) whose frame fits one packet of
+ * payload_max bytes with both codecs of job (found by encoding a worst
+ * case), or GW_E*. */
+GW_API int gw_coll_chunk_elems(const gw_coll_job *job, uint32_t payload_max);
+
+/* Validates job (ranges, codecs that take dense tensors, parameters):
+ * 0 or GW_E*; *why (if not NULL) names the bad field. */
+GW_API int gw_coll_job_check(const gw_coll_job *job, const char **why);
+
+/* Reads a job key: 64 hex digits (whitespace around them allowed) from the
+ * file at path. 0 or GW_EINVAL / GW_EIO. */
+GW_API int gw_coll_key_load(const char *path, uint8_t key[GW_KEY_LEN]);
+
+/* ---- worker ------------------------------------------------------------- */
+
+typedef struct gw_comm gw_comm;
+
+typedef struct gw_comm_config {
+	gw_coll_job job;
+	uint16_t rank;                /* 0 .. workers - 1 */
+	const gw_endpoint *shards;    /* job.shards endpoints, shard i first */
+	uint32_t rto_us;              /* retransmission timeout; 0: 5000 */
+	uint32_t timeout_ms;          /* one allreduce gives up after; 0: 60000 */
+	uint32_t first_round;         /* round of the first call; then +1 each */
+} gw_comm_config;
+
+typedef struct gw_allreduce_info {
+	uint32_t round;
+	uint32_t chunks;          /* chunks of the tensor */
+	uint32_t short_chunks;    /* finished without every worker */
+	const uint32_t *shorts;   /* their indices, ascending; valid until the
+				   * next call */
+	uint32_t left_out;        /* of them, chunks without this worker: its
+				   * frame went back to its error buffer */
+	uint64_t bytes_up;        /* UDP payload bytes this worker sent */
+} gw_allreduce_info;
+
+typedef struct gw_comm_stats {
+	uint64_t rounds, chunks_sent, retransmits, results, bytes_up;
+	uint64_t duplicates;      /* results received again */
+	uint64_t stale;           /* another round, tensor, or a chunk not sent */
+	uint64_t foreign;         /* another job */
+	uint64_t bad;             /* malformed, wrong type, frame outside its
+				   * chunk or of the wrong codec */
+	uint64_t corrupt;         /* header or frame checksum */
+	uint64_t unauthenticated; /* no MAC while the job has a key */
+	uint64_t forged;          /* a MAC that does not verify */
+	uint64_t short_chunks, left_out;
+} gw_comm_stats;
+
+/* NULL on a bad config (see gw_coll_job_check), a backend whose packets
+ * cannot hold a chunk, or no memory. The communicator keeps its own copy
+ * of the config (shards and key included) and an error-feedback buffer of
+ * job.dim elements for lossy uplink codecs and for loss-tolerant mode. */
+GW_API gw_comm *gw_comm_create(gw_dp *dp, const gw_comm_config *cfg);
+GW_API void gw_comm_free(gw_comm *c);              /* accepts NULL */
+
+/* out[0..dim) <- the sum over workers of their (compressed) grad[0..dim).
+ * grad and out may be the same array. Returns 0 and fills *info (if not
+ * NULL), or GW_ETIMEDOUT / GW_E*; after an error the error buffer still
+ * holds everything not known to be delivered, out is undefined. */
+GW_API int gw_allreduce(gw_comm *c, const float *grad, float *out,
+			gw_allreduce_info *info);
+
+/* The error-feedback buffer (dim floats), or NULL when the job has none. */
+GW_API const float *gw_comm_residual(const gw_comm *c);
+GW_API void gw_comm_stats_get(const gw_comm *c, gw_comm_stats *st);
+
+/* ---- aggregator --------------------------------------------------------- */
+
+typedef struct gw_agg gw_agg;
+
+typedef struct gw_agg_config {
+	gw_coll_job job;
+	uint16_t shard;           /* this shard, 0 .. shards - 1 */
+} gw_agg_config;
+
+typedef struct gw_agg_stats {
+	uint64_t ups, results_sent, results_resent, bytes_down;
+	uint64_t chunks_done, chunks_short;
+	uint64_t duplicates;      /* an UP already counted */
+	uint64_t late;            /* an UP for a chunk finished without it */
+	uint64_t stale;           /* an old round or chunk, another tensor */
+	uint64_t early;           /* held back: its slot's previous result is
+				   * not yet known to be with every worker */
+	uint64_t foreign, bad, corrupt, unauthenticated, forged;
+	uint64_t tx_refused;      /* results the device would not take */
+} gw_agg_stats;
+
+/* A shard serving workers through ndp dataplanes (one UDP socket, or one
+ * memif port per worker): it answers a worker on the dataplane and address
+ * its last accepted packet came from. NULL on a bad config or no memory. */
+GW_API gw_agg *gw_agg_create(gw_dp **dps, unsigned ndp, const gw_agg_config *cfg);
+GW_API void gw_agg_free(gw_agg *a);                /* accepts NULL */
+
+/* Serves until *stop becomes non-zero (a signal handler sets it), or
+ * until idle_exit_ms pass without a packet once at least one came (0:
+ * never). Returns 0, or GW_E* on a device error. */
+GW_API int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop,
+			uint32_t idle_exit_ms);
+
+GW_API void gw_agg_stats_get(const gw_agg *a, gw_agg_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GW_COLLECTIVE_H */

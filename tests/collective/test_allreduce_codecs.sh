@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# int8 and 3LC on the uplink and the downlink, W = 4: every round equals
+# the in-process model of the job bit for bit (each worker's encoder with
+# its error feedback, the shard's sum in rank order, the downlink encoder
+# with its own error feedback), and round 0 lies within the codecs' error
+# bounds of the exact sum.
+set -u
+source "$(dirname "$0")/job.sh" "$1"
+fail=0
+for codec in int8 3lc "3lc --up-params sparsity=1.75 --down-params sparsity=1.75"; do
+  args="--dim 200000 --up ${codec%% *} --down ${codec%% *}"
+  [ "$codec" != "${codec%% *}" ] && args="$args ${codec#* }"
+  if ! run_job 4 1 "$args" "$args --rounds 4"; then fail=1; continue; fi
+  for ((r = 0; r < 4; r++)); do
+    n=$(rounds_with bit-exact $r)
+    [ "$n" -eq 4 ] || { echo "FAIL: $codec rank $r: $n of 4 rounds as modelled"; fail=1; }
+  done
+  echo "ok: $codec W=4: 4 rounds as modelled, round 0 within bounds"
+done
+exit $fail

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# gw-aggregator and gw-allreduce refuse bad arguments with exit 2 and a
+# message naming the argument.
+set -u
+apps=$1
+fail=0
+expect() {  # prog word args...
+  local prog=$1 word=$2; shift 2
+  out=$("$apps/$prog" "$@" 2>&1); rc=$?
+  if [ $rc -ne 2 ] || ! printf '%s' "$out" | grep -q -- "$word"; then
+    echo "FAIL: $prog $* -> rc=$rc, output lacks '$word': $out"; fail=1
+  fi
+}
+A=(--shard 0 --workers 2 --dim 1000 --local 127.0.0.1:0)
+expect gw-aggregator --shard --workers 2 --dim 1000 --local 127.0.0.1:0
+expect gw-aggregator --shard "${A[@]}" --shard x
+expect gw-aggregator --shard "${A[@]}" --shard 3 --shards 2
+expect gw-aggregator --workers --shard 0 --dim 10 --local 127.0.0.1:0 --workers 0
+expect gw-aggregator --workers "${A[@]}" --workers 5000
+expect gw-aggregator --dim "${A[@]}" --dim -4
+expect gw-aggregator --up "${A[@]}" --up nosuch
+expect gw-aggregator --down "${A[@]}" --down nosuch
+expect gw-aggregator --mode "${A[@]}" --mode sometimes
+expect gw-aggregator --backend "${A[@]}" --backend carrier-pigeon
+expect gw-aggregator --local "${A[@]}" --local here
+expect gw-aggregator --key-file "${A[@]}" --key-file /nonexistent
+expect gw-aggregator --window "${A[@]}" --window 0
+expect gw-aggregator --chunk-elems "${A[@]}" --chunk-elems 10
+expect gw-aggregator chunk_elems "${A[@]}" --chunk-elems 100
+expect gw-aggregator up_codec "${A[@]}" --up topk
+expect gw-aggregator "codec params" "${A[@]}" --up 3lc --up-params sparsity=5
+expect gw-aggregator "codec params" "${A[@]}" --up 3lc --up-params nosuch=1
+expect gw-aggregator "unexpected argument" "${A[@]}" stray
+W=(--rank 0 --workers 2 --dim 1000 --agg 127.0.0.1:9 --local 127.0.0.1:0)
+expect gw-allreduce --rank --workers 2 --dim 1000 --agg 127.0.0.1:9 --local 127.0.0.1:0
+expect gw-allreduce --rank "${W[@]}" --rank 2
+expect gw-allreduce --agg --rank 0 --workers 2 --dim 1000 --local 127.0.0.1:0
+expect gw-allreduce --agg "${W[@]}" --agg nowhere
+expect gw-allreduce --agg "${W[@]}" --shards 2
+expect gw-allreduce --rounds "${W[@]}" --rounds 0
+expect gw-allreduce --timeout-ms "${W[@]}" --timeout-ms 1x
+expect gw-allreduce --dim --rank 0 --workers 2 --agg 127.0.0.1:9 --local 127.0.0.1:0
+key=$(mktemp); printf 'abc\n' >"$key"
+expect gw-allreduce --key-file "${W[@]}" --key-file "$key"
+printf '%064x%s\n' 1 zz >"$key"
+expect gw-aggregator --key-file "${A[@]}" --key-file "$key"
+rm -f "$key"
+[ $fail -eq 0 ] && echo "ok: every bad argument refused, named"
+exit $fail
