@@ -1,6 +1,10 @@
 /* Shared command line of the collective apps. */
 #include <errno.h>
+#include <ifaddrs.h>
 #include <stdio.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +43,11 @@ void cli_job_usage(FILE *f)
 "  --key-file F         job key, 64 hex digits: every packet is MACed\n"
 "dataplane options:\n"
 "  --backend udp|dpdk   (default udp); EAL options go before '--'\n"
-"  --local IP:PORT      address to receive on\n"
+"  --local IP:PORT      address to receive on; auto:PORT takes the IPv4\n"
+"                       address of the first interface that is up and not\n"
+"                       loopback (one per namespace, or per host)\n"
+"  --mpi                started by mpirun (shards first, then workers, as\n"
+"                       MPMD): ranks and shard addresses come from MPI\n"
 "  --mtu BYTES          IP MTU of the packets (default: the device's)\n"
 "  --opts K=V,...       backend options (impair_loss=P, ...)\n"
 "  --pool N             packet buffers (default: what the window needs)\n",
@@ -59,9 +67,33 @@ int cli_split_eal(struct cli *c, int argc, char **argv)
 	return dd ? dd : 0;
 }
 
+/* auto:PORT -> the first up, non-loopback IPv4 address. */
+static int local_auto(const char *v, gw_endpoint *ep)
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), "0.0.0.0:%s", v + 5);
+	if (gw_endpoint_parse(buf, ep) < 0)
+		return -1;
+	struct ifaddrs *ifs, *i;
+	if (getifaddrs(&ifs) < 0)
+		return -1;
+	for (i = ifs; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK))
+			break;
+	if (i)
+		ep->ip = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
+	freeifaddrs(ifs);
+	return i ? 0 : -1;
+}
+
 int cli_job_opt(struct cli *c, const char *name, const char *v)
 {
 	const char *p = c->prog;
+	if (!strcmp(name, "mpi")) {
+		c->mpi = true;
+		return 1;
+	}
 	if (!strcmp(name, "job"))
 		return cli_u64(p, name, v, 0, UINT32_MAX, &c->job_id) ? 1 : -1;
 	if (!strcmp(name, "dim"))
@@ -105,9 +137,15 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 			return -1;
 		}
 	} else if (s == &c->local) {
-		gw_endpoint ep;
-		if (gw_endpoint_parse(v, &ep) < 0) {
-			fprintf(stderr, "%s: --local: '%s' is not IP:PORT[@MAC]\n", p, v);
+		if (!strncmp(v, "auto:", 5)) {
+			if (local_auto(v, &c->local_ep) < 0) {
+				fprintf(stderr, "%s: --local: '%s': no port, or no interface "
+					"up with an IPv4 address\n", p, v);
+				return -1;
+			}
+		} else if (gw_endpoint_parse(v, &c->local_ep) < 0) {
+			fprintf(stderr, "%s: --local: '%s' is not IP:PORT[@MAC] or auto:PORT\n",
+				p, v);
 			return -1;
 		}
 	} else if (s == &c->key_file) {
@@ -178,7 +216,7 @@ int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp)
 	gw_dp_config cfg = {.backend = c->backend ? c->backend : "udp",
 			    .pool = (uint32_t)c->pool, .argc = c->eal_argc,
 			    .argv = c->eal_argv};
-	gw_endpoint_parse(c->local, &cfg.local);
+	cfg.local = c->local_ep;
 	char opts[512];
 	const char *extra = c->dp_opts ? c->dp_opts : "";
 	if (!strcmp(cfg.backend, "dpdk")) {

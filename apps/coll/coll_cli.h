@@ -22,6 +22,8 @@ struct cli {
 	/* dataplane */
 	const char *backend, *local, *dp_opts;
 	uint64_t mtu, pool, ports;
+	bool mpi;                 /* endpoints come from mpirun (coll_mpi.h) */
+	gw_endpoint local_ep;     /* --local, "auto" resolved */
 	int eal_argc;
 	char **eal_argv;
 };
@@ -46,7 +48,7 @@ int cli_job_opt(struct cli *c, const char *name, const char *val);
 	{"down-params", 1, 0, CLI_OPT}, {"mode", 1, 0, CLI_OPT}, \
 	{"key-file", 1, 0, CLI_OPT}, {"backend", 1, 0, CLI_OPT}, \
 	{"local", 1, 0, CLI_OPT}, {"opts", 1, 0, CLI_OPT}, \
-	{"mtu", 1, 0, CLI_OPT}, {"pool", 1, 0, CLI_OPT}
+	{"mtu", 1, 0, CLI_OPT}, {"pool", 1, 0, CLI_OPT}, {"mpi", 0, 0, CLI_OPT}
 
 /* The shared options' help text. */
 void cli_job_usage(FILE *f);

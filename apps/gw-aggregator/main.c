@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "coll_cli.h"
+#include "coll_mpi.h"
 
 static volatile sig_atomic_t stop;
 
@@ -76,6 +77,8 @@ int main(int argc, char **argv)
 	struct cli c = {.prog = "gw-aggregator", .job_id = 1};
 	uint64_t shard = 0, ports = 1, idle_ms = 0;
 	bool have_shard = false, json = false;
+	if (cli_mpi_init(&argc, &argv, c.prog) < 0)
+		return 2;
 	int first = cli_split_eal(&c, argc, argv);
 	static const struct option lo[] = {
 		CLI_LONGOPTS,
@@ -120,10 +123,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gw-aggregator: unexpected argument '%s'\n", av[optind]);
 		return 2;
 	}
-	if (!have_shard) {
+	if (c.mpi && have_shard) {
+		fprintf(stderr, "gw-aggregator: --mpi: --shard comes from mpirun\n");
+		return 2;
+	}
+	if (!have_shard && !c.mpi) {
 		fprintf(stderr, "gw-aggregator: --shard is required\n");
 		return 2;
 	}
+	/* Under mpirun nobody signals the shard: it leaves when idle. */
+	if (c.mpi && !idle_ms)
+		idle_ms = 3000;
 	if (shard >= (c.shards ? c.shards : 1)) {
 		fprintf(stderr, "gw-aggregator: --shard: %llu is not below --shards\n",
 			(unsigned long long)shard);
@@ -135,6 +145,14 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < ports; i++)
 		if (cli_open_dp(&c, i, &dps[i]) < 0)
 			goto out;
+	if (c.mpi) {
+		gw_endpoint shards[GW_COLL_SHARDS_MAX];
+		unsigned idx;
+		if (cli_mpi_exchange(c.prog, 1, &c.local_ep, c.shards ? (unsigned)c.shards : 1,
+				     (unsigned)c.workers, shards, &idx) < 0)
+			goto out;
+		shard = idx;
+	}
 	gw_coll_job job;
 	if (cli_job(&c, dps[0], &job) < 0) {
 		rc = 2;
@@ -165,5 +183,6 @@ out:
 	gw_agg_free(a);
 	for (unsigned i = 0; i < ports; i++)
 		gw_dp_close(dps[i]);
+	cli_mpi_finalize();
 	return rc;
 }

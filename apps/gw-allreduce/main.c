@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "coll_cli.h"
+#include "coll_mpi.h"
 #include "reference.h"
 
 struct opts {
@@ -309,6 +310,13 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 	}
 	if (o->check)
 		return 0;
+	if (c->mpi) {
+		if (o->have_rank || o->nshard) {
+			fprintf(stderr, "gw-allreduce: --mpi: --rank and --agg come from mpirun\n");
+			return -1;
+		}
+		return 0;
+	}
 	if (!o->have_rank || !o->nshard) {
 		fprintf(stderr, "gw-allreduce: --%s is required\n", o->have_rank ? "agg" : "rank");
 		return -1;
@@ -330,11 +338,16 @@ int main(int argc, char **argv)
 {
 	struct cli c = {.prog = "gw-allreduce", .job_id = 1};
 	struct opts o = {.rounds = 3, .seed = 1, .verify = true};
-	if (parse(argc, argv, &c, &o) < 0)
+	if (cli_mpi_init(&argc, &argv, c.prog) < 0)
 		return 2;
-	if (o.check)
-		return check(&c, &o);
-
+	int rc = parse(argc, argv, &c, &o);
+	if (rc < 0 || o.check) {
+		if (rc == 0)
+			rc = check(&c, &o);
+		cli_mpi_finalize();
+		return rc < 0 ? 2 : rc;
+	}
+	rc = 1;
 	gw_dp *dp = NULL;
 	gw_comm *comm = NULL;
 	struct reference *ref = NULL;
@@ -342,13 +355,20 @@ int main(int argc, char **argv)
 	float *g = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
 	float *want = malloc(n * sizeof(float)), *recv = calloc(n, sizeof(float));
 	float **all = calloc(W, sizeof(*all));
-	int rc = 1;
 	if (!g || !out || !want || !recv || !all) {
 		fprintf(stderr, "gw-allreduce: out of memory\n");
 		goto done;
 	}
 	if (cli_open_dp(&c, 0, &dp) < 0)
 		goto done;
+	if (c.mpi) {
+		unsigned idx;
+		if (cli_mpi_exchange(c.prog, 0, &c.local_ep, c.shards ? (unsigned)c.shards : 1,
+				     (unsigned)W, o.shard, &idx) < 0)
+			goto done;
+		o.rank = idx;
+		o.nshard = c.shards ? (unsigned)c.shards : 1;
+	}
 	gw_coll_job job;
 	if (cli_job(&c, dp, &job) < 0) {
 		rc = 2;
@@ -470,5 +490,6 @@ done:
 	reference_free(ref);
 	gw_comm_free(comm);
 	gw_dp_close(dp);
+	cli_mpi_finalize();
 	return rc;
 }
