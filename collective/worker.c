@@ -25,6 +25,7 @@
 #define BACKOFF_MAX 3u
 #define RTO_MAX_NS 30000000ull   /* 30 ms: a loss stalls the window */
 #define IDLE_WAIT_US 1000u
+#define SLOW_FACTOR 4u
 
 enum { GOT_RESULT = 1, GOT_EXCLUDED = 2 };
 
@@ -43,6 +44,8 @@ struct gw_comm {
 	gw_endpoint *shards;
 	uint64_t rto_min_ns, rto_ns, timeout_ns;
 	uint64_t srtt_ns, rttvar_ns;   /* RFC 6298 estimates, UP to RESULT */
+	uint64_t done_sent_ns;         /* latest send time of a chunk whose
+					* result came back */
 	uint32_t round, seq;
 	gw_encoder *enc;
 	gw_ef *ef;
@@ -347,8 +350,11 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 		c->st.short_chunks++;
 	}
 	struct flight *f = &c->ring[ch & c->ring_mask];
-	if (ch < k->next && f->pkt && f->chunk == ch && f->tx == 1)
-		rtt_sample(c, coll_now_ns() - f->sent_ns);
+	if (ch < k->next && f->pkt && f->chunk == ch) {
+		if (f->tx == 1)
+			rtt_sample(c, coll_now_ns() - f->sent_ns);
+		c->done_sent_ns = GW_MAX(c->done_sent_ns, f->sent_ns);
+	}
 	if (!mine) {
 		c->got[ch] |= GOT_EXCLUDED;
 		if (ch < k->next && f->pkt && f->chunk == ch) {
@@ -458,7 +464,13 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 		if (now >= scan_ns) {
 			for (uint32_t ch = k.lo; ch < k.next; ch++) {
 				struct flight *f = &c->ring[ch & c->ring_mask];
+				/* A chunk sent after this one is done: this one (or
+				 * its result) was probably lost, go at the RTO.
+				 * Otherwise the shard may be waiting for a slower
+				 * worker: give it longer before adding duplicates. */
 				uint64_t rto = c->rto_ns << GW_MIN((uint32_t)f->tx - 1u, BACKOFF_MAX);
+				if (c->done_sent_ns <= f->sent_ns)
+					rto *= SLOW_FACTOR;
 				if (f->pkt && f->chunk == ch && !f->queued && !c->got[ch] &&
 				    f->tx && now - f->sent_ns >= rto)
 					retransmit(c, f, now);
