@@ -16,8 +16,9 @@ uint64_t gw_pkt_payload_seed(uint8_t type, uint8_t flags, uint8_t sack_len,
 {
 	if (!(flags & GW_PKT_F_FRAME) || type == GW_PKT_ACK)
 		return gw_pkt_payload_hash(payload, len);
-	if (type == GW_PKT_RESULT)
-		return XXH3_64bits_withSeed(payload, sack_len, (uint64_t)len);
+	if (type == GW_PKT_RESULT)   /* parse checked sack_len < len; callers may not */
+		return XXH3_64bits_withSeed(payload, GW_MIN((size_t)sack_len, len),
+					    (uint64_t)len);
 	return (uint64_t)len;
 }
 

@@ -1,5 +1,6 @@
 /* The gradwire packet header (docs/wire-format.md §5): 32 bytes in front
- * of every frame (DATA) or selective-acknowledgement bitmap (ACK). Its
+ * of every frame (DATA, UP), selective-acknowledgement bitmap (ACK), or
+ * contributor bitmap and frame (RESULT). Its
  * checksum covers the header and the payload, so the dataplane detects a
  * corrupted chunk index or payload without reading the frame's own format
  * — frames stay opaque below the codec layer. A DATA packet flagged FRAME
@@ -37,13 +38,15 @@ enum {
 			    * (sack_len bytes) + the chunk's result frame */
 
 #define GW_PKT_F_LAST 0x01u    /* DATA: the final chunk of the tensor */
-#define GW_PKT_F_RETX 0x02u    /* DATA: a retransmission (informational) */
-#define GW_PKT_F_FRAME 0x04u   /* DATA: the payload is a gradwire frame, which
+#define GW_PKT_F_RETX 0x02u    /* DATA, UP, RESULT: a retransmission
+				* (informational) */
+#define GW_PKT_F_FRAME 0x04u   /* DATA, UP, RESULT (required there): the
+				* payload is a gradwire frame, which
 				* carries its own checksum: the packet's
 				* covers the header and payload length only */
 #define GW_PKT_F_MAC 0x08u     /* UP, RESULT: the last GW_PKT_MAC_LEN bytes
 				* are a keyed MAC of everything before them */
-#define GW_PKT_F_KNOWN (GW_PKT_F_LAST | GW_PKT_F_RETX | GW_PKT_F_FRAME)
+#define GW_PKT_F_KNOWN (GW_PKT_F_LAST | GW_PKT_F_RETX | GW_PKT_F_FRAME) /* DATA's */
 #define GW_PKT_F_AGG (GW_PKT_F_RETX | GW_PKT_F_FRAME | GW_PKT_F_MAC)
 #define GW_PKT_MAC_LEN 16u
 
@@ -82,7 +85,8 @@ void gw_pkt_write(uint8_t *p, const gw_pkt_hdr *h, uint64_t payload_hash);
  * Returns 0, or (in this order of checks): GW_ETRUNC (shorter than the
  * header), GW_EMAGIC, GW_EVERSION, GW_ERESERVED (unknown type, reserved
  * flag bits, a non-zero field that must be zero), GW_ELENGTH (payload
- * length), GW_ECHECKSUM, then the checks of the checksummed fields:
+ * length; RESULT without a bitmap), GW_ECHECKSUM, then the checks of the
+ * checksummed fields (UP and RESULT without FRAME are GW_ERESERVED):
  * GW_ELENGTH (empty DATA other than the empty-tensor marker), GW_ERANGE
  * (chunk numbers out of range), GW_ECORRUPT (an ACK that SACKs its own
  * cumulative chunk). The stream counts GW_ECHECKSUM as corrupt and every

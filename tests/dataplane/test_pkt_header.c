@@ -3,9 +3,13 @@
  * type, reserved bits, bad lengths, out-of-range chunk numbers, every
  * single-bit flip of a real DATA packet (a real frame) and of an ACK — is
  * rejected without reading past its end (each packet ends at a PROT_NONE
- * page). Then the same packets go over UDP to a stream that is receiving:
- * each is dropped and counted exactly once (bad, corrupt, foreign, stale),
- * none is delivered, and a real tensor sent after them arrives intact. */
+ * page). The aggregation's UP and RESULT packets (§5.6, §5.7), with and
+ * without a MAC: valid ones parse reading only the header and a RESULT's
+ * contributor bitmap, and each of their rules broken once is rejected with
+ * its code. Then the same packets go over UDP to a stream that is
+ * receiving: each is dropped and counted exactly once (bad, corrupt,
+ * foreign, stale; UP and RESULT are bad there), none is delivered, and a
+ * real tensor sent after them arrives intact. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -36,7 +40,10 @@ static int setup(void **state)
 	gw_encoder_free(e);
 	gw_test_dense_free(&d);
 	GW_CHECK(frames.n > 3, "expected several frames, got %zu", frames.n);
-	gw_test_guard_alloc(&guard, GW_PKT_HDR_LEN + GW_PKT_PAYLOAD_MAX + 1);
+	/* the largest packet tested: a RESULT with a 255-byte bitmap, a frame
+	 * one byte above the limit and a MAC */
+	gw_test_guard_alloc(&guard, GW_PKT_HDR_LEN + 255 + GW_PKT_PAYLOAD_MAX + 1 +
+					    GW_PKT_MAC_LEN);
 	return 0;
 }
 
@@ -69,6 +76,33 @@ static size_t make_ack(uint8_t *buf, uint32_t job, uint32_t cum, const uint8_t *
 			.round = ROUND, .tensor = TENSOR, .chunk = cum, .seq = 77};
 	gw_pkt_write(buf, &h, gw_pkt_payload_hash(buf + GW_PKT_HDR_LEN, sack_len));
 	return GW_PKT_HDR_LEN + sack_len;
+}
+
+/* An UP (bm = 0, sack_len 0) or a RESULT (type GW_PKT_RESULT, bm bytes of
+ * contributor bitmap) of the aggregation into buf: bitmap, frame, then 16
+ * bytes in the place of the MAC when flags has GW_PKT_F_MAC (a fixed
+ * pattern: the parser only makes room for it, the key is the collective
+ * layer's). flags is sealed as given. Returns the packet's length. */
+static size_t make_agg(uint8_t *buf, uint8_t type, uint8_t flags, uint32_t chunk,
+		       const uint8_t *bitmap, uint8_t bm, const uint8_t *frame,
+		       size_t flen)
+{
+	uint8_t *pay = buf + GW_PKT_HDR_LEN;
+	if (bm)
+		memcpy(pay, bitmap, bm);
+	if (flen)
+		memcpy(pay + bm, frame, flen);
+	size_t plen = bm + flen;
+	if (flags & GW_PKT_F_MAC) {
+		for (unsigned i = 0; i < GW_PKT_MAC_LEN; i++)
+			pay[plen + i] = (uint8_t)(0xa0 + i);
+		plen += GW_PKT_MAC_LEN;
+	}
+	gw_pkt_hdr h = {.type = type, .flags = flags, .sack_len = bm,
+			.rank = type == GW_PKT_UP ? 6 : 1, .job = JOB, .round = ROUND,
+			.tensor = 0, .chunk = chunk, .seq = 4321};
+	gw_pkt_write(buf, &h, gw_pkt_payload_seed(type, flags, bm, pay, plen));
+	return GW_PKT_HDR_LEN + plen;
 }
 
 /* Re-seals the checksum after a field was changed on purpose. */
@@ -183,6 +217,8 @@ static void test_fields(void **state)
 		p[GW_PKT_OFF_VERSION] = (uint8_t)v;
 		GW_EXPECT_RC(parse_guarded(p, len, &h), GW_EVERSION, "version %u", v);
 	}
+	/* Every other type, UP and RESULT included: this packet has no FRAME
+	 * flag, which they need (test_agg_rules). */
 	for (unsigned t = 0; t < 256; t++) {
 		if (t == GW_PKT_DATA || t == GW_PKT_ACK)
 			continue;
@@ -320,6 +356,227 @@ static void test_frame_flag(void **state)
 	GW_EXPECT_RC(parse_guarded(p, l2, &h), GW_ECHECKSUM, "FRAME set after sealing");
 }
 
+/* ---- UP and RESULT -------------------------------------------------------- */
+
+static const uint8_t bm3[3] = {0xff, 0xfb, 0x0f};   /* 20 workers, 10 out */
+
+/* Valid UP and RESULT packets, with and without a MAC, with a real frame:
+ * accepted with their fields, reading nothing but the header and a
+ * RESULT's bitmap (the rest of the packet lies beyond a PROT_NONE page). */
+static void test_agg_valid(void **state)
+{
+	(void)state;
+	uint8_t buf[2048];
+	const gw_test_frame *f = &frames.f[1];
+	gw_pkt_hdr h;
+	for (int result = 0; result < 2; result++) {
+		for (int k = 0; k < 4; k++) {
+			uint8_t type = result ? GW_PKT_RESULT : GW_PKT_UP;
+			uint8_t fl = (uint8_t)(GW_PKT_F_FRAME | (k & 1 ? GW_PKT_F_MAC : 0) |
+					       (k & 2 ? GW_PKT_F_RETX : 0));
+			uint8_t bm = result ? (uint8_t)sizeof bm3 : 0;
+			size_t len = make_agg(buf, type, fl, 2 + (uint32_t)k, bm3, bm,
+					      f->data, f->len);
+			GW_CHECK(len == GW_PKT_HDR_LEN + bm + f->len +
+						(k & 1 ? GW_PKT_MAC_LEN : 0),
+				 "packet length");
+			GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_OK,
+				     "valid %s, flags 0x%02x", result ? "RESULT" : "UP", fl);
+			GW_CHECK(h.type == type && h.flags == fl && h.sack_len == bm &&
+				 h.rank == (result ? 1 : 6) && h.job == JOB &&
+				 h.round == ROUND && h.tensor == 0 && h.chunk == 2u + (unsigned)k &&
+				 h.seq == 4321,
+				 "%s fields did not round-trip", result ? "RESULT" : "UP");
+			GW_CHECK(buf[GW_PKT_OFF_TYPE] == type && buf[GW_PKT_OFF_FLAGS] == fl &&
+				 buf[GW_PKT_OFF_SACK_LEN] == bm, "type, flags, sack_len bytes");
+			GW_CHECK(!memcmp(buf + GW_PKT_HDR_LEN, bm3, bm) &&
+				 !memcmp(buf + GW_PKT_HDR_LEN + bm, f->data, f->len),
+				 "bitmap, then the frame, after the header");
+			/* Only header and bitmap at the end of the guarded block,
+			 * parsed as the whole packet: frame and MAC are not read. */
+			size_t part = GW_PKT_HDR_LEN + bm;
+			uint8_t *at = guard.p + guard.len - part;
+			memcpy(at, buf, part);
+			gw_pkt_hdr g;
+			GW_EXPECT_RC(gw_pkt_parse(at, len, &g), GW_OK,
+				     "%s from its first %zu bytes", result ? "RESULT" : "UP",
+				     part);
+			GW_CHECK(g.chunk == h.chunk && g.flags == h.flags,
+				 "fields differ from the header alone");
+		}
+	}
+	/* The smallest: a one-byte "frame" (the frame layer rejects it), and
+	 * the largest chunk number. */
+	static const uint8_t one[1] = {0x47};
+	size_t len = make_agg(buf, GW_PKT_UP, GW_PKT_F_FRAME | GW_PKT_F_MAC, 7, NULL, 0,
+			      one, 1);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_OK, "UP: one byte and a MAC");
+	len = make_agg(buf, GW_PKT_RESULT, GW_PKT_F_FRAME, 7, bm3, 1, one, 1);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_OK, "RESULT: bitmap and one byte");
+	len = make_agg(buf, GW_PKT_UP, GW_PKT_F_FRAME, 0xfffffffeu, NULL, 0, f->data,
+		       f->len);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_OK, "UP chunk 2^32-2");
+	len = make_agg(buf, GW_PKT_RESULT, GW_PKT_F_FRAME | GW_PKT_F_MAC, 0xfffffffeu,
+		       bm3, 3, f->data, f->len);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_OK, "RESULT chunk 2^32-2");
+}
+
+/* Each UP / RESULT rule broken once, in an otherwise sealed packet. */
+static void test_agg_rules(void **state)
+{
+	(void)state;
+	uint8_t buf[2048], p[2048];
+	const gw_test_frame *f = &frames.f[1];
+	const uint8_t F = GW_PKT_F_FRAME, M = GW_PKT_F_MAC;
+	gw_pkt_hdr h;
+	size_t len;
+	for (int result = 0; result < 2; result++) {
+		uint8_t type = result ? GW_PKT_RESULT : GW_PKT_UP;
+		uint8_t bm = result ? (uint8_t)sizeof bm3 : 0;
+		const char *t = result ? "RESULT" : "UP";
+		/* FRAME missing, with or without the MAC */
+		len = make_agg(buf, type, 0, 1, bm3, bm, f->data, f->len);
+		GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ERESERVED, "%s without FRAME", t);
+		len = make_agg(buf, type, M | GW_PKT_F_RETX, 1, bm3, bm, f->data, f->len);
+		GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ERESERVED,
+			     "%s with MAC and RETX but no FRAME", t);
+		/* LAST and bits 4-7 are no flags of theirs */
+		for (unsigned b = 0; b < 8; b++) {
+			uint8_t fb = (uint8_t)(1u << b);
+			if (fb & GW_PKT_F_AGG)
+				continue;
+			len = make_agg(buf, type, F | fb, 1, bm3, bm, f->data, f->len);
+			GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ERESERVED,
+				     "%s with flag bit %u", t, b);
+		}
+		/* chunk numbers */
+		len = make_agg(buf, type, F | M, 0xffffffffu, bm3, bm, f->data, f->len);
+		GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ERANGE, "%s chunk 2^32-1", t);
+		/* the payload's length is sealed: one byte less or more */
+		len = make_agg(buf, type, F | M, 1, bm3, bm, f->data, f->len);
+		GW_EXPECT_RC(parse_guarded(buf, len - 1, &h), GW_ECHECKSUM,
+			     "%s cut by a byte", t);
+		buf[len] = 0;
+		GW_EXPECT_RC(parse_guarded(buf, len + 1, &h), GW_ECHECKSUM,
+			     "%s with a trailing byte", t);
+		/* the MAC flag is sealed: toggled after sealing */
+		memcpy(p, buf, len);
+		p[GW_PKT_OFF_FLAGS] &= (uint8_t)~M;
+		GW_EXPECT_RC(parse_guarded(p, len, &h), GW_ECHECKSUM, "%s: MAC cleared", t);
+		len = make_agg(buf, type, F, 1, bm3, bm, f->data, f->len);
+		memcpy(p, buf, len);
+		p[GW_PKT_OFF_FLAGS] |= M;
+		GW_EXPECT_RC(parse_guarded(p, len, &h), GW_ECHECKSUM, "%s: MAC set", t);
+		/* every header bit */
+		len = make_agg(buf, type, F | M, 1, bm3, bm, f->data, f->len);
+		for (size_t bit = 0; bit < GW_PKT_HDR_LEN * 8; bit++) {
+			memcpy(p, buf, len);
+			p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+			GW_CHECK(parse_guarded(p, len, &h) < 0,
+				 "%s with header bit %zu flipped was accepted", t, bit);
+		}
+		/* frame and MAC bits pass here: the frame's checksum and the
+		 * MAC (with the job key) catch them */
+		for (size_t bit = 8 * (GW_PKT_HDR_LEN + bm); bit < len * 8; bit += 5) {
+			memcpy(p, buf, len);
+			p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+			GW_EXPECT_RC(parse_guarded(p, len, &h), GW_OK,
+				     "%s payload bit %zu: neither frame nor MAC is the "
+				     "header checksum's", t, bit);
+		}
+	}
+
+	/* UP: no bitmap */
+	for (unsigned v = 1; v < 256; v++) {
+		len = make_agg(buf, GW_PKT_UP, F, 1, NULL, 0, f->data, f->len);
+		buf[GW_PKT_OFF_SACK_LEN] = (uint8_t)v;
+		reseal(buf, len);
+		GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ERESERVED, "UP with sack_len %u", v);
+	}
+	/* RESULT: a bitmap of at least one byte */
+	len = make_agg(buf, GW_PKT_RESULT, F | M, 1, NULL, 0, f->data, f->len);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ELENGTH, "RESULT with sack_len 0");
+
+	/* room for bitmap + one frame byte + MAC */
+	len = make_agg(buf, GW_PKT_UP, F, 1, NULL, 0, NULL, 0);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ELENGTH, "UP without a frame");
+	len = make_agg(buf, GW_PKT_UP, F | M, 1, NULL, 0, NULL, 0);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ELENGTH, "UP of a MAC alone");
+	for (size_t l = GW_PKT_HDR_LEN; l < GW_PKT_HDR_LEN + GW_PKT_MAC_LEN; l++) {
+		make_agg(buf, GW_PKT_UP, F | M, 1, NULL, 0, NULL, 0);
+		reseal(buf, l);
+		GW_EXPECT_RC(parse_guarded(buf, l, &h), GW_ELENGTH,
+			     "UP with a MAC flag and %zu payload bytes", l - GW_PKT_HDR_LEN);
+	}
+	len = make_agg(buf, GW_PKT_RESULT, F, 1, bm3, 3, NULL, 0);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ELENGTH, "RESULT of a bitmap alone");
+	len = make_agg(buf, GW_PKT_RESULT, F | M, 1, bm3, 3, NULL, 0);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ELENGTH,
+		     "RESULT of a bitmap and a MAC");
+	for (size_t l = GW_PKT_HDR_LEN; l < GW_PKT_HDR_LEN + 3; l++) {
+		/* shorter than its bitmap: rejected before the bitmap is hashed */
+		memcpy(p, buf, GW_PKT_HDR_LEN);
+		GW_EXPECT_RC(parse_guarded(p, l, &h), GW_ELENGTH,
+			     "RESULT with a 3-byte bitmap in %zu payload bytes",
+			     l - GW_PKT_HDR_LEN);
+	}
+	/* the largest bitmap the byte holds (2040 workers) */
+	uint8_t big_bm[255];
+	memset(big_bm, 0xff, sizeof big_bm);
+	len = make_agg(buf, GW_PKT_RESULT, F | M, 1, big_bm, 255, f->data, 8);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_OK, "RESULT with a 255-byte bitmap");
+
+	/* frames above 65535 bytes, beside bitmap and MAC */
+	static const struct {
+		uint8_t type, flags, bm;
+	} big[] = {
+		{GW_PKT_UP, GW_PKT_F_FRAME, 0},
+		{GW_PKT_UP, GW_PKT_F_FRAME | GW_PKT_F_MAC, 0},
+		{GW_PKT_RESULT, GW_PKT_F_FRAME, 128},
+		{GW_PKT_RESULT, GW_PKT_F_FRAME | GW_PKT_F_MAC, 255},
+	};
+	uint8_t *q = calloc(1, guard.len);
+	GW_CHECK(q, "out of memory");
+	memset(q + GW_PKT_HDR_LEN, 0xff, 255);   /* the bitmaps */
+	for (size_t i = 0; i < GW_ARRAY_SIZE(big); i++) {
+		size_t mac = (big[i].flags & GW_PKT_F_MAC) ? GW_PKT_MAC_LEN : 0;
+		for (size_t fl = GW_PKT_PAYLOAD_MAX; fl <= GW_PKT_PAYLOAD_MAX + 1; fl++) {
+			size_t l = GW_PKT_HDR_LEN + big[i].bm + fl + mac;
+			GW_CHECK(l <= guard.len, "guarded block too small");
+			gw_pkt_hdr bh = {.type = big[i].type, .flags = big[i].flags,
+					 .sack_len = big[i].bm, .job = JOB, .chunk = 3};
+			gw_pkt_write(q, &bh, gw_pkt_payload_seed(bh.type, bh.flags, bh.sack_len,
+								 q + GW_PKT_HDR_LEN,
+								 l - GW_PKT_HDR_LEN));
+			GW_EXPECT_RC(parse_guarded(q, l, &h),
+				     fl > GW_PKT_PAYLOAD_MAX ? GW_ELENGTH : GW_OK,
+				     "type %u, flags 0x%02x, bitmap %u, frame of %zu bytes",
+				     big[i].type, big[i].flags, big[i].bm, fl);
+		}
+	}
+	free(q);
+
+	/* The contributor bitmap is sealed: every bit of it. */
+	len = make_agg(buf, GW_PKT_RESULT, F | M, 1, bm3, 3, f->data, f->len);
+	for (size_t bit = 8 * GW_PKT_HDR_LEN; bit < 8 * (GW_PKT_HDR_LEN + 3); bit++) {
+		memcpy(p, buf, len);
+		p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		GW_EXPECT_RC(parse_guarded(p, len, &h), GW_ECHECKSUM,
+			     "RESULT with bitmap bit %zu flipped", bit - 8 * GW_PKT_HDR_LEN);
+	}
+	/* Sealed as one type, read as another. */
+	len = make_agg(buf, GW_PKT_UP, F, 1, NULL, 0, f->data, f->len);
+	buf[GW_PKT_OFF_TYPE] = GW_PKT_DATA;
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ECHECKSUM, "UP relabelled DATA");
+	len = make_data(buf, JOB, ROUND, 0, 1, GW_PKT_F_FRAME, f->data, f->len);
+	buf[GW_PKT_OFF_TYPE] = GW_PKT_UP;
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ECHECKSUM, "DATA relabelled UP");
+	/* MAC is no flag of DATA or ACK */
+	len = make_data(buf, JOB, ROUND, 0, 1, GW_PKT_F_FRAME | GW_PKT_F_MAC, f->data,
+			f->len);
+	GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ERESERVED, "DATA with MAC");
+}
+
 /* ---- through a receiving stream ------------------------------------------------ */
 
 struct hostile {
@@ -397,6 +654,19 @@ static void build_hostile(struct hostile *ho)
 	add_pkt(ho, p, len, "stale");
 	alen = make_ack(p, JOB, 2, NULL, 0);
 	add_pkt(ho, p, alen, "stale");
+	/* Valid aggregation packets: foreign from another job, else bad (no
+	 * stream's). 300 bytes of a frame: the stream reads no further than
+	 * the header, and a full one with bitmap and MAC would exceed what a
+	 * 1500-MTU socket takes in. */
+	for (int k = 0; k < 4; k++) {
+		uint8_t type = k & 1 ? GW_PKT_RESULT : GW_PKT_UP;
+		uint8_t fl = (uint8_t)(GW_PKT_F_FRAME | (k & 2 ? GW_PKT_F_MAC : 0));
+		len = make_agg(p, type, fl, 0, bm3, k & 1 ? 3 : 0, frames.f[0].data, 300);
+		add_pkt(ho, p, len, "bad");
+		gw_test_st32(p + GW_PKT_OFF_JOB, JOB + 1);
+		reseal(p, len);
+		add_pkt(ho, p, len, "foreign");
+	}
 	/* Sealed FRAME (payload unchecked) for a stream whose deliver() does
 	 * not promise to check frames: never handed over. */
 	len = make_data(p, JOB, ROUND, TENSOR, 0, GW_PKT_F_FRAME | GW_PKT_F_LAST,
@@ -536,6 +806,8 @@ int main(void)
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_bit_flips),
 		cmocka_unit_test(test_frame_flag),
+		cmocka_unit_test(test_agg_valid),
+		cmocka_unit_test(test_agg_rules),
 		cmocka_unit_test(test_stream_counts),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,32 +1,43 @@
 /* Fuzzes the 32-byte packet header of the dataplane (dataplane/pkt.c,
  * docs/wire-format.md §5): gw_pkt_parse(), gw_pkt_write() and
- * gw_pkt_payload_seed(). Each input is used twice:
+ * gw_pkt_payload_seed(), for all four packet types (DATA, ACK, and the
+ * aggregation's UP and RESULT with their optional MAC). Each input is used
+ * twice:
  *
  *  (a) as it is — what a receiver does with whatever arrives — in a heap
  *      block of exactly its size, so AddressSanitizer sees any read past
  *      its end. gw_pkt_parse() must return what a model of §5.1 rules 1-9
  *      and §5.3 (below, written from the spec's numbers, with its own XXH3
  *      checksum) says, code for code. An accepted packet must obey the
- *      rules (type DATA or ACK, known flags only, an ACK's sack_len = its
- *      payload length ≤ 128 with bit 0 of the bitmap clear, a DATA chunk
- *      below 2^32 − 1 and an empty payload only as the empty-tensor marker),
- *      its fields must be the wire bytes, and gw_pkt_write() with
- *      gw_pkt_payload_seed() must rebuild its 32 header bytes exactly. A
- *      DATA packet flagged FRAME must parse the same from a copy of its
- *      header alone: its checksum covers the frame's length, not the frame.
+ *      rules (type DATA, ACK, UP or RESULT; each type's flags only; an
+ *      ACK's sack_len = its payload length ≤ 128 with bit 0 of the bitmap
+ *      clear; UP and RESULT flagged FRAME, an UP without a bitmap, a
+ *      RESULT with one, room for bitmap, a frame of 1 to 65535 bytes and
+ *      the MAC; a chunk below 2^32 − 1 in all but ACKs; an empty DATA
+ *      payload only as the empty-tensor marker), its fields must be the
+ *      wire bytes, and gw_pkt_write() with gw_pkt_payload_seed() must
+ *      rebuild its 32 header bytes exactly. A packet flagged FRAME (DATA,
+ *      UP, RESULT) must parse the same from a copy of its header alone —
+ *      of its header and contributor bitmap for a RESULT: its checksum
+ *      covers the frame's length, not the frame, and the parser never
+ *      reads the MAC.
  *  (b) as a valid packet derived from it: the header fields are the input's
- *      header bytes at their own offsets (magic and version forced; type
- *      DATA if the type byte is odd, else ACK; flags, sack_len, chunk and
- *      the payload fitted to the rules), the payload is the rest of the
- *      input (an ACK's bitmap, cut to 128 bytes, bit 0 cleared), written
- *      with gw_pkt_write() and the right seed. It must be accepted (by the
- *      model too) with exactly those fields. Then one header bit, chosen by
- *      the input's checksum field (which (b) overwrites anyway), is flipped:
- *      the parse must fail, with the model's code. The only way through is
- *      a flip in a field that only the 32-bit checksum guards meeting a
- *      checksum collision (2^-32): the model sees it too, and it is let
- *      pass. Last, one payload bit is flipped: rejected like the header
- *      flip, except under FRAME, where the packet must still be accepted.
+ *      header bytes at their own offsets (magic and version forced; the
+ *      type byte mod 4 picks the type: 1 DATA, 2 ACK, 3 UP, 0 RESULT;
+ *      flags, sack_len, chunk and the payload fitted to the rules), the
+ *      payload is the rest of the input (an ACK's bitmap, cut to 128
+ *      bytes, bit 0 cleared; for UP and RESULT padded with zeros up to the
+ *      least payload the rules allow — bitmap, one frame byte, MAC — and
+ *      cut to the most), written with gw_pkt_write() and the right seed.
+ *      It must be accepted (by the model too) with exactly those fields.
+ *      Then one header bit, chosen by the input's checksum field (which (b)
+ *      overwrites anyway), is flipped: the parse must fail, with the
+ *      model's code. The only way through is a flip in a field that only
+ *      the 32-bit checksum guards meeting a checksum collision (2^-32): the
+ *      model sees it too, and it is let pass. Last, one payload bit is
+ *      flipped: rejected like the header flip — a RESULT's bitmap
+ *      included — except in the frame and MAC of a packet flagged FRAME,
+ *      where the packet must still be accepted, with the same fields.
  *
  * A valid seed packet is thus accepted in (a), and the fuzzer steers (b) by
  * mutating the fields: (b) seals them. The control word (bytes 28..31):
@@ -46,12 +57,21 @@
 /* ---- a model of the spec ----------------------------------------------- */
 
 /* §5.3: checksum = XXH3_64bits_withSeed(header[0..28), p) mod 2^32, where
- * p = XXH3_64bits(payload), or the payload length for DATA with FRAME. */
+ * p = XXH3_64bits(payload); for DATA and UP with FRAME the payload length;
+ * for RESULT with FRAME XXH3_64bits_withSeed(bitmap, seed = payload
+ * length), the bitmap being the payload's first sack_len bytes. Only
+ * called once the length rules hold (a RESULT's bitmap is there). */
 static uint32_t model_checksum(const uint8_t *p, size_t len)
 {
 	size_t plen = len - 32;
-	uint64_t seed = p[3] == 1 && (p[4] & 0x04) ? (uint64_t)plen
-						   : XXH3_64bits(p + 32, plen);
+	uint8_t type = p[3], frame = p[4] & 0x04;
+	uint64_t seed;
+	if (frame && (type == 1 || type == 3))
+		seed = (uint64_t)plen;
+	else if (frame && type == 4)
+		seed = XXH3_64bits_withSeed(p + 32, p[5], (uint64_t)plen);
+	else
+		seed = XXH3_64bits(p + 32, plen);
 	return (uint32_t)XXH3_64bits_withSeed(p, 28, seed);
 }
 
@@ -66,15 +86,26 @@ static int model_parse(const uint8_t *p, size_t len)
 		return GW_EVERSION;
 	uint8_t type = p[3], flags = p[4], sack_len = p[5];
 	size_t plen = len - 32;
-	if (type == 1) {                        /* DATA */
+	if (type == 1) {                        /* DATA: LAST, RETX, FRAME */
 		if ((flags & 0xf8) || sack_len)
 			return GW_ERESERVED;
 		if (plen > 65535)
 			return GW_ELENGTH;
-	} else if (type == 2) {                 /* ACK */
+	} else if (type == 2) {                 /* ACK: no flags */
 		if (flags)
 			return GW_ERESERVED;
 		if (sack_len > 128 || plen != sack_len)
+			return GW_ELENGTH;
+	} else if (type == 3 || type == 4) {    /* UP, RESULT: RETX, FRAME, MAC */
+		if ((flags & 0xf1) || !(flags & 0x04))
+			return GW_ERESERVED;
+		if (type == 3 && sack_len)
+			return GW_ERESERVED;
+		if (type == 4 && !sack_len)
+			return GW_ELENGTH;
+		/* bitmap (RESULT), a frame of 1 .. 65535 bytes, MAC */
+		size_t mac = (flags & 0x08) ? 16 : 0;
+		if (plen < sack_len + 1 + mac || plen - mac - sack_len > 65535)
 			return GW_ELENGTH;
 	} else {
 		return GW_ERESERVED;
@@ -82,18 +113,25 @@ static int model_parse(const uint8_t *p, size_t len)
 	if (gw_fuzz_ld32(p + 28) != model_checksum(p, len))
 		return GW_ECHECKSUM;
 	uint32_t chunk = gw_fuzz_ld32(p + 20);
+	if (type != 2 && chunk == 0xffffffffu)
+		return GW_ERANGE;
 	if (type == 1) {
-		if (chunk == 0xffffffffu)
-			return GW_ERANGE;
 		if (!plen && (chunk != 0 || !(flags & 0x01)))
 			return GW_ELENGTH;
-	} else {
+	} else if (type == 2) {
 		if ((uint64_t)chunk + 8u * sack_len > 0xffffffffu)
 			return GW_ERANGE;
 		if (sack_len && (p[32] & 1))
 			return GW_ECORRUPT;
 	}
 	return GW_OK;
+}
+
+/* Bytes at the front of the payload that the packet checksum reads even
+ * under FRAME: a RESULT's contributor bitmap; nothing for DATA and UP. */
+static size_t sealed_prefix(uint8_t type, uint8_t sack_len)
+{
+	return type == GW_PKT_RESULT ? sack_len : 0;
 }
 
 /* ---- checks -------------------------------------------------------------- */
@@ -111,9 +149,9 @@ static void check_accepted(const uint8_t *p, size_t len, const gw_pkt_hdr *h)
 {
 	GW_FUZZ_CHECK(len >= GW_PKT_HDR_LEN);
 	size_t plen = len - GW_PKT_HDR_LEN;
-	GW_FUZZ_CHECK(h->type == GW_PKT_DATA || h->type == GW_PKT_ACK);
-	GW_FUZZ_CHECKF(!(h->flags & ~GW_PKT_F_KNOWN), "flags 0x%02x accepted",
-		       h->flags);
+	GW_FUZZ_CHECKF(h->type == GW_PKT_DATA || h->type == GW_PKT_ACK ||
+			       h->type == GW_PKT_UP || h->type == GW_PKT_RESULT,
+		       "type %u accepted", h->type);
 	if (h->type == GW_PKT_ACK) {
 		GW_FUZZ_CHECKF(h->flags == 0, "ACK with flags 0x%02x accepted",
 			       h->flags);
@@ -123,13 +161,28 @@ static void check_accepted(const uint8_t *p, size_t len, const gw_pkt_hdr *h)
 			       "ACK SACKs its own cumulative chunk %u", h->chunk);
 		GW_FUZZ_CHECK((uint64_t)h->chunk + 8u * h->sack_len <=
 			      GW_PKT_CHUNK_LIMIT);
-	} else {
+	} else if (h->type == GW_PKT_DATA) {
+		GW_FUZZ_CHECKF(!(h->flags & ~GW_PKT_F_KNOWN), "DATA flags 0x%02x "
+			       "accepted", h->flags);
 		GW_FUZZ_CHECK(h->sack_len == 0);
 		GW_FUZZ_CHECK(plen <= GW_PKT_PAYLOAD_MAX);
 		GW_FUZZ_CHECKF(h->chunk < GW_PKT_CHUNK_LIMIT, "DATA chunk %u", h->chunk);
 		GW_FUZZ_CHECKF(plen || (h->chunk == 0 && (h->flags & GW_PKT_F_LAST)),
 			       "empty DATA chunk %u flags 0x%02x accepted", h->chunk,
 			       h->flags);
+	} else {
+		const char *t = h->type == GW_PKT_UP ? "UP" : "RESULT";
+		GW_FUZZ_CHECKF(!(h->flags & ~GW_PKT_F_AGG) && (h->flags & GW_PKT_F_FRAME),
+			       "%s flags 0x%02x accepted", t, h->flags);
+		GW_FUZZ_CHECKF(h->type == GW_PKT_UP ? h->sack_len == 0 : h->sack_len > 0,
+			       "%s with sack_len %u accepted", t, h->sack_len);
+		size_t mac = (h->flags & GW_PKT_F_MAC) ? GW_PKT_MAC_LEN : 0;
+		GW_FUZZ_CHECKF(plen >= mac + h->sack_len + 1 &&
+				       plen - mac - h->sack_len <= GW_PKT_PAYLOAD_MAX,
+			       "%s payload %zu bytes, bitmap %u, MAC %zu accepted", t,
+			       plen, h->sack_len, mac);
+		GW_FUZZ_CHECKF(h->chunk < GW_PKT_CHUNK_LIMIT, "%s chunk %u", t,
+			       h->chunk);
 	}
 	/* the fields are the wire bytes (§5.1 offsets) */
 	GW_FUZZ_CHECK(h->type == p[3] && h->flags == p[4] && h->sack_len == p[5]);
@@ -168,16 +221,23 @@ static int check_packet(const uint8_t *p, size_t len, gw_pkt_hdr *out)
 	if (rc == GW_OK)
 		check_accepted(p, len, &h);
 
-	/* DATA flagged FRAME: the parse reads the header only */
-	if (len >= GW_PKT_HDR_LEN && p[3] == GW_PKT_DATA && (p[4] & GW_PKT_F_FRAME)) {
-		uint8_t *hdr = malloc(GW_PKT_HDR_LEN);
+	/* Flagged FRAME: the parse reads the header only (and a RESULT's
+	 * bitmap), never the frame or the MAC. The copy is a block of exactly
+	 * those bytes (fewer when the packet is shorter), so AddressSanitizer
+	 * sees a read of anything else. */
+	if (len >= GW_PKT_HDR_LEN && (p[4] & GW_PKT_F_FRAME) &&
+	    (p[3] == GW_PKT_DATA || p[3] == GW_PKT_UP || p[3] == GW_PKT_RESULT)) {
+		size_t part = GW_PKT_HDR_LEN + sealed_prefix(p[3], p[5]);
+		if (part > len)
+			part = len;
+		uint8_t *hdr = malloc(part);
 		GW_FUZZ_CHECK(hdr);
-		memcpy(hdr, p, GW_PKT_HDR_LEN);
+		memcpy(hdr, p, part);
 		gw_pkt_hdr g;
 		memset(&g, 0x5a, sizeof(g));
 		int grc = gw_pkt_parse(hdr, len, &g);
-		GW_FUZZ_CHECKF(grc == rc, "FRAME packet: %d on the packet, %d on its "
-			       "header alone", rc, grc);
+		GW_FUZZ_CHECKF(grc == rc, "FRAME packet of type %u: %d on the packet, "
+			       "%d on its first %zu bytes alone", p[3], rc, grc, part);
 		GW_FUZZ_CHECK(rc != GW_OK || same_hdr(&g, &h));
 		free(hdr);
 	}
@@ -193,17 +253,21 @@ static void check_flip(uint8_t *p, size_t len, const gw_pkt_hdr *w, size_t bit)
 	p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 	gw_pkt_hdr h;
 	int rc = check_packet(p, len, &h);
-	int frame_payload = w->type == GW_PKT_DATA && (w->flags & GW_PKT_F_FRAME) &&
-			    bit >= 8 * GW_PKT_HDR_LEN;
+	int frame_payload = (w->flags & GW_PKT_F_FRAME) &&
+			    bit >= 8 * (GW_PKT_HDR_LEN + sealed_prefix(w->type, w->sack_len));
 	if (frame_payload) {
-		/* the packet checksum does not cover a frame */
+		/* the packet checksum does not cover a frame or a MAC */
 		GW_FUZZ_CHECKF(rc == GW_OK && same_hdr(&h, w),
-			       "FRAME packet with payload bit %zu flipped: %d", bit, rc);
+			       "FRAME packet of type %u with payload bit %zu flipped: %d",
+			       w->type, bit, rc);
 	} else if (rc == GW_OK) {
 		/* through only on a 32-bit checksum collision, of a field that
-		 * nothing but the checksum guards: not magic, version, type,
-		 * the checksum itself, nor a rule-checked bit */
-		GW_FUZZ_CHECKF((bit >= 32 && bit < 8 * GW_PKT_OFF_CHECKSUM) ||
+		 * nothing but the checksum guards: not magic, version, the
+		 * checksum itself, nor a rule-checked bit. The type is one
+		 * since UP exists: a DATA packet flagged FRAME (without LAST)
+		 * and an UP differ in bit 1 of the type byte alone, and seal
+		 * the same payload length. */
+		GW_FUZZ_CHECKF((bit >= 8 * GW_PKT_OFF_TYPE && bit < 8 * GW_PKT_OFF_CHECKSUM) ||
 				       bit >= 8 * GW_PKT_HDR_LEN,
 			       "packet with bit %zu flipped accepted", bit);
 		GW_FUZZ_CHECK(model_checksum(p, len) == gw_fuzz_ld32(p + 28));
@@ -214,14 +278,17 @@ static void check_flip(uint8_t *p, size_t len, const gw_pkt_hdr *w, size_t bit)
 /* (b): a valid packet made of the input's fields and the rest of it. */
 static void derived(const uint8_t *data, size_t size)
 {
+	static const uint8_t types[4] = {GW_PKT_RESULT, GW_PKT_DATA, GW_PKT_ACK,
+					 GW_PKT_UP};
 	uint8_t f[GW_PKT_HDR_LEN] = {0};
 	memcpy(f, data, size < sizeof(f) ? size : sizeof(f));
 	const uint8_t *rest = data + (size < sizeof(f) ? size : sizeof(f));
-	size_t plen = size > sizeof(f) ? size - sizeof(f) : 0;
+	size_t rlen = size > sizeof(f) ? size - sizeof(f) : 0;
+	size_t plen = rlen;
 	uint32_t ctrl = gw_fuzz_ld32(f + GW_PKT_OFF_CHECKSUM);
 
 	gw_pkt_hdr w = {
-		.type = (f[GW_PKT_OFF_TYPE] & 1) ? GW_PKT_DATA : GW_PKT_ACK,
+		.type = types[f[GW_PKT_OFF_TYPE] & 3],
 		.flags = f[GW_PKT_OFF_FLAGS],
 		.sack_len = f[GW_PKT_OFF_SACK_LEN],
 		.rank = (uint16_t)(f[GW_PKT_OFF_RANK] | f[GW_PKT_OFF_RANK + 1] << 8),
@@ -242,19 +309,38 @@ static void derived(const uint8_t *data, size_t size)
 			w.chunk = 0;
 			w.flags |= GW_PKT_F_LAST;
 		}
-	} else {
+	} else if (w.type == GW_PKT_ACK) {
 		w.flags = 0;
 		if (plen > GW_PKT_SACK_MAX)
 			plen = GW_PKT_SACK_MAX;
 		w.sack_len = (uint8_t)plen;
 		if ((uint64_t)w.chunk + 8u * plen > GW_PKT_CHUNK_LIMIT)
 			w.chunk = GW_PKT_CHUNK_LIMIT - 8u * (uint32_t)plen;
+	} else {
+		/* UP, RESULT: FRAME always, MAC as the input says; a bitmap of
+		 * 1..255 bytes for RESULT only; then bitmap + a frame of at
+		 * least one byte + MAC, and a frame of at most 65535 */
+		w.flags = (uint8_t)((w.flags & GW_PKT_F_AGG) | GW_PKT_F_FRAME);
+		if (w.type == GW_PKT_UP)
+			w.sack_len = 0;
+		else if (!w.sack_len)
+			w.sack_len = 1;
+		size_t fixed = w.sack_len + ((w.flags & GW_PKT_F_MAC) ? GW_PKT_MAC_LEN : 0);
+		if (plen < fixed + 1)
+			plen = fixed + 1;
+		if (plen > fixed + GW_PKT_PAYLOAD_MAX)
+			plen = fixed + GW_PKT_PAYLOAD_MAX;
+		if (w.chunk >= GW_PKT_CHUNK_LIMIT)
+			w.chunk = GW_PKT_CHUNK_LIMIT - 1;
 	}
 	size_t len = GW_PKT_HDR_LEN + plen;
 	uint8_t *p = malloc(len);
 	GW_FUZZ_CHECK(p);
-	if (plen)
-		memcpy(p + GW_PKT_HDR_LEN, rest, plen);
+	size_t take = rlen < plen ? rlen : plen;
+	if (take)
+		memcpy(p + GW_PKT_HDR_LEN, rest, take);
+	if (plen > take)   /* padding of a short UP or RESULT */
+		memset(p + GW_PKT_HDR_LEN + take, 0, plen - take);
 	if (w.type == GW_PKT_ACK && plen)
 		p[GW_PKT_HDR_LEN] &= (uint8_t)~1u;
 	gw_pkt_write(p, &w, gw_pkt_payload_seed(w.type, w.flags, w.sack_len,

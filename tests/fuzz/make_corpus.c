@@ -15,9 +15,12 @@
  * field holds control words of fuzz_common.c, which steer the re-sealing
  * step. Roundtrip seeds follow the input layout of fuzz_roundtrip.c.
  * Packet seeds (fuzz_pkt.c) are valid DATA (plain, LAST, RETX, FRAME with
- * a real frame, the empty-tensor marker) and ACK packets, copies whose
+ * a real frame, the empty-tensor marker), ACK, UP and RESULT packets (real
+ * frames, with and without a MAC, bitmaps of 1 to 255 bytes), copies whose
  * checksum field is a control word of fuzz_pkt.c, and the payload-length
- * limit (64 KiB each, so generated, not committed).
+ * limits (64 KiB each, so generated, not committed). The MACs are random
+ * bytes: the packet parser only makes room for them (the aggregation
+ * layer, with the job key, verifies them).
  *
  * The hostile set: each file is a frame broken in one way, named
  * <what>.<GW_E code it must be rejected with> (or .ok), so regress_main
@@ -691,10 +694,16 @@ static size_t make_pkt(uint8_t *out, const gw_pkt_hdr *h, const uint8_t *payload
 static void reseal_pkt(uint8_t *p, size_t len)
 {
 	size_t plen = len - GW_PKT_HDR_LEN;
-	uint64_t seed = p[GW_PKT_OFF_TYPE] == GW_PKT_DATA &&
-				(p[GW_PKT_OFF_FLAGS] & GW_PKT_F_FRAME)
-			? (uint64_t)plen
-			: XXH3_64bits(p + GW_PKT_HDR_LEN, plen);
+	uint8_t type = p[GW_PKT_OFF_TYPE];
+	bool frame = p[GW_PKT_OFF_FLAGS] & GW_PKT_F_FRAME;
+	uint64_t seed;
+	if (frame && (type == GW_PKT_DATA || type == GW_PKT_UP))
+		seed = (uint64_t)plen;
+	else if (frame && type == GW_PKT_RESULT)
+		seed = XXH3_64bits_withSeed(p + GW_PKT_HDR_LEN,
+					    p[GW_PKT_OFF_SACK_LEN], (uint64_t)plen);
+	else
+		seed = XXH3_64bits(p + GW_PKT_HDR_LEN, plen);
 	gw_fuzz_st32(p + GW_PKT_OFF_CHECKSUM,
 		     (uint32_t)XXH3_64bits_withSeed(p, GW_PKT_OFF_CHECKSUM, seed));
 }
@@ -720,6 +729,35 @@ static gw_pkt_hdr pkt_ack(uint32_t cum, uint8_t sack_len)
 			    .chunk = cum, .seq = 77};
 }
 
+/* An UP of worker 2, and a RESULT of shard 1, as the allreduce sends them
+ * (tensor 0, FRAME always; flags adds RETX or MAC). */
+static gw_pkt_hdr pkt_up(uint32_t chunk, uint8_t flags)
+{
+	return (gw_pkt_hdr){.type = GW_PKT_UP, .flags = GW_PKT_F_FRAME | flags,
+			    .rank = 2, .job = 0x6a6f6231u, .round = 17, .tensor = 0,
+			    .chunk = chunk, .seq = 500 + chunk};
+}
+
+static gw_pkt_hdr pkt_result(uint32_t chunk, uint8_t flags, uint8_t sack_len)
+{
+	return (gw_pkt_hdr){.type = GW_PKT_RESULT, .flags = GW_PKT_F_FRAME | flags,
+			    .sack_len = sack_len, .rank = 1, .job = 0x6a6f6231u,
+			    .round = 17, .tensor = 0, .chunk = chunk, .seq = 900 + chunk};
+}
+
+/* The payload of an UP (bm = 0) or RESULT into out: bitmap[0..bm), the
+ * frame, then 16 random bytes in the place of a MAC if mac; its length. */
+static size_t agg_payload(uint8_t *out, const uint8_t *bitmap, size_t bm,
+			  const uint8_t *frame, size_t flen, bool mac)
+{
+	if (bm)
+		memcpy(out, bitmap, bm);
+	memcpy(out + bm, frame, flen);
+	if (mac)
+		random_bytes(out + bm + flen, GW_PKT_MAC_LEN);
+	return bm + flen + (mac ? GW_PKT_MAC_LEN : 0);
+}
+
 /* sack bytes of bitmap: random, bit 0 (the cumulative chunk) clear */
 static void sack_bitmap(uint8_t *b, size_t n)
 {
@@ -728,10 +766,136 @@ static void sack_bitmap(uint8_t *b, size_t n)
 		b[0] &= 0xfe;
 }
 
+/* UP and RESULT seeds, appended after the others (whose bytes do not
+ * change with them); p and pay hold GW_PKT_HDR_LEN + room and room bytes. */
+static void seeds_pkt_agg(uint8_t *p, uint8_t *pay, size_t room)
+{
+	uint8_t frame[GW_FRAME_MAX], bm[255];
+	char fname[96];
+	size_t len, plen;
+	gw_pkt_hdr h;
+
+	/* UP: real frames, every allowed flag, the largest chunk number */
+	static const struct {
+		uint32_t chunk;
+		uint8_t flags;
+		unsigned n;
+	} ups[] = {
+		{0, 0, 8},
+		{1, GW_PKT_F_MAC, 8},
+		{2, GW_PKT_F_RETX | GW_PKT_F_MAC, 100},
+		{3, GW_PKT_F_RETX, 40},
+		{0xfffffffeu, GW_PKT_F_MAC, 8},
+	};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(ups); i++) {
+		size_t flen = valid_frame(GW_CODEC_RAW, 0, ups[i].n, frame);
+		plen = agg_payload(pay, NULL, 0, frame, flen,
+				   ups[i].flags & GW_PKT_F_MAC);
+		h = pkt_up(ups[i].chunk, ups[i].flags);
+		len = make_pkt(p, &h, pay, plen);
+		snprintf(fname, sizeof(fname), "up-c%u-f%u-n%u", ups[i].chunk,
+			 h.flags, ups[i].n);
+		write_file("pkt", fname, p, len);
+	}
+	/* RESULT: bitmaps of 4, 12 (one missing), 1024 and 2040 workers */
+	static const struct {
+		uint32_t chunk;
+		uint8_t flags, sack_len;
+	} results[] = {
+		{0, 0, 1},
+		{5, GW_PKT_F_MAC, 2},
+		{6, GW_PKT_F_MAC, 128},
+		{7, GW_PKT_F_RETX | GW_PKT_F_MAC, 255},
+		{0xfffffffeu, 0, 16},
+	};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(results); i++) {
+		uint8_t sl = results[i].sack_len;
+		memset(bm, 0xff, sl);
+		if (sl == 1)
+			bm[0] = 0x0f;
+		else if (sl == 2)
+			bm[1] = 0x0b;    /* workers 8..11 but 10 */
+		else if (sl == 255)
+			random_bytes(bm, sl);
+		size_t flen = valid_frame(GW_CODEC_RAW, 0, 8 + 8 * i, frame);
+		plen = agg_payload(pay, bm, sl, frame, flen,
+				   results[i].flags & GW_PKT_F_MAC);
+		h = pkt_result(results[i].chunk, results[i].flags, sl);
+		len = make_pkt(p, &h, pay, plen);
+		snprintf(fname, sizeof(fname), "result-c%u-f%u-s%u", results[i].chunk,
+			 h.flags, sl);
+		write_file("pkt", fname, p, len);
+	}
+
+	/* control words: header bit (low byte), payload bit (the rest) */
+	static const struct {
+		uint8_t type, flags;
+		uint32_t hbit, pbit;   /* pbit ~0: the payload's last bit */
+		const char *what;
+	} ctrl[] = {
+		{GW_PKT_UP, GW_PKT_F_MAC, 35, 0, "mac-flag"},
+		{GW_PKT_UP, 0, 25, 300, "type-to-data"},
+		{GW_PKT_UP, GW_PKT_F_MAC, 40, ~0u, "sack-len-mac"},
+		{GW_PKT_RESULT, 0, 40, 3, "sack-len-bitmap"},
+		{GW_PKT_RESULT, GW_PKT_F_MAC, 26, ~0u, "type-mac"},
+		{GW_PKT_RESULT, GW_PKT_F_MAC, 34, 17, "frame-flag-bitmap"},
+	};
+	size_t flen = valid_frame(GW_CODEC_RAW, 0, 16, frame);
+	static const uint8_t bm3[3] = {0xff, 0xfd, 0x03};   /* 18 workers, 9 out */
+	for (size_t i = 0; i < GW_ARRAY_SIZE(ctrl); i++) {
+		bool res = ctrl[i].type == GW_PKT_RESULT;
+		plen = agg_payload(pay, bm3, res ? 3 : 0, frame, flen,
+				   ctrl[i].flags & GW_PKT_F_MAC);
+		h = res ? pkt_result(4, ctrl[i].flags, 3) : pkt_up(4, ctrl[i].flags);
+		len = make_pkt(p, &h, pay, plen);
+		uint32_t pbit = ctrl[i].pbit == ~0u ? 8u * (uint32_t)plen - 1 : ctrl[i].pbit;
+		uint32_t c = pbit << 8 | ctrl[i].hbit;
+		gw_fuzz_st32(p + GW_PKT_OFF_CHECKSUM, c);
+		snprintf(fname, sizeof(fname), "ctrl%08x-%s-%s", c, res ? "result" : "up",
+			 ctrl[i].what);
+		write_file("pkt", fname, p, len);
+	}
+
+	/* the frame-length limit, beside a bitmap and a MAC: random bytes,
+	 * which the parser does not read as a frame */
+	static const struct {
+		uint8_t type, flags, sack_len;
+		size_t frame;
+		const char *code;
+	} lim[] = {
+		{GW_PKT_UP, 0, 0, GW_PKT_PAYLOAD_MAX, "ok"},
+		{GW_PKT_UP, 0, 0, GW_PKT_PAYLOAD_MAX + 1, "GW_ELENGTH"},
+		{GW_PKT_UP, GW_PKT_F_MAC, 0, GW_PKT_PAYLOAD_MAX, "ok"},
+		{GW_PKT_UP, GW_PKT_F_MAC, 0, GW_PKT_PAYLOAD_MAX + 1, "GW_ELENGTH"},
+		{GW_PKT_RESULT, GW_PKT_F_MAC, 128, GW_PKT_PAYLOAD_MAX, "ok"},
+		{GW_PKT_RESULT, GW_PKT_F_MAC, 128, GW_PKT_PAYLOAD_MAX + 1, "GW_ELENGTH"},
+		{GW_PKT_RESULT, 0, 255, GW_PKT_PAYLOAD_MAX, "ok"},
+		{GW_PKT_RESULT, 0, 255, GW_PKT_PAYLOAD_MAX + 1, "GW_ELENGTH"},
+	};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(lim); i++) {
+		bool res = lim[i].type == GW_PKT_RESULT;
+		plen = lim[i].sack_len + lim[i].frame +
+		       ((lim[i].flags & GW_PKT_F_MAC) ? GW_PKT_MAC_LEN : 0);
+		if (plen > room)
+			exit(1);
+		random_bytes(pay, plen);
+		h = res ? pkt_result(8, lim[i].flags, lim[i].sack_len)
+			: pkt_up(8, lim[i].flags);
+		len = make_pkt(p, &h, pay, plen);
+		snprintf(fname, sizeof(fname), "%s-f%u-s%u-frame-%zu.%s",
+			 res ? "result" : "up", h.flags, lim[i].sack_len, lim[i].frame,
+			 lim[i].code);
+		write_file("pkt", fname, p, len);
+	}
+}
+
 static void seeds_pkt(void)
 {
-	static uint8_t p[GW_PKT_HDR_LEN + GW_PKT_PAYLOAD_MAX + 1];
-	static uint8_t pay[GW_PKT_PAYLOAD_MAX + 1];
+	/* room for the largest RESULT: a 255-byte bitmap, a frame one byte
+	 * above the limit, a MAC */
+	enum { PAY_MAX = 255 + GW_PKT_PAYLOAD_MAX + 1 + GW_PKT_MAC_LEN };
+	static uint8_t p[GW_PKT_HDR_LEN + PAY_MAX];
+	static uint8_t pay[PAY_MAX];
 	uint8_t frame[GW_FRAME_MAX];
 	char fname[96];
 	size_t len;
@@ -834,6 +998,8 @@ static void seeds_pkt(void)
 	static const uint8_t shorts[] = {'G', 'P', 1};
 	write_file("pkt", "short-3", shorts, sizeof(shorts));
 	write_file("pkt", "empty", "", 0);
+
+	seeds_pkt_agg(p, pay, PAY_MAX);
 }
 
 static void put_pkt(const char *what, const char *code, const uint8_t *p,
@@ -842,6 +1008,159 @@ static void put_pkt(const char *what, const char *code, const uint8_t *p,
 	char fname[256];
 	snprintf(fname, sizeof(fname), "%s.%s", what, code);
 	write_file("pkt", fname, p, len);
+}
+
+/* The UP and RESULT part of hostile_pkt(), after the rest (whose bytes do
+ * not change with it): valid packets with and without a MAC (random bytes;
+ * the parser only makes room for it), each rule of UP and RESULT broken
+ * once, and the parts of the payload the packet checksum does and does
+ * not read. */
+static void hostile_pkt_agg(void)
+{
+	uint8_t p[1024], pay[512], frame[256], pay2[512];
+	size_t len, plen, flen;
+	gw_pkt_hdr h;
+	static const uint8_t bm1[1] = {0x07};           /* 3 workers, all in */
+	static const uint8_t bm2[2] = {0xff, 0x05};     /* 11 workers, 9 out */
+	flen = valid_frame(GW_CODEC_RAW, 0, 8, frame);
+
+	/* valid */
+	plen = agg_payload(pay, NULL, 0, frame, flen, false);
+	h = pkt_up(3, 0);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("up", "ok", p, len);
+	put_pkt("up-truncated", "GW_ECHECKSUM", p, len - 1);
+	memcpy(pay2, p + GW_PKT_HDR_LEN, plen);
+	p[len - 5] ^= 0x20;
+	put_pkt("up-frame-flip", "ok", p, len);
+	len = make_pkt(p, &h, pay2, plen);
+	p[GW_PKT_OFF_FLAGS] |= GW_PKT_F_MAC;
+	put_pkt("up-mac-flag-set", "GW_ECHECKSUM", p, len);
+	len = make_pkt(p, &h, pay2, plen);
+	p[GW_PKT_OFF_TYPE] = GW_PKT_DATA;
+	put_pkt("up-as-data", "GW_ECHECKSUM", p, len);
+
+	plen = agg_payload(pay, NULL, 0, frame, flen, true);
+	h = pkt_up(3, GW_PKT_F_MAC);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("up-mac", "ok", p, len);
+	memcpy(pay2, p + GW_PKT_HDR_LEN, plen);
+	p[len - 1] ^= 0x01;
+	put_pkt("up-mac-flip", "ok", p, len);
+	len = make_pkt(p, &h, pay2, plen);
+	p[GW_PKT_OFF_FLAGS] &= (uint8_t)~GW_PKT_F_MAC;
+	put_pkt("up-mac-flag-cleared", "GW_ECHECKSUM", p, len);
+	h = pkt_up(4, GW_PKT_F_RETX | GW_PKT_F_MAC);
+	len = make_pkt(p, &h, pay2, plen);
+	put_pkt("up-retx-mac", "ok", p, len);
+
+	plen = agg_payload(pay, bm1, 1, frame, flen, false);
+	h = pkt_result(3, 0, 1);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("result", "ok", p, len);
+	memcpy(pay2, p + GW_PKT_HDR_LEN, plen);
+	p[GW_PKT_HDR_LEN] ^= 0x08;   /* a fourth contributor */
+	put_pkt("result-bitmap-flip", "GW_ECHECKSUM", p, len);
+	len = make_pkt(p, &h, pay2, plen);
+	p[len - 5] ^= 0x20;
+	put_pkt("result-frame-flip", "ok", p, len);
+	len = make_pkt(p, &h, pay2, plen);
+	p[len] = 0;
+	put_pkt("result-trailing-byte", "GW_ECHECKSUM", p, len + 1);
+
+	plen = agg_payload(pay, bm2, 2, frame, flen, true);
+	h = pkt_result(3, GW_PKT_F_MAC, 2);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("result-mac", "ok", p, len);
+	memcpy(pay2, p + GW_PKT_HDR_LEN, plen);
+	p[len - 16] ^= 0x80;
+	put_pkt("result-mac-flip", "ok", p, len);
+	len = make_pkt(p, &h, pay2, plen);
+	p[GW_PKT_HDR_LEN + 1] ^= 0x04;   /* worker 10 */
+	put_pkt("result-mac-bitmap-flip", "GW_ECHECKSUM", p, len);
+	len = make_pkt(p, &h, pay2, plen);
+	p[GW_PKT_OFF_SACK_LEN] = 1;      /* still room for all of it */
+	put_pkt("result-sack-len-changed", "GW_ECHECKSUM", p, len);
+
+	/* chunk numbers */
+	plen = agg_payload(pay, NULL, 0, frame, flen, true);
+	h = pkt_up(0xfffffffeu, GW_PKT_F_MAC);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("up-chunk-max", "ok", p, len);
+	h = pkt_up(0xffffffffu, GW_PKT_F_MAC);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("up-chunk-limit", "GW_ERANGE", p, len);
+	plen = agg_payload(pay, bm1, 1, frame, flen, false);
+	h = pkt_result(0xffffffffu, 0, 1);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("result-chunk-limit", "GW_ERANGE", p, len);
+
+	/* flags */
+	plen = agg_payload(pay, NULL, 0, frame, flen, false);
+	h = pkt_up(3, 0);
+	h.flags = 0;
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("up-no-frame", "GW_ERESERVED", p, len);
+	h = pkt_up(3, GW_PKT_F_LAST);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("up-last", "GW_ERESERVED", p, len);
+	h = pkt_up(3, 0x10);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("up-flag-4", "GW_ERESERVED", p, len);
+	h = pkt_up(3, 0);
+	h.sack_len = 1;
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("up-sack-len", "GW_ERESERVED", p, len);
+	plen = agg_payload(pay, bm1, 1, frame, flen, false);
+	h = pkt_result(3, 0, 1);
+	h.flags = GW_PKT_F_MAC;
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("result-no-frame", "GW_ERESERVED", p, len);
+	h = pkt_result(3, GW_PKT_F_LAST, 1);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("result-last", "GW_ERESERVED", p, len);
+	h = pkt_result(3, 0x80, 1);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("result-flag-7", "GW_ERESERVED", p, len);
+	/* MAC is no flag of DATA or ACK */
+	h = pkt_data(3, GW_PKT_F_FRAME | GW_PKT_F_MAC);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("data-frame-mac", "GW_ERESERVED", p, len);
+	h = pkt_ack(12, 0);
+	h.flags = GW_PKT_F_MAC;
+	len = make_pkt(p, &h, NULL, 0);
+	put_pkt("ack-mac-flag", "GW_ERESERVED", p, len);
+	h = pkt_up(3, 0);
+	h.type = 5;
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("type-5", "GW_ERESERVED", p, len);
+
+	/* lengths: bitmap, one frame byte at least, MAC */
+	h = pkt_result(3, 0, 0);
+	plen = agg_payload(pay, NULL, 0, frame, flen, false);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("result-sack-len-0", "GW_ELENGTH", p, len);
+	h = pkt_up(3, 0);
+	len = make_pkt(p, &h, NULL, 0);
+	put_pkt("up-empty", "GW_ELENGTH", p, len);
+	h = pkt_up(3, GW_PKT_F_MAC);
+	random_bytes(pay, GW_PKT_MAC_LEN + 1);
+	len = make_pkt(p, &h, pay, GW_PKT_MAC_LEN);
+	put_pkt("up-mac-only", "GW_ELENGTH", p, len);
+	len = make_pkt(p, &h, pay, GW_PKT_MAC_LEN + 1);
+	put_pkt("up-mac-one-byte", "ok", p, len);
+	len = make_pkt(p, &h, pay, 9);
+	put_pkt("up-mac-short", "GW_ELENGTH", p, len);
+	h = pkt_result(3, 0, 2);
+	len = make_pkt(p, &h, bm2, 2);
+	put_pkt("result-bitmap-only", "GW_ELENGTH", p, len);
+	h = pkt_result(3, GW_PKT_F_MAC, 2);
+	plen = agg_payload(pay, bm2, 2, frame, 0, true);
+	len = make_pkt(p, &h, pay, plen);
+	put_pkt("result-bitmap-mac-only", "GW_ELENGTH", p, len);
+	h = pkt_result(3, 0, 16);
+	len = make_pkt(p, &h, bm2, 2);
+	put_pkt("result-bitmap-cut", "GW_ELENGTH", p, len);
 }
 
 /* Committed packets of fuzz_pkt.c: the valid kinds, and each rule of §5.1
@@ -951,6 +1270,8 @@ static void hostile_pkt(void)
 	h = pkt_ack(12, 2);
 	len = make_pkt(p, &h, self, 2);
 	put_pkt("ack-sacks-cumulative", "GW_ECORRUPT", p, len);
+
+	hostile_pkt_agg();
 }
 
 int main(int argc, char **argv)
