@@ -21,7 +21,12 @@ for W in 2 4; do
   # in the hub, on the bridge's address (see bench/mpi_netns.sh).
   wrap=(sh -c 'exec ip netns exec "gwn$OMPI_COMM_WORLD_RANK" "$0" "$@"')
   job=(--mpi --workers $W --dim 200000 --backend udp)
-  out=$(PMIX_MCA_ptl_base_if_include=10.77.0.0/24 timeout 120 \
+  # Under ASan: Open MPI unloads its components at MPI_Finalize and what
+  # they allocated shows up as leaks of "<unknown module>" that no
+  # suppression can name; leaks of the apps themselves are checked by the
+  # other collective tests, which run the same code without MPI.
+  out=$(LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}detect_leaks=0" \
+    PMIX_MCA_ptl_base_if_include=10.77.0.0/24 timeout 120 \
     ip netns exec gwhub mpirun --allow-run-as-root --oversubscribe \
       -np 1 "${wrap[@]}" "$apps/gw-aggregator" "${job[@]}" --local auto:7000 --idle-exit-ms 2000 : \
       -np $W "${wrap[@]}" "$apps/gw-allreduce" "${job[@]}" --local auto:7100 --rounds 3 2>&1)
