@@ -141,6 +141,22 @@ for q in json.load(sys.stdin):
   } >"$1" 2>/dev/null || true
 }
 
+# The star is shared by name (gwhub, gwnI) with anything else on this
+# machine that runs scripts/netns-star.sh (the launcher and mpirun tests
+# do): a star that is gone or was made anew since this path brought it up
+# marks the run's cell, and every later cell of the path, as interfered with.
+star_id() { stat -c %i /var/run/netns/gwhub 2>/dev/null || echo none; }
+star_check() {  # ID
+  local now
+  now=$(star_id)
+  if [ "$now" != "$star_ino" ]; then
+    echo "the star (gwhub) was not the one this path made: removed or made anew by someone else, during or before this run" \
+      >"$out/$1.interfered"
+    echo "$prog: WARNING: $1: the star is not the one this path made (torn down or replaced)" >&2
+  fi
+  return 0
+}
+
 # gw ID PATH LINK W CODEC ELEMS ROUNDS WINDOW TIMEOUT [job options...]
 gw() {
   local id=$1 path=$2 link=$3 w=$4 codec=$5 n=$6 rounds=$7 win=$8 tmo=$9
@@ -154,7 +170,7 @@ gw() {
     -- "$worker" --no-verify --rounds "$rounds" --json \
     >"$out/$id.out" 2>"$out/$id.err" </dev/null || rc=$?
   t1=$(date +%s.%N)
-  [ "$link" = netns ] && snap "$out/$id.net1"
+  [ "$link" = netns ] && snap "$out/$id.net1" && star_check "$id"
   printf '%s\tgw\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$path" "$link" "$w" \
     "$codec" "$n" "$rounds" "$rc" "$tmo" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b - a}')" "${opts[*]}" >>"$manifest"
 }
@@ -176,7 +192,7 @@ mpi() {
       --elems "$n" --reps "$reps" --warmup 1 --json \
       >"$out/$id.out" 2>"$out/$id.err" </dev/null || rc=$?
     t1=$(date +%s.%N)
-    [ "$tr" = netns ] && snap "$out/$id.net1"
+    [ "$tr" = netns ] && snap "$out/$id.net1" && star_check "$id"
   fi
   printf '%s\tmpi\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$path" "$tr" "$w" \
     "$var" "$n" "$reps" "$rc" "$tmo" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b - a}')" "${env[*]:-}" >>"$manifest"
@@ -229,7 +245,16 @@ def net(r, runs):
         res["tbf_drops"] = drops
     return res
 
+def interfered(r, cell):
+    msg = read(r, ".interfered").strip()
+    if msg:
+        cell["interference"] = msg
+    return cell
+
 def gw_cell(r):
+    return interfered(r, gw_cell_(r))
+
+def gw_cell_(r):
     W, R = r["W"], r["rounds"]
     cell = {"options": r["options"], "rounds": R, "wall_s": r["wall_s"]}
     per = {}
@@ -273,6 +298,9 @@ def gw_cell(r):
     return cell
 
 def mpi_cell(r):
+    return interfered(r, mpi_cell_(r))
+
+def mpi_cell_(r):
     cell = {"env": r["options"], "reps": r["rounds"], "warmup": 1, "wall_s": r["wall_s"]}
     if r["rc"] != 0:
         cell["error"] = why(r)
@@ -409,6 +437,10 @@ res["targets"] = {
         "3lc at least 10x MPI on the 1 Gbit/s path", "1gbit", "netns", "3lc", 10.0)}
 res["run_seconds"] = meta["run_seconds"]
 res["notes"] = meta["notes"]
+hit = sorted(r["id"] for r in rows() if read(r, ".interfered"))
+if hit:
+    res["notes"].append("the star was torn down or replaced by someone else during or before %d runs "
+                        "(%s): those cells are not to be trusted" % (len(hit), ", ".join(hit)))
 print(json.dumps(res, indent=1))
 
 # ---- human table, to stderr ------------------------------------------------------
@@ -435,7 +467,9 @@ for pname, p in res["paths"].items():
         for link, byw in p["gradwire"].items():
             for codec, c in byw.get(wk, {}).items():
                 sp = p["ratios"].get(link, {}).get(wk, {}).get(codec, {})
-                note = c.get("error", "") or "vs %s" % sp.get("vs", "?")
+                note = c.get("error", "") or ("vs %s" % sp["vs"] if sp else "no MPI to compare")
+                if "interference" in c:
+                    note = "INTERFERED: " + note
                 print("%-9s %-3d %-22s %10s %12s %12s %7s %9s %8s  %s" % (
                     pname, w, "gw %s %s" % (link, codec), f(c.get("seconds"), "%.4f"),
                     f(c.get("elems_per_s", None) and c["elems_per_s"] / 1e6, "%.1f"),
@@ -447,7 +481,7 @@ for pname, p in res["paths"].items():
                     pname, w, "%s %s" % (v, tr), f(c.get("seconds"), "%.4f"),
                     f(c.get("elems_per_s", None) and c["elems_per_s"] / 1e6, "%.1f"),
                     f(c.get("bytes_per_worker"), "%d"), "-", f(c.get("tbf_drops"), "%d"),
-                    "", c.get("error", "")[:90]), file=e)
+                    "", ("INTERFERED: " if "interference" in c else "") + c.get("error", "")[:90]), file=e)
     if pname == "unlimited":
         for wk, cs in p["ratios"].get("best_vs_best", {}).items():
             print("unlimited %s best vs best: %s" % (wk, ", ".join(
@@ -489,7 +523,11 @@ timeout_for() {  # PATH: seconds a run may take
 for path in unlimited 1gbit 100mbit; do
   rate=""; [ "$path" = unlimited ] || rate=$path
   echo "$prog: ---- $path: $star up $nleaf $rate" >&2
+  if [ "$path" = unlimited ] && [ -e /var/run/netns/gwhub ]; then
+    notes+=("a star existed before this run brought its own up (left over, or someone else's, which netns-star.sh up just replaced)")
+  fi
   "$star" up "$nleaf" $rate
+  star_ino=$(star_id)
   tmo=$(timeout_for "$path")
   if [ "$path" = 100mbit ]; then rounds=3 reps=2; else rounds=4 reps=3; fi
 
