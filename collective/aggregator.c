@@ -253,18 +253,6 @@ static int finalize(gw_agg *a, struct copy *cp)
 	return GW_OK;
 }
 
-static void count(gw_agg *a, enum coll_verdict v)
-{
-	switch (v) {
-	case COLL_BAD: a->st.bad++; break;
-	case COLL_CORRUPT: a->st.corrupt++; break;
-	case COLL_FOREIGN: a->st.foreign++; break;
-	case COLL_UNAUTH: a->st.unauthenticated++; break;
-	case COLL_FORGED: a->st.forged++; break;
-	case COLL_OK: break;
-	}
-}
-
 static void ack(struct copy *cp, uint64_t p, uint32_t w)
 {
 	uint8_t bit = (uint8_t)(1u << (w % 8));
@@ -282,7 +270,8 @@ static int on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	uint32_t flen;
 	enum coll_verdict v = coll_accept(L, pkt, GW_PKT_UP, &h, &frame, &flen);
 	if (v != COLL_OK) {
-		count(a, v);
+		coll_count(v, &a->st.bad, &a->st.corrupt, &a->st.foreign,
+			   &a->st.unauthenticated, &a->st.forged);
 		return GW_OK;
 	}
 	uint32_t ch = h.chunk;

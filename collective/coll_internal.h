@@ -84,6 +84,16 @@ enum coll_verdict {
 	COLL_OK = 0, COLL_BAD, COLL_CORRUPT, COLL_FOREIGN, COLL_UNAUTH, COLL_FORGED,
 };
 
+/* Adds one to the counter of a rejection verdict (worker and shard
+ * count the same five). */
+static inline void coll_count(enum coll_verdict v, uint64_t *bad, uint64_t *corrupt,
+			      uint64_t *foreign, uint64_t *unauth, uint64_t *forged)
+{
+	uint64_t *c[] = {NULL, bad, corrupt, foreign, unauth, forged};
+	if (v > COLL_OK && v <= COLL_FORGED)
+		(*c[v])++;
+}
+
 /* Parses and authenticates a received packet of type want: on COLL_OK
  * fills *h and the body (bitmap + frame, MAC excluded). */
 enum coll_verdict coll_accept(const struct coll_layout *L, const gw_pkt *pkt,

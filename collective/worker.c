@@ -257,18 +257,6 @@ static int flush(gw_comm *c)
 	return n;
 }
 
-static void count(gw_comm *c, enum coll_verdict v)
-{
-	switch (v) {
-	case COLL_BAD: c->st.bad++; break;
-	case COLL_CORRUPT: c->st.corrupt++; break;
-	case COLL_FOREIGN: c->st.foreign++; break;
-	case COLL_UNAUTH: c->st.unauthenticated++; break;
-	case COLL_FORGED: c->st.forged++; break;
-	case COLL_OK: break;
-	}
-}
-
 /* A result's delay includes the wait for the slowest worker, so the RTO
  * learns it too: on two shared cores a fixed 5 ms fires at every
  * scheduling hiccup and floods the aggregator with duplicates. */
@@ -294,7 +282,8 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	uint32_t blen;
 	enum coll_verdict v = coll_accept(&c->L, pkt, GW_PKT_RESULT, &h, &body, &blen);
 	if (v != COLL_OK) {
-		count(c, v);
+		coll_count(v, &c->st.bad, &c->st.corrupt, &c->st.foreign,
+			   &c->st.unauthenticated, &c->st.forged);
 		return 0;
 	}
 	const struct coll_layout *L = &c->L;
