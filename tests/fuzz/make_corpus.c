@@ -5,7 +5,8 @@
  *	                                  committed in tests/fuzz/regress/
  *
  * NAME is a codec name (a decoder harness, fuzz_<codec>), "frame",
- * "roundtrip" or "pkt"; without names, every registered codec and those.
+ * "roundtrip", "pkt" or "libsvm"; without names, every registered codec
+ * and those.
  * Everything is built from synthetic tensors with a fixed seed, through the
  * public encoder, so the output is the same on every run and machine.
  *
@@ -18,7 +19,10 @@
  * a real frame, the empty-tensor marker), ACK, UP and RESULT packets (real
  * frames, with and without a MAC, bitmaps of 1 to 255 bytes), copies whose
  * checksum field is a control word of fuzz_pkt.c, and the payload-length
- * limits (64 KiB each, so generated, not committed). The MACs are random
+ * limits (64 KiB each, so generated, not committed). LIBSVM seeds
+ * (fuzz_libsvm.c) are text data sets with comments, blank lines, CRLF and
+ * every number notation; the hand-written ones are committed in
+ * regress/libsvm/. The MACs are random
  * bytes: the packet parser only makes room for them (the aggregation
  * layer, with the job key, verifies them).
  *
@@ -1274,6 +1278,42 @@ static void hostile_pkt(void)
 	hostile_pkt_agg();
 }
 
+/* ---- LIBSVM text (fuzz_libsvm.c) -------------------------------------- */
+
+static void seeds_libsvm(void)
+{
+	static const char *const fmt[] = {"%g", "%.9g", "%.3e", "%a"};
+	static const char *const names[] = {"rows-g.ok", "rows-g9.ok",
+					    "rows-e.ok", "rows-hex.ok"};
+	static char text[1 << 15];
+	reseed("libsvm");
+	for (int f = 0; f < 4; f++) {
+		size_t n = 0;
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "# seed %d\n", f);
+		for (int r = 0; r < 60 && n < sizeof(text) - 4096; r++) {
+			n += (size_t)snprintf(text + n, sizeof(text) - n,
+					      r % 3 ? "%d" : "%+d",
+					      (int)(next_u64() % 3) - 1);
+			unsigned idx = 0;
+			for (int k = 0; k < 12; k++) {
+				idx += 1 + (unsigned)(next_u64() % (k == 11 ? 100000 : 9));
+				n += (size_t)snprintf(text + n, sizeof(text) - n,
+						      next_u64() % 4 ? " %u:" : "\t%u:",
+						      idx);
+				n += (size_t)snprintf(text + n, sizeof(text) - n,
+						      fmt[f], gradient(10));
+			}
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s",
+					      r % 7 == 3 ? "  # note\r\n"
+					      : r % 5 == 0 ? "\r\n\n"
+							   : "\n");
+		}
+		/* ".ok": regress_main checks that each is accepted */
+		write_file("libsvm", names[f], text, n - 1);   /* last '\n' cut */
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -1308,8 +1348,11 @@ int main(int argc, char **argv)
 			seeds_roundtrip();
 		if (!name || !strcmp(name, "pkt"))
 			seeds_pkt();
+		if (!name || !strcmp(name, "libsvm"))
+			seeds_libsvm();
 		if (name && strcmp(name, "frame") && strcmp(name, "roundtrip") &&
-		    strcmp(name, "pkt") && gw_codec_by_name(name) < 0) {
+		    strcmp(name, "pkt") && strcmp(name, "libsvm") &&
+		    gw_codec_by_name(name) < 0) {
 			fprintf(stderr, "make_corpus: no harness called %s\n", name);
 			return 1;
 		}

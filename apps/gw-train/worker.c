@@ -1,0 +1,232 @@
+/* A gw-train worker: its share of the training rows, a replica of the
+ * model, and one allreduce of the flat gradient per step. Every replica
+ * applies the same averaged gradient, so they stay identical; each also
+ * evaluates the test set, so all agree when the target is reached without
+ * another message. Rank 0 prints the records. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <xxhash.h>
+
+#include "coll_mpi.h"
+#include "train.h"
+#include "workload.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Fisher-Yates with a seeded splitmix64: the same order on every machine. */
+static void shuffle(uint32_t *v, uint32_t n, uint64_t seed)
+{
+	for (uint32_t i = n; i > 1; i--) {
+		uint32_t j = (uint32_t)(splitmix(&seed) % i);
+		uint32_t t = v[i - 1];
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}
+
+static int parse_aggs(const char *prog, const char *list, gw_endpoint *ep, unsigned *n)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", list);
+	char *save = NULL;
+	*n = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (*n == GW_COLL_SHARDS_MAX || gw_endpoint_parse(t, &ep[*n]) < 0) {
+			fprintf(stderr, "%s: --agg: '%s' is not IP:PORT[@MAC]\n", prog, t);
+			return -1;
+		}
+		(*n)++;
+	}
+	return *n ? 0 : -1;
+}
+
+struct loop {
+	struct cli *c;
+	struct train_opts *o;
+	struct workload wl;
+	gw_comm *comm;
+	gw_coll_job job;
+	float *params, *g;
+	uint32_t *mine, nmine;
+	unsigned rank;
+};
+
+/* Evaluates (rank 0 also the training loss) and prints rank 0's record.
+ * Returns true when the target accuracy is reached. */
+static bool evaluate(struct loop *L, double epoch, uint64_t step, double t)
+{
+	struct record r = {.epoch = epoch, .step = step, .time_s = t, .train_loss = NAN};
+	workload_eval(&L->wl, L->params, false, &r.test_loss, &r.test_acc);
+	if (L->rank == 0) {
+		workload_eval(&L->wl, L->params, true, &r.train_loss, &(double){0});
+		gw_comm_stats st;
+		gw_comm_stats_get(L->comm, &st);
+		r.bytes_up = st.bytes_up;
+		r.retransmits = st.retransmits;
+		r.ratio = st.bytes_up ? (double)step * L->job.dim * sizeof(float) / st.bytes_up : 0;
+		record_print_json(stdout, L->o, gw_codec_name(L->job.up_codec),
+				  gw_codec_name(L->job.down_codec), &r);
+		fflush(stdout);
+	}
+	return L->o->target_acc >= 0 && r.test_acc * 100 >= L->o->target_acc &&
+	       epoch >= (double)L->o->min_epochs;
+}
+
+static int train(struct loop *L)
+{
+	const struct train_opts *o = L->o;
+	uint32_t W = (uint32_t)L->c->workers;
+	uint32_t steps = L->nmine / (uint32_t)o->batch;
+	if (steps == 0) {
+		fprintf(stderr, "%s: --batch %llu: a worker has only %u rows\n", L->c->prog,
+			(unsigned long long)o->batch, L->nmine);
+		return -1;
+	}
+	float *avg = malloc(L->wl.nparams * sizeof(float));
+	if (!avg)
+		return -1;
+	double t = 0;
+	uint64_t step = 0;
+	int rc = 0;
+	bool done = evaluate(L, 0, 0, 0);
+	for (uint64_t e = 0; !done && e < o->epochs; e++) {
+		shuffle(L->mine, L->nmine, o->seed ^ (e + 1) * 0x9e3779b97f4a7c15ull ^ L->rank);
+		for (uint32_t s = 0; s < steps && !done; s++) {
+			double t0 = now_s();
+			workload_grad(&L->wl, L->params, L->mine + (size_t)s * o->batch,
+				      (uint32_t)o->batch, L->g);
+			gw_allreduce_info info;
+			int err = gw_allreduce(L->comm, L->g, avg, &info);
+			if (err < 0) {
+				fprintf(stderr, "%s: rank %u step %llu: allreduce: %s\n",
+					L->c->prog, L->rank, (unsigned long long)step,
+					gw_strerror(err));
+				rc = -1;
+				break;
+			}
+			for (size_t i = 0; i < L->wl.nparams; i++)
+				avg[i] /= (float)W;
+			workload_step(&L->wl, L->params, avg);
+			t += now_s() - t0;
+			step++;
+			/* evals evaluation points per epoch, the last at its end */
+			uint64_t k = o->evals;
+			if ((uint64_t)(s + 1) * k / steps != (uint64_t)s * k / steps)
+				done = evaluate(L, e + (double)(s + 1) / steps, step, t);
+		}
+		if (rc)
+			break;
+	}
+	free(avg);
+	return rc;
+}
+
+int train_worker(struct cli *c, struct train_opts *o)
+{
+	struct loop L = {.c = c, .o = o};
+	gw_dp *dp = NULL;
+	gw_endpoint shard[GW_COLL_SHARDS_MAX];
+	unsigned nshard = 0;
+	int rc = 1;
+	char err[512] = "";
+	if (!c->mpi && parse_aggs(c->prog, o->aggs, shard, &nshard) < 0)
+		return 2;
+	L.rank = (unsigned)o->rank;
+	size_t np = train_nparams(o);
+	L.params = malloc(np * sizeof(float));
+	L.g = malloc(np * sizeof(float));
+	if (!L.params || !L.g) {
+		fprintf(stderr, "%s: out of memory for %zu parameters\n", c->prog, np);
+		goto done;
+	}
+	if (cli_open_dp(c, 0, &dp) < 0)
+		goto done;
+	if (c->mpi) {
+		unsigned idx;
+		nshard = c->shards ? (unsigned)c->shards : 1;
+		if (cli_mpi_exchange(c->prog, 0, &c->local_ep, nshard, (unsigned)c->workers,
+				     shard, &idx) < 0)
+			goto done;
+		L.rank = idx;
+	}
+	if (nshard != (c->shards ? c->shards : 1)) {
+		fprintf(stderr, "%s: --agg: %u endpoints for %llu shards\n", c->prog, nshard,
+			(unsigned long long)(c->shards ? c->shards : 1));
+		rc = 2;
+		goto done;
+	}
+	if (c->dim != np) {
+		fprintf(stderr, "%s: --dim %llu, but the model has %zu parameters\n", c->prog,
+			(unsigned long long)c->dim, np);
+		rc = 2;
+		goto done;
+	}
+	if (cli_job(c, dp, &L.job) < 0) {
+		rc = 2;
+		goto done;
+	}
+	if (workload_open(&L.wl, o, true, L.params, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", c->prog, err);
+		goto done;
+	}
+	/* Rows: a seeded permutation cut into W equal parts (the remainder is
+	 * left out, so every worker takes the same number of steps). */
+	uint32_t rows = workload_train_rows(&L.wl), W = (uint32_t)c->workers;
+	uint32_t *perm = malloc(rows * sizeof(uint32_t));
+	if (!perm)
+		goto done;
+	for (uint32_t i = 0; i < rows; i++)
+		perm[i] = i;
+	shuffle(perm, rows, o->seed);
+	L.nmine = rows / W;
+	L.mine = perm;
+	memmove(perm, perm + (size_t)L.rank * L.nmine, L.nmine * sizeof(uint32_t));
+	gw_comm_config cfg = {.job = L.job, .rank = (uint16_t)L.rank, .shards = shard,
+			      .rto_us = (uint32_t)o->rto_us,
+			      .timeout_ms = (uint32_t)o->timeout_ms};
+	L.comm = gw_comm_create(dp, &cfg);
+	if (!L.comm) {
+		fprintf(stderr, "%s: cannot create the communicator\n", c->prog);
+		goto done;
+	}
+	if (train(&L) == 0)
+		rc = 0;
+	/* Replicas must end bit-identical; the tests compare these hashes. */
+	if (o->verbose && rc == 0)
+		fprintf(stderr, "%s: rank %u: final parameters xxh64 %016llx\n", c->prog,
+			L.rank, (unsigned long long)XXH64(L.params, np * sizeof(float), 0));
+	gw_comm_stats st;
+	gw_comm_stats_get(L.comm, &st);
+	if (o->verbose || rc)
+		fprintf(stderr, "%s: rank %u: %llu steps, %llu chunks sent, %llu "
+			"retransmitted, %llu bytes up; dropped %llu duplicate, %llu stale, "
+			"%llu bad, %llu corrupt\n", c->prog, L.rank,
+			(unsigned long long)st.rounds, (unsigned long long)st.chunks_sent,
+			(unsigned long long)st.retransmits, (unsigned long long)st.bytes_up,
+			(unsigned long long)st.duplicates, (unsigned long long)st.stale,
+			(unsigned long long)st.bad, (unsigned long long)st.corrupt);
+done:
+	free(L.mine);
+	free(L.params);
+	free(L.g);
+	workload_close(&L.wl);
+	gw_comm_free(L.comm);
+	gw_dp_close(dp);
+	return rc;
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# gw-train trains the three linear models (Adam, l2) through the
+# aggregator (W = 2, UDP on 127.0.0.1) on small synthetic sparse data:
+# each learns, and the replicas end identical.
+set -u
+apps=$1
+here=$(cd "$(dirname "$0")" && pwd)
+train=$apps/gw-train/gw-train
+tmp=$(mktemp -d /tmp/gw-train-lin.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+source "$here/gen.sh"
+gen_sparse "$tmp"
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
+for model in logreg svm linreg; do
+  for up in raw 3lc; do
+    timeout 120 "$train" --link udp --workers 2 --model "$model" \
+      --train "$tmp/sparse.train.svm" --test "$tmp/sparse.test.svm" --features 1024 \
+      --epochs 6 --batch 20 --lr 0.05 --evals 1 --up $up --down $up --json --verbose \
+      >"$tmp/$model.out" 2>"$tmp/$model.err" || { bad "$model $up failed"; cat "$tmp/$model.err"; continue; }
+    recs=$(grep '"tool":"gw-train"' "$tmp/$model.out" | grep -v summary)
+    a0=$(echo "$recs" | head -n 1 | field test_acc)
+    a=$(echo "$recs" | tail -n 1 | field test_acc)
+    l0=$(echo "$recs" | head -n 1 | field train_loss)
+    l=$(echo "$recs" | tail -n 1 | field train_loss)
+    awk -v a="$a" 'BEGIN { exit !(a >= 80) }' || bad "$model $up: test accuracy $a% < 80%"
+    awk -v a="$l0" -v b="$l" 'BEGIN { exit !(b < 0.8 * a) }' || bad "$model $up: loss $l0 -> $l"
+    h=$(grep -ho 'final parameters xxh64 [0-9a-f]*' "$tmp/$model.out" "$tmp/$model.err" | sort -u | wc -l)
+    n=$(grep -ho 'final parameters xxh64 [0-9a-f]*' "$tmp/$model.out" "$tmp/$model.err" | wc -l)
+    [ "$n" -eq 2 ] && [ "$h" -eq 1 ] || bad "$model $up: replicas differ or unreported ($n, $h)"
+    echo "$model $up: test accuracy $a0% -> $a%, loss $l0 -> $l"
+  done
+done
+exit $fail

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# gw-train over its default link, memif (DPDK, no hugepages): W = 2 train
+# the MLP on synthetic data to the end, with 3LC both ways.
+set -u
+apps=$1
+here=$(cd "$(dirname "$0")" && pwd)
+train=$apps/gw-train/gw-train
+# Without the DPDK backend the shard says so at once (as in test_launch).
+probe=$(timeout 3 "$apps/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shconf \
+  --file-prefix=gwtp$$ --vdev=net_null0 -- --backend dpdk --shard 0 --workers 1 \
+  --dim 64 --local 10.0.0.1:1 --opts link_wait=0 2>&1 </dev/null)
+if printf '%s' "$probe" | grep -q "not built\|unsupported\|not supported"; then
+  echo "SKIP: this build has no DPDK backend (memif)"; exit 77
+fi
+tmp=$(mktemp -d /tmp/gw-train-memif.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+source "$here/gen.sh"
+gen_blobs "$tmp"
+timeout 200 "$train" --workers 2 --model mlp --train "$tmp/blobs.train.svm" \
+  --test "$tmp/blobs.test.svm" --features 20 --classes 3 --hidden 16 --epochs 3 \
+  --batch 16 --up 3lc --down 3lc >"$tmp/out" 2>&1
+rc=$?
+cat "$tmp/out"
+[ $rc -eq 0 ] || { echo "FAIL: memif run exit $rc"; exit 1; }
+acc=$(sed -n 's/.*test accuracy \([0-9.]*\)%.*/\1/p' "$tmp/out" | tail -n 1)
+awk -v a="$acc" 'BEGIN { exit !(a >= 85) }' || { echo "FAIL: accuracy '$acc' < 85%"; exit 1; }
