@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll_cli.h"
 
@@ -234,4 +235,37 @@ int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp)
 		return -1;
 	}
 	return 0;
+}
+
+int cli_parse_aggs(const char *prog, const char *list, gw_endpoint *ep, unsigned *n)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", list);
+	char *save = NULL;
+	*n = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (*n == GW_COLL_SHARDS_MAX || gw_endpoint_parse(t, &ep[*n]) < 0) {
+			fprintf(stderr, "%s: --agg: '%s' is not IP:PORT[@MAC]\n", prog, t);
+			return -1;
+		}
+		(*n)++;
+	}
+	if (*n == 0)
+		fprintf(stderr, "%s: --agg: no endpoint in '%s'\n", prog, list);
+	return *n ? 0 : -1;
+}
+
+double cli_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+uint64_t cli_splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
 }

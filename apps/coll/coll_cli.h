@@ -64,4 +64,14 @@ int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp);
 bool cli_u64(const char *prog, const char *opt, const char *s, uint64_t lo,
 	     uint64_t hi, uint64_t *out);
 
+/* --agg: "IP:PORT[@MAC],..." into ep[0..GW_COLL_SHARDS_MAX); 0 and *n, or
+ * -1 after naming the bad entry. */
+int cli_parse_aggs(const char *prog, const char *list, gw_endpoint *ep, unsigned *n);
+
+/* Monotonic seconds. */
+double cli_now_s(void);
+
+/* splitmix64: the apps' seeded streams (the same on every machine). */
+uint64_t cli_splitmix(uint64_t *s);
+
 #endif

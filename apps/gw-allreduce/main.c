@@ -32,27 +32,12 @@ struct opts {
 	unsigned nshard;
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Rank w's gradient of round r: heavy-tailed, a quarter zeros. */
 static void synth(float *g, uint64_t n, uint64_t seed, uint64_t w, uint64_t r)
 {
 	uint64_t s = seed ^ (w * 0x100000001b3ull) ^ (r << 40);
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t x = splitmix(&s);
+		uint64_t x = cli_splitmix(&s);
 		double u = ((x >> 11) + 0.5) / 9007199254740992.0;
 		g[i] = (x & 3) == 0 ? 0.0f : (float)(1e-3 * tan(M_PI * (u - 0.45) * 0.9));
 	}
@@ -76,23 +61,6 @@ static void usage(FILE *f)
 "  --first-round R    round number of the first call (default 0)\n"
 "  --json             one JSON object per round\n\n");
 	cli_job_usage(f);
-}
-
-static int parse_aggs(struct opts *o, const char *list)
-{
-	char buf[4096];
-	snprintf(buf, sizeof(buf), "%s", list);
-	char *save = NULL;
-	o->nshard = 0;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (o->nshard == GW_COLL_SHARDS_MAX ||
-		    gw_endpoint_parse(t, &o->shard[o->nshard]) < 0) {
-			fprintf(stderr, "gw-allreduce: --agg: '%s' is not IP:PORT[@MAC]\n", t);
-			return -1;
-		}
-		o->nshard++;
-	}
-	return o->nshard ? 0 : -1;
 }
 
 static int write_f32(const char *dir, const char *what, uint64_t rank,
@@ -261,7 +229,7 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 			o->have_rank = true;
 			break;
 		case 'a':
-			ok = parse_aggs(o, optarg) == 0;
+			ok = cli_parse_aggs(c->prog, optarg, o->shard, &o->nshard) == 0;
 			break;
 		case 'R':
 			ok = cli_u64(c->prog, "rounds", optarg, 1, 1000000, &o->rounds);
@@ -398,9 +366,9 @@ int main(int argc, char **argv)
 	for (uint64_t r = 0; r < o.rounds; r++) {
 		synth(g, n, o.seed, o.rank, r);
 		gw_allreduce_info info;
-		double t0 = now_s();
+		double t0 = cli_now_s();
 		int e = gw_allreduce(comm, g, out, &info);
-		double dt = now_s() - t0;
+		double dt = cli_now_s() - t0;
 		total += dt;
 		if (e < 0) {
 			fprintf(stderr, "gw-allreduce: rank %llu round %llu: %s\n",

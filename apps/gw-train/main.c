@@ -189,7 +189,7 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 		case O_BASELINE: o->baseline = true; break;
 		case O_BASEFROM: o->baseline_from = optarg; break;
 		case O_LABEL:
-			ok = strlen(optarg) > 0 && strlen(optarg) < 64 && !strpbrk(optarg, "\"\\");
+			ok = strlen(optarg) > 0 && strlen(optarg) < 64 && !strpbrk(optarg, "\"\\'");
 			if (!ok)
 				fprintf(stderr, "%s: --label: 1..63 characters, no quotes\n", p);
 			o->label = optarg;

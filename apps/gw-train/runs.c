@@ -133,6 +133,18 @@ double run_time_to(const struct run *run, double acc)
 	return -1;
 }
 
+/* A label inside gnuplot's single quotes: a quote would end it (labels
+ * from record files are not checked like --label). */
+static const char *plot_safe(const char *label)
+{
+	static char buf[64];
+	size_t n = 0;
+	for (; *label && n < sizeof(buf) - 1; label++)
+		buf[n++] = *label == '\'' ? '`' : *label;
+	buf[n] = 0;
+	return buf;
+}
+
 /* PREFIX.dat (one gnuplot data block per run), PREFIX.gp, PREFIX.png. */
 int runs_plot(const char *prefix, const struct run *runs, unsigned n)
 {
@@ -163,18 +175,23 @@ int runs_plot(const char *prefix, const struct run *runs, unsigned n)
 	}
 	fprintf(g, "set terminal png size 1400,1000\nset output '%s'\n"
 		"set multiplot layout 2,2\nset grid\nset key bottom right\n", png);
-	static const struct { const char *x, *y; int cx, cy; bool logx; } panel[] = {
-		{"training time (s)", "training loss", 1, 3, false},
-		{"training time (s)", "test accuracy (%)", 1, 4, false},
-		{"MB sent per worker (log)", "training loss", 2, 3, true},
-		{"MB sent per worker (log)", "test accuracy (%)", 2, 4, true},
+	/* Log axes: codecs differ from raw by orders of magnitude in time and
+	 * bytes, and a diverging run's loss would flatten every other curve.
+	 * The first record (time 0, nothing sent) falls off a log axis. */
+	static const struct { const char *x, *y; int cx, cy; bool logy; } panel[] = {
+		{"training time (s, log)", "training loss (log)", 1, 3, true},
+		{"training time (s, log)", "test accuracy (%)", 1, 4, false},
+		{"MB sent per worker (log)", "training loss (log)", 2, 3, true},
+		{"MB sent per worker (log)", "test accuracy (%)", 2, 4, false},
 	};
 	for (unsigned p = 0; p < 4; p++) {
-		fprintf(g, "set xlabel '%s'\nset ylabel '%s'\n%s\nplot ", panel[p].x, panel[p].y,
-			panel[p].logx ? "set logscale x" : "unset logscale x");
+		fprintf(g, "set xlabel '%s'\nset ylabel '%s'\nset logscale x\n%s\nplot ",
+			panel[p].x, panel[p].y,
+			panel[p].logy ? "set logscale y" : "unset logscale y");
 		for (unsigned i = 0; i < n; i++)
 			fprintf(g, "%s'%s' index %u using %d:%d with linespoints title '%s'",
-				i ? ", " : "", dat, i, panel[p].cx, panel[p].cy, runs[i].label);
+				i ? ", " : "", dat, i, panel[p].cx, panel[p].cy,
+				plot_safe(runs[i].label));
 		fputs("\n", g);
 	}
 	fputs("unset multiplot\n", g);

@@ -6,54 +6,21 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
 #include <xxhash.h>
 
 #include "coll_mpi.h"
 #include "train.h"
 #include "workload.h"
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Fisher-Yates with a seeded splitmix64: the same order on every machine. */
 static void shuffle(uint32_t *v, uint32_t n, uint64_t seed)
 {
 	for (uint32_t i = n; i > 1; i--) {
-		uint32_t j = (uint32_t)(splitmix(&seed) % i);
+		uint32_t j = (uint32_t)(cli_splitmix(&seed) % i);
 		uint32_t t = v[i - 1];
 		v[i - 1] = v[j];
 		v[j] = t;
 	}
-}
-
-static int parse_aggs(const char *prog, const char *list, gw_endpoint *ep, unsigned *n)
-{
-	char buf[4096];
-	snprintf(buf, sizeof(buf), "%s", list);
-	char *save = NULL;
-	*n = 0;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (*n == GW_COLL_SHARDS_MAX || gw_endpoint_parse(t, &ep[*n]) < 0) {
-			fprintf(stderr, "%s: --agg: '%s' is not IP:PORT[@MAC]\n", prog, t);
-			return -1;
-		}
-		(*n)++;
-	}
-	return *n ? 0 : -1;
 }
 
 struct loop {
@@ -108,7 +75,7 @@ static int train(struct loop *L)
 	for (uint64_t e = 0; !done && e < o->epochs; e++) {
 		shuffle(L->mine, L->nmine, o->seed ^ (e + 1) * 0x9e3779b97f4a7c15ull ^ L->rank);
 		for (uint32_t s = 0; s < steps && !done; s++) {
-			double t0 = now_s();
+			double t0 = cli_now_s();
 			workload_grad(&L->wl, L->params, L->mine + (size_t)s * o->batch,
 				      (uint32_t)o->batch, L->g);
 			gw_allreduce_info info;
@@ -123,7 +90,7 @@ static int train(struct loop *L)
 			for (size_t i = 0; i < L->wl.nparams; i++)
 				avg[i] /= (float)W;
 			workload_step(&L->wl, L->params, avg);
-			t += now_s() - t0;
+			t += cli_now_s() - t0;
 			step++;
 			/* evals evaluation points per epoch, the last at its end */
 			uint64_t k = o->evals;
@@ -145,7 +112,7 @@ int train_worker(struct cli *c, struct train_opts *o)
 	unsigned nshard = 0;
 	int rc = 1;
 	char err[512] = "";
-	if (!c->mpi && parse_aggs(c->prog, o->aggs, shard, &nshard) < 0)
+	if (!c->mpi && cli_parse_aggs(c->prog, o->aggs, shard, &nshard) < 0)
 		return 2;
 	L.rank = (unsigned)o->rank;
 	size_t np = train_nparams(o);

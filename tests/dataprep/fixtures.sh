@@ -1,6 +1,12 @@
 # Tiny synthetic inputs for the gw-dataprep tests (sourced). The npm data
 # is not needed: CI may run before scripts/fetch-data.sh.
 
+# Every test: a scratch folder removed on exit, and die() to record a
+# failure without stopping (the test exits with $fail).
+t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+fail=0
+die() { echo "FAIL: $*"; fail=1; }
+
 # spam_fixture DIR: the five folders with nine mails, each row told apart
 # by (label, feature count) (counted by hand below, at the default 2^20
 # columns, where these words do not collide), plus files the reader must

@@ -7,9 +7,6 @@ set -u
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/fixtures.sh"
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-fail=0
-die() { echo "FAIL: $*"; fail=1; }
 
 mnist_fixture "$t/in"
 "$bin" mnist --in "$t/in" --out "$t/o" 2>/dev/null || die "first run"

@@ -6,8 +6,6 @@ set -u
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/fixtures.sh"
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-fail=0
 expect() {  # rc word args...
   local want=$1 word=$2; shift 2
   out=$("$bin" "$@" 2>&1); rc=$?

@@ -6,9 +6,6 @@ set -u
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/fixtures.sh"
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-fail=0
-die() { echo "FAIL: $*"; fail=1; }
 
 mnist_fixture "$t/in"
 for run in "1 0.2" "12345678901234567890 0.35"; do

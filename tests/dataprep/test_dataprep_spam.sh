@@ -8,9 +8,6 @@ set -u
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/fixtures.sh"
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-fail=0
-die() { echo "FAIL: $*"; fail=1; }
 
 spam_fixture "$t/in"
 # (label:features) of each mail in reading order: folders, then names.

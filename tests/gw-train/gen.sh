@@ -3,6 +3,13 @@
 #   source gen.sh
 #   gen_blobs DIR       -> DIR/blobs.{train,test}.svm: 3 classes, 20 features
 #   gen_sparse DIR      -> DIR/sparse.{train,test}.svm: +-1, 300 features
+# and for every test: $tmp (removed on exit), bad() to record a failure
+# ($fail), field KEY to read a number of a JSON line on stdin.
+tmp=$(mktemp -d /tmp/gw-train-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
 gen_blobs() {
   awk -v dir="$1" 'BEGIN {
     srand(7)

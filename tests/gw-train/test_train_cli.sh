@@ -4,9 +4,6 @@
 set -u
 apps=$1
 here=$(cd "$(dirname "$0")" && pwd)
-fail=0
-tmp=$(mktemp -d /tmp/gw-train-cli.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 source "$here/gen.sh"
 gen_blobs "$tmp"
 D=(--train "$tmp/blobs.train.svm" --test "$tmp/blobs.test.svm" --features 20 --classes 3)

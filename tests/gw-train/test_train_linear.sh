@@ -6,13 +6,8 @@ set -u
 apps=$1
 here=$(cd "$(dirname "$0")" && pwd)
 train=$apps/gw-train/gw-train
-tmp=$(mktemp -d /tmp/gw-train-lin.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 source "$here/gen.sh"
 gen_sparse "$tmp"
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
 for model in logreg svm linreg; do
   for up in raw 3lc; do
     timeout 120 "$train" --link udp --workers 2 --model "$model" \

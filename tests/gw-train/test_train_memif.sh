@@ -12,8 +12,6 @@ probe=$(timeout 3 "$apps/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shco
 if printf '%s' "$probe" | grep -q "not built\|unsupported\|not supported"; then
   echo "SKIP: this build has no DPDK backend (memif)"; exit 77
 fi
-tmp=$(mktemp -d /tmp/gw-train-memif.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 source "$here/gen.sh"
 gen_blobs "$tmp"
 timeout 200 "$train" --workers 2 --model mlp --train "$tmp/blobs.train.svm" \

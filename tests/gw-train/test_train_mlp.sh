@@ -7,16 +7,11 @@ set -u
 apps=$1
 here=$(cd "$(dirname "$0")" && pwd)
 train=$apps/gw-train/gw-train
-tmp=$(mktemp -d /tmp/gw-train-mlp.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 source "$here/gen.sh"
 gen_blobs "$tmp"
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 O=(--link udp --workers 2 --model mlp --train "$tmp/blobs.train.svm"
    --test "$tmp/blobs.test.svm" --features 20 --classes 3 --hidden 16 --epochs 4
    --batch 16 --lr 0.05 --evals 2)
-field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
 
 for i in 1 2; do
   timeout 120 "$train" "${O[@]}" --json --verbose >"$tmp/raw$i.out" 2>"$tmp/raw$i.err" \
