@@ -116,7 +116,8 @@ static int make_row(struct feats *f, int spam, struct dp_buf *line,
 	double norm = 0;
 	size_t i, j;
 
-	qsort(f->col, f->n, sizeof(*f->col), cmp_u32);
+	if (f->n > 1)   /* qsort must not see a NULL array, even empty */
+		qsort(f->col, f->n, sizeof(*f->col), cmp_u32);
 	for (i = 0; i < f->n; i = j) {
 		double v;
 
@@ -190,7 +191,8 @@ static int list_mails(const char *dir, char ***names, size_t *count)
 		goto fail;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), cmp_str);
+	if (n > 1)   /* an empty folder leaves v NULL, which qsort must not see */
+		qsort(v, n, sizeof(*v), cmp_str);
 	*names = v;
 	*count = n;
 	return 0;

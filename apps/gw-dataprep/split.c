@@ -94,7 +94,8 @@ int dp_rows_add(struct dp_rows *r, const struct dp_buf *b)
 	s = malloc(b->len + 1);
 	if (!s)
 		goto nomem;
-	memcpy(s, b->p, b->len);
+	if (b->len)   /* b->p may be NULL when empty */
+		memcpy(s, b->p, b->len);
 	s[b->len] = '\0';
 	r->line[r->n++] = s;
 	return 0;
