@@ -67,44 +67,47 @@ static int next_cap(size_t cap, size_t need, size_t elem, size_t *out)
 	return 0;
 }
 
-/* Room for need rows: label holds rows, start rows + 1, so one capacity
- * of need = rows + 2 serves both. */
-static int reserve_rows(struct parser *p, size_t need)
+/* Grows two parallel arrays (elements of ea and eb bytes) to cap c. The
+ * first may end up bigger than the second on failure: harmless, as *cap
+ * only moves once both have grown. */
+static int grow_pair(void **a, size_t ea, void **b, size_t eb, size_t *cap, size_t need)
 {
 	size_t c;
-	if (need <= p->rows_cap)
+	if (need <= *cap)
 		return 0;
-	if (next_cap(p->rows_cap, need, sizeof(uint64_t), &c) < 0)
+	if (next_cap(*cap, need, ea > eb ? ea : eb, &c) < 0)
 		return GW_ENOMEM;
-	float *label = realloc(p->d.label, c * sizeof(*label));
-	if (!label)
+	void *na = realloc(*a, c * ea);
+	if (!na)
 		return GW_ENOMEM;
-	p->d.label = label;
-	uint64_t *start = realloc(p->d.start, c * sizeof(*start));
-	if (!start)
-		return GW_ENOMEM;    /* label is bigger already: harmless */
-	p->d.start = start;
-	p->rows_cap = c;
+	*a = na;
+	void *nb = realloc(*b, c * eb);
+	if (!nb)
+		return GW_ENOMEM;
+	*b = nb;
+	*cap = c;
 	return 0;
+}
+
+/* Room for need rows: label holds rows, start rows + 1, so one capacity
+ * of need = rows + 2 serves both. (void * locals, not casts of &p->d.*,
+ * so no float * is written through a void ** lvalue.) */
+static int reserve_rows(struct parser *p, size_t need)
+{
+	void *a = p->d.label, *b = p->d.start;
+	int rc = grow_pair(&a, sizeof(*p->d.label), &b, sizeof(*p->d.start), &p->rows_cap, need);
+	p->d.label = a;
+	p->d.start = b;
+	return rc;
 }
 
 static int reserve_nnz(struct parser *p, size_t need)
 {
-	size_t c;
-	if (need <= p->nnz_cap)
-		return 0;
-	if (next_cap(p->nnz_cap, need, sizeof(uint32_t), &c) < 0)
-		return GW_ENOMEM;
-	uint32_t *col = realloc(p->d.col, c * sizeof(*col));
-	if (!col)
-		return GW_ENOMEM;
-	p->d.col = col;
-	float *val = realloc(p->d.val, c * sizeof(*val));
-	if (!val)
-		return GW_ENOMEM;
-	p->d.val = val;
-	p->nnz_cap = c;
-	return 0;
+	void *a = p->d.col, *b = p->d.val;
+	int rc = grow_pair(&a, sizeof(*p->d.col), &b, sizeof(*p->d.val), &p->nnz_cap, need);
+	p->d.col = a;
+	p->d.val = b;
+	return rc;
 }
 
 /* A number token [s, s+n) as a double: the whole token must parse. */
