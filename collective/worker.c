@@ -182,6 +182,20 @@ static int restore(gw_comm *c, const uint8_t *frame, uint32_t len)
 	return rc < 0 ? rc : GW_OK;
 }
 
+/* The oldest chunk without a result moves past every finished one,
+ * freeing their packets (those still queued are freed by flush). */
+static void advance_lo(gw_comm *c, struct call *k)
+{
+	while (k->lo < k->next && c->got[k->lo]) {
+		struct flight *g = &c->ring[k->lo & c->ring_mask];
+		if (g->pkt && g->chunk == k->lo && !g->queued) {
+			gw_dp_free(c->dp, &g->pkt, 1);
+			g->pkt = NULL;
+		}
+		k->lo++;
+	}
+}
+
 /* Encodes chunk k->next into a packet and queues it (or, when its result
  * came first, returns its frame to the error buffer). */
 static int fill_one(gw_comm *c, struct call *k, uint64_t now)
@@ -206,6 +220,7 @@ static int fill_one(gw_comm *c, struct call *k, uint64_t now)
 		/* Finished (loss-tolerant) before we sent it: keep the mass. */
 		int rc = restore(c, p->data + GW_PKT_HDR_LEN, (uint32_t)n);
 		gw_dp_free(c->dp, &p, 1);
+		advance_lo(c, k);
 		return rc < 0 ? rc : 1;
 	}
 	gw_pkt_hdr h = {.type = GW_PKT_UP, .rank = c->rank, .job = c->L.job.job,
@@ -356,14 +371,7 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 		gw_dp_free(c->dp, &f->pkt, 1);
 		f->pkt = NULL;
 	}
-	while (k->lo < k->next && c->got[k->lo]) {
-		struct flight *g = &c->ring[k->lo & c->ring_mask];
-		if (g->pkt && g->chunk == k->lo && !g->queued) {
-			gw_dp_free(c->dp, &g->pkt, 1);
-			g->pkt = NULL;
-		}
-		k->lo++;
-	}
+	advance_lo(c, k);
 	return 1;
 }
 
@@ -418,7 +426,10 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 	uint64_t now = coll_now_ns(), end = now + c->timeout_ns;
 	uint64_t scan_ns = now + c->rto_ns / 4;
 	rc = GW_OK;
-	while (k.results < L->chunks) {
+	/* Loss-tolerant: every result may be in before this (slow) worker
+	 * has encoded its last chunks; those still go through the encoder,
+	 * whose frames then go back to the error buffer (fill_one). */
+	while (k.results < L->chunks || k.next < L->chunks) {
 		int progress = 0;
 		while (k.next < L->chunks && c->txq_n <= c->ring_mask && may_send(c, &k)) {
 			int r = fill_one(c, &k, now);

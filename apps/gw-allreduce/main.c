@@ -25,7 +25,7 @@
 #include "reference.h"
 
 struct opts {
-	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round;
+	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round, lag_ms;
 	const char *aggs, *dump, *check;
 	bool have_rank, verify, json;
 	gw_endpoint shard[GW_COLL_SHARDS_MAX];
@@ -59,6 +59,7 @@ static void usage(FILE *f)
 "  --timeout-ms MS    one allreduce gives up after (default 60000)\n"
 "  --rto-us US        retransmission timeout (default 5000)\n"
 "  --first-round R    round number of the first call (default 0)\n"
+"  --lag-ms MS        wait MS before each call: a straggler (default 0)\n"
 "  --json             one JSON object per round\n\n");
 	cli_job_usage(f);
 }
@@ -212,7 +213,7 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		{"rank", 1, 0, 'r'}, {"agg", 1, 0, 'a'}, {"rounds", 1, 0, 'R'},
 		{"seed", 1, 0, 's'}, {"no-verify", 0, 0, 'V'}, {"dump", 1, 0, 'd'},
 		{"check", 1, 0, 'c'}, {"timeout-ms", 1, 0, 't'}, {"rto-us", 1, 0, 'o'},
-		{"first-round", 1, 0, 'f'},
+		{"first-round", 1, 0, 'f'}, {"lag-ms", 1, 0, 'L'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
 	int ac = argc - first, opt, li;
@@ -254,6 +255,9 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 			break;
 		case 'f':
 			ok = cli_u64(c->prog, "first-round", optarg, 0, UINT32_MAX, &o->first_round);
+			break;
+		case 'L':
+			ok = cli_u64(c->prog, "lag-ms", optarg, 0, 60000, &o->lag_ms);
 			break;
 		case 'j':
 			o->json = true;
@@ -365,6 +369,9 @@ int main(int argc, char **argv)
 	double total = 0;
 	for (uint64_t r = 0; r < o.rounds; r++) {
 		synth(g, n, o.seed, o.rank, r);
+		if (o.lag_ms)
+			nanosleep(&(struct timespec){.tv_sec = (time_t)(o.lag_ms / 1000),
+				  .tv_nsec = (long)(o.lag_ms % 1000) * 1000000L}, NULL);
 		gw_allreduce_info info;
 		double t0 = cli_now_s();
 		int e = gw_allreduce(comm, g, out, &info);

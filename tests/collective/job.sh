@@ -3,12 +3,14 @@
 # of them with a time bound, and kills whatever is left on exit.
 #   source job.sh BUILD_APPS_DIR
 #   run_job W S "aggregator args" "worker args"   -> 0 if every worker exit 0
+#   RANK_ARGS[r] (optional) adds arguments for rank r only.
 # Logs: $JOB_DIR/agg.S.{out,err}, $JOB_DIR/w.R.{out,err}.
 APPS=$1
 JOB_DIR=$(mktemp -d /tmp/gw-coll-test.XXXXXX)
 # Ports from the PID so parallel test runs do not collide.
 BASE_PORT=$((20000 + ($$ % 2000) * 16))
 JOB_PIDS=()
+RANK_ARGS=()
 cleanup() {
   for p in "${JOB_PIDS[@]}"; do kill "$p" 2>/dev/null; done
   wait 2>/dev/null
@@ -38,6 +40,7 @@ run_job() {
     # shellcheck disable=SC2086
     timeout 120 "$APPS/gw-allreduce" --rank $r --workers $W --shards $S \
       --agg "$(aggs_list $S)" --local 127.0.0.1:$((BASE_PORT + 8 + r)) $WX \
+      ${RANK_ARGS[$r]:-} \
       >"$JOB_DIR/w.$r.out" 2>"$JOB_DIR/w.$r.err" &
     wpids+=($!)
   done
