@@ -8,6 +8,7 @@
 struct gw_ef {
 	uint64_t dim;
 	float *e;
+	int view;      /* e belongs to another buffer (gw_ef_view) */
 };
 
 gw_ef *gw_ef_create(uint64_t dim)
@@ -29,11 +30,23 @@ fail:
 	return NULL;
 }
 
+gw_ef *gw_ef_view(gw_ef *parent, uint64_t off, uint64_t n)
+{
+	if (!parent || off > parent->dim || n > parent->dim - off)
+		return NULL;
+	gw_ef *ef = calloc(1, sizeof(*ef));
+	if (!ef)
+		return NULL;
+	*ef = (gw_ef){.dim = n, .e = parent->e + off, .view = 1};
+	return ef;
+}
+
 void gw_ef_free(gw_ef *ef)
 {
 	if (!ef)
 		return;
-	free(ef->e);
+	if (!ef->view)
+		free(ef->e);
 	free(ef);
 }
 

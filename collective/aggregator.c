@@ -220,7 +220,9 @@ static int finalize(gw_agg *a, struct copy *cp)
 			sum[i] += e[i];
 	uint8_t *frame = cp->res + GW_PKT_HDR_LEN + L->bitmap_len;
 	uint32_t room = a->res_room - coll_overhead(L, 1);
-	gw_tensor t = {.id = 0, .dim = len, .values = sum, .base = base};
+	/* Sparse frames count keys from the chunk's start (§5.7). */
+	gw_tensor t = {.id = 0, .dim = len, .values = sum,
+		       .base = L->sparse[1] ? 0 : base};
 	int rc = gw_encode_begin(a->down, &t);
 	int n = rc < 0 ? rc : gw_encode_next(a->down, frame, room);
 	uint8_t none[GW_BUDGET_MIN];
@@ -232,7 +234,7 @@ static int finalize(gw_agg *a, struct copy *cp)
 	}
 	if (e) {
 		memset(a->tmp, 0, len * sizeof(float));
-		rc = gw_decode_window(frame, (size_t)n, a->tmp, base, len);
+		rc = coll_decode_chunk(L, 1, frame, (uint32_t)n, a->tmp, cp->chunk);
 		if (rc < 0)
 			return rc;
 		for (uint32_t i = 0; i < len; i++)
@@ -278,10 +280,7 @@ static int on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	gw_frame_info fi;
 	if (h.rank >= L->job.workers || ch >= L->chunks ||
 	    coll_shard_of(L, ch) != a->shard ||
-	    gw_frame_peek(frame, flen, &fi) < 0 || fi.codec != L->job.up_codec ||
-	    (fi.flags & GW_FF_SPARSE) || fi.tensor != 0 ||
-	    fi.start != (uint64_t)ch * L->job.chunk_elems ||
-	    fi.count != coll_chunk_len(L, ch)) {
+	    gw_frame_peek(frame, flen, &fi) < 0 || coll_frame_of_chunk(L, 0, &fi, ch) < 0) {
 		a->st.bad++;
 		return GW_OK;
 	}
@@ -335,7 +334,7 @@ static int on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	uint32_t len = coll_chunk_len(L, ch);
 	float *part = cp->parts + (size_t)h.rank * L->job.chunk_elems;
 	memset(part, 0, len * sizeof(float));
-	int rc = gw_decode_window(frame, flen, part, fi.start, len);
+	int rc = coll_decode_chunk(L, 0, frame, flen, part, ch);
 	if (rc < 0) {
 		/* Nothing was added: the worker's retransmission tries again. */
 		if (rc == GW_ECHECKSUM)

@@ -108,10 +108,11 @@ static int job_defaults(gw_coll_job *j, const char **why)
 	return GW_OK;
 }
 
-/* Encodes a worst case of n elements (no zeros, no runs) with codec and checks one frame of at most room bytes holds
- * all of them, densely. */
+/* Encodes a worst case of n elements (no zeros, no runs) with codec and
+ * checks that one frame of at most room bytes holds all of them; *sparse
+ * (if not NULL) says whether the codec's frames are sparse. */
 static int probe(int codec, const char *params, uint32_t n, uint32_t room,
-		 const float *x, const char **why)
+		 const float *x, int *sparse, const char **why)
 {
 	gw_encoder *enc = coll_encoder(codec, params, n, why);
 	if (!enc)
@@ -120,21 +121,38 @@ static int probe(int codec, const char *params, uint32_t n, uint32_t room,
 	gw_tensor t = {.id = 0, .dim = n, .values = x};
 	int rc = buf ? gw_encode_begin(enc, &t) : GW_ERR(GW_ENOMEM);
 	int len = rc < 0 ? rc : gw_encode_next(enc, buf, room);
-	rc = len;
+	rc = len == 0 ? GW_ERR(GW_EBUDGET) : len;
 	if (len > 0) {
 		gw_frame_info fi;
 		rc = gw_frame_peek(buf, (size_t)len, &fi);
-		if (rc == 0 && (fi.flags & GW_FF_SPARSE)) {
-			*why = "codec: sparse frames are not aggregated (dense codecs only)";
-			rc = GW_ERR(GW_EUNSUPPORTED);
-		} else if (rc == 0 && fi.count != n) {
+		if (rc == 0 && sparse)
+			*sparse = (fi.flags & GW_FF_SPARSE) != 0;
+		/* Dense: all n elements; sparse: keys below n. And nothing left
+		 * for a second frame: a chunk is one packet. */
+		if (rc == 0 && ((fi.flags & GW_FF_SPARSE) ? fi.start + fi.span > n
+							   : fi.count != n))
 			rc = GW_ERR(GW_EBUDGET);
-		}
+		if (rc == 0 && gw_encode_next(enc, buf, room) != 0)
+			rc = GW_ERR(GW_EBUDGET);
 	}
 	gw_encode_abandon(enc);
 	gw_encoder_free(enc);
 	free(buf);
 	return rc < 0 ? rc : GW_OK;
+}
+
+int coll_frame_of_chunk(const struct coll_layout *L, int dir,
+			const gw_frame_info *fi, uint32_t ch)
+{
+	uint32_t len = coll_chunk_len(L, ch);
+	int codec = dir ? L->job.down_codec : L->job.up_codec;
+	if (fi->codec != codec || fi->tensor != 0 ||
+	    !(fi->flags & GW_FF_SPARSE) != !L->sparse[dir])
+		return GW_ERR(GW_ECORRUPT);
+	if (L->sparse[dir])
+		return fi->start + fi->span <= len ? GW_OK : GW_ERR(GW_ERANGE);
+	return fi->start == (uint64_t)ch * L->job.chunk_elems && fi->count == len
+		       ? GW_OK : GW_ERR(GW_ERANGE);
 }
 
 static float *worst_case(uint32_t n);
@@ -163,10 +181,10 @@ static int fits(const gw_coll_job *j, uint32_t n, uint32_t payload_max,
 	if (payload_max < GW_PKT_HDR_LEN + bm + mac + GW_BUDGET_MIN)
 		return GW_ERR(GW_EBUDGET);
 	int rc = probe(j->up_codec, j->up_params, n,
-		       payload_max - GW_PKT_HDR_LEN - mac, x, why);
+		       payload_max - GW_PKT_HDR_LEN - mac, x, NULL, why);
 	if (rc == 0)
 		rc = probe(j->down_codec, j->down_params, n,
-			   payload_max - GW_PKT_HDR_LEN - bm - mac, x, why);
+			   payload_max - GW_PKT_HDR_LEN - bm - mac, x, NULL, why);
 	return rc;
 }
 
@@ -191,13 +209,21 @@ int gw_coll_chunk_elems(const gw_coll_job *job, uint32_t payload_max)
 		return rc;
 	payload_max = GW_MIN(payload_max, GW_PKT_HDR_LEN + GW_PKT_MAC_LEN + 128u +
 				 GW_FRAME_MAX);
-	/* No codec spends less than a byte on 5 elements' worth of header
-	 * room, so this bounds the search from above; raw needs 4 bytes each. */
-	uint32_t hi = (uint32_t)GW_MIN((uint64_t)payload_max * 5u, 1u << 20);
-	hi -= hi % COLL_CHUNK_ALIGN;
-	float *x = worst_case(hi);
+	/* No dense codec spends less than a byte on 5 elements, so this bounds
+	 * the search from above; a sparse codec (top-k keeps a fraction of a
+	 * chunk) may cover far more, up to 2^20. */
+	float *x = worst_case(1u << 20);
 	if (!x)
 		return GW_ERR(GW_ENOMEM);
+	int up_sparse = 0, down_sparse = 0;
+	if ((rc = probe(j.up_codec, j.up_params, 400, GW_FRAME_MAX, x, &up_sparse, &why)) < 0 ||
+	    (rc = probe(j.down_codec, j.down_params, 400, GW_FRAME_MAX, x, &down_sparse, &why)) < 0) {
+		free(x);
+		return rc;
+	}
+	uint32_t hi = up_sparse && down_sparse ? 1u << 20
+		: (uint32_t)GW_MIN((uint64_t)payload_max * 5u, 1u << 20);
+	hi -= hi % COLL_CHUNK_ALIGN;
 	/* Fits is monotone in n: binary search over multiples of 40. */
 	uint32_t lo = 0;   /* lo fits (0 trivially), hi + ALIGN does not */
 	while (lo < hi) {
@@ -239,21 +265,19 @@ int coll_layout_init(struct coll_layout *L, const gw_coll_job *job,
 		*why = "chunk_elems: 0 (ask gw_coll_chunk_elems for one)";
 		return GW_ERR(GW_EINVAL);
 	}
-	/* The codecs must take their parameters and emit dense frames. */
+	/* The codecs must take their parameters; their frames may be dense or
+	 * sparse (then chunk-relative). */
 	uint32_t n = GW_MIN(L->job.chunk_elems, 400u);
 	float *x = worst_case(n);
 	if (!x)
 		return GW_ERR(GW_ENOMEM);
 	for (int dir = 0; dir < 2 && rc == 0; dir++) {
+		int sp = 0;
 		rc = probe(dir ? L->job.down_codec : L->job.up_codec,
 			   dir ? L->job.down_params : L->job.up_params, n,
-			   GW_FRAME_MAX, x, why);
-		if (rc == GW_EUNSUPPORTED)
-			*why = dir ? "down_codec: its frames are sparse; the aggregator "
-				     "sums dense frames only" :
-				     "up_codec: its frames are sparse; the aggregator "
-				     "sums dense frames only";
-		else if (rc < 0 && !*why)
+			   GW_FRAME_MAX, x, &sp, why);
+		L->sparse[dir] = (uint8_t)sp;
+		if (rc < 0 && !*why)
 			*why = dir ? "down_params: refused" : "up_params: refused";
 	}
 	free(x);

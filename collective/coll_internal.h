@@ -23,6 +23,10 @@ struct coll_layout {
 	int keyed;
 	uint32_t chunks;          /* chunks of the tensor */
 	uint32_t bitmap_len;      /* RESULT contributor bitmap bytes */
+	/* [0] uplink, [1] downlink: the codec's frames are sparse. Such a
+	 * chunk is encoded as a tensor of its own, so its keys count from
+	 * the chunk's first element (wire-format §5.7). */
+	uint8_t sparse[2];
 };
 
 /* Fills the defaults, checks the job, copies the key. */
@@ -54,6 +58,25 @@ static inline uint64_t coll_pos(const struct coll_layout *L, uint32_t round,
 {
 	return (uint64_t)round * coll_shard_chunks(L, coll_shard_of(L, c)) +
 	       coll_local_of(L, c);
+}
+
+/* 0 if fi is a frame of chunk ch for direction dir (0 up, 1 down): the
+ * job's codec, tensor 0, and all of the chunk — dense: exactly its
+ * elements; sparse: keys inside [0, chunk length). */
+int coll_frame_of_chunk(const struct coll_layout *L, int dir,
+			const gw_frame_info *fi, uint32_t ch);
+
+/* Adds a frame of chunk ch (checked by coll_frame_of_chunk) into dst,
+ * which holds that chunk's elements. Returns values added or GW_E*, in
+ * which case dst is unchanged. */
+static inline int coll_decode_chunk(const struct coll_layout *L, int dir,
+				    const uint8_t *frame, uint32_t len, float *dst,
+				    uint32_t ch)
+{
+	uint32_t n = coll_chunk_len(L, ch);
+	if (L->sparse[dir])
+		return gw_decode(frame, len, dst, n);
+	return gw_decode_window(frame, len, dst, (uint64_t)ch * L->job.chunk_elems, n);
 }
 
 /* 0 if one chunk of n elements encodes, with either codec of j, to a

@@ -11,6 +11,10 @@
  * they come, in any order. A result that leaves this worker out (loss-
  * tolerant mode) puts the worker's own frame back into the error buffer.
  *
+ * A codec with sparse frames (top-k) encodes each chunk as a tensor of
+ * its own, keys counting from the chunk's first element, with an error
+ * buffer that is a view of the chunk's part of the whole one.
+ *
  * The in-flight ring is indexed by chunk: chunks in flight lie within
  * S * window of the oldest chunk without a result (the window rule), so a
  * ring of that many entries never collides. Nothing is allocated per call.
@@ -49,6 +53,8 @@ struct gw_comm {
 	uint32_t round, seq;
 	gw_encoder *enc;
 	gw_ef *ef;
+	gw_ef **views;             /* sparse uplink: per chunk, into ef */
+	const float *grad;         /* this call's gradient (sparse uplink) */
 	float *gcopy;              /* grad, when the caller passes out == grad */
 	uint8_t *got;              /* per chunk, GOT_* */
 	uint32_t *shorts, nshort, left_out;
@@ -85,6 +91,9 @@ void gw_comm_free(gw_comm *c)
 	free(c->shorts);
 	free(c->gcopy);
 	gw_encoder_free(c->enc);
+	for (uint32_t i = 0; c->views && i < c->L.chunks; i++)
+		gw_ef_free(c->views[i]);
+	free(c->views);
 	gw_ef_free(c->ef);
 	free(c);
 }
@@ -125,8 +134,18 @@ gw_comm *gw_comm_create(gw_dp *dp, const gw_comm_config *cfg)
 	if ((gw_codec_caps(j->up_codec) & GW_CODEC_LOSSY) ||
 	    j->mode == GW_COLL_LOSS_TOLERANT) {
 		c->ef = gw_ef_create(j->dim);
-		if (!c->ef || gw_encoder_set_ef(c->enc, c->ef) < 0)
+		if (!c->ef)
 			goto fail;
+		if (c->L.sparse[0]) {
+			if (!(c->views = calloc(c->L.chunks, sizeof(*c->views))))
+				goto fail;
+			for (uint32_t i = 0; i < c->L.chunks; i++)
+				if (!(c->views[i] = gw_ef_view(c->ef, (uint64_t)i * j->chunk_elems,
+							       coll_chunk_len(&c->L, i))))
+					goto fail;
+		} else if (gw_encoder_set_ef(c->enc, c->ef) < 0) {
+			goto fail;
+		}
 	}
 	return c;
 fail:
@@ -171,15 +190,45 @@ static int may_send(const gw_comm *c, const struct call *k)
 	return c->got[ch - j->window * j->shards] != 0;
 }
 
+/* Our frame of chunk ch goes back to the error buffer. */
+static int ef_give_back(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t len)
+{
+	if (!c->ef)
+		return GW_ERR(GW_ESTATE);   /* lossless mode never leaves one out */
+	int rc = gw_ef_restore(c->views ? c->views[ch] : c->ef, frame, len);
+	return rc < 0 ? rc : GW_OK;
+}
+
 /* Our frame of a chunk that was left out goes back to the error buffer. */
-static int restore(gw_comm *c, const uint8_t *frame, uint32_t len)
+static int restore(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t len)
 {
 	c->left_out++;
 	c->st.left_out++;
-	if (!c->ef)
-		return GW_ERR(GW_ESTATE);   /* lossless mode never leaves one out */
-	int rc = gw_ef_restore(c->ef, frame, len);
-	return rc < 0 ? rc : GW_OK;
+	return ef_give_back(c, ch, frame, len);
+}
+
+/* The next frame: the whole tensor's encoder goes on, or (sparse) chunk
+ * ch is encoded as a tensor of its own, which must take one frame. */
+static int encode_chunk(gw_comm *c, uint32_t ch, uint8_t *buf, uint32_t room)
+{
+	if (!c->L.sparse[0])
+		return gw_encode_next(c->enc, buf, room);
+	uint64_t base = (uint64_t)ch * c->L.job.chunk_elems;
+	gw_tensor t = {.id = 0, .dim = coll_chunk_len(&c->L, ch), .values = c->grad + base};
+	int rc = c->views ? gw_encoder_set_ef(c->enc, c->views[ch]) : GW_OK;
+	if (rc == GW_OK)
+		rc = gw_encode_begin(c->enc, &t);
+	if (rc < 0)
+		return rc;
+	int n = gw_encode_next(c->enc, buf, room);
+	uint8_t none[GW_BUDGET_MIN];
+	if (n > 0 && gw_encode_next(c->enc, none, sizeof(none)) != 0) {
+		gw_encode_abandon(c->enc);   /* the rest stays in the buffer */
+		if (ef_give_back(c, ch, buf, (uint32_t)n) < 0)
+			return GW_ERR(GW_ESTATE);
+		return GW_ERR(GW_EBUDGET);
+	}
+	return n;
 }
 
 /* The oldest chunk without a result moves past every finished one,
@@ -205,11 +254,10 @@ static int fill_one(gw_comm *c, struct call *k, uint64_t now)
 		return 0;
 	uint32_t ch = k->next;
 	uint32_t room = p->room - GW_PKT_HDR_LEN - (c->L.keyed ? GW_PKT_MAC_LEN : 0);
-	int n = gw_encode_next(c->enc, p->data + GW_PKT_HDR_LEN, room);
+	int n = encode_chunk(c, ch, p->data + GW_PKT_HDR_LEN, room);
 	gw_frame_info fi;
 	if (n > 0 && (gw_frame_peek(p->data + GW_PKT_HDR_LEN, (size_t)n, &fi) < 0 ||
-		      fi.start != (uint64_t)ch * c->L.job.chunk_elems ||
-		      fi.count != coll_chunk_len(&c->L, ch)))
+		      coll_frame_of_chunk(&c->L, 0, &fi, ch) < 0))
 		n = GW_ERR(GW_EBUDGET);   /* a frame must be exactly its chunk */
 	if (n <= 0) {
 		gw_dp_free(c->dp, &p, 1);
@@ -218,7 +266,7 @@ static int fill_one(gw_comm *c, struct call *k, uint64_t now)
 	k->next++;
 	if (c->got[ch]) {
 		/* Finished (loss-tolerant) before we sent it: keep the mass. */
-		int rc = restore(c, p->data + GW_PKT_HDR_LEN, (uint32_t)n);
+		int rc = restore(c, ch, p->data + GW_PKT_HDR_LEN, (uint32_t)n);
 		gw_dp_free(c->dp, &p, 1);
 		advance_lo(c, k);
 		return rc < 0 ? rc : 1;
@@ -330,14 +378,12 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	const uint8_t *frame = body + L->bitmap_len;
 	uint32_t flen = blen - L->bitmap_len;
 	gw_frame_info fi;
-	if (gw_frame_peek(frame, flen, &fi) < 0 || fi.codec != L->job.down_codec ||
-	    (fi.flags & GW_FF_SPARSE) || fi.tensor != 0 ||
-	    fi.start != (uint64_t)ch * L->job.chunk_elems ||
-	    fi.count != coll_chunk_len(L, ch)) {
+	if (gw_frame_peek(frame, flen, &fi) < 0 || coll_frame_of_chunk(L, 1, &fi, ch) < 0) {
 		c->st.bad++;
 		return 0;
 	}
-	int rc = gw_decode(frame, flen, k->out, L->job.dim);
+	int rc = coll_decode_chunk(L, 1, frame, flen,
+				   k->out + (uint64_t)ch * L->job.chunk_elems, ch);
 	if (rc == GW_ECHECKSUM) {
 		c->st.corrupt++;    /* our retransmission brings it again */
 		return 0;
@@ -362,7 +408,8 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	if (!mine) {
 		c->got[ch] |= GOT_EXCLUDED;
 		if (ch < k->next && f->pkt && f->chunk == ch) {
-			rc = restore(c, f->pkt->data + GW_PKT_HDR_LEN, up_frame_len(c, f->pkt));
+			rc = restore(c, ch, f->pkt->data + GW_PKT_HDR_LEN,
+				     up_frame_len(c, f->pkt));
 			if (rc < 0)
 				return rc;
 		}
@@ -390,8 +437,8 @@ static void unwind(gw_comm *c, struct call *k)
 		if (!f->pkt || f->chunk != ch)
 			continue;
 		if (!c->got[ch] && c->ef)
-			gw_ef_restore(c->ef, f->pkt->data + GW_PKT_HDR_LEN,
-				      up_frame_len(c, f->pkt));
+			ef_give_back(c, ch, f->pkt->data + GW_PKT_HDR_LEN,
+				     up_frame_len(c, f->pkt));
 		gw_dp_free(c->dp, &f->pkt, 1);
 		f->pkt = NULL;
 	}
@@ -414,9 +461,10 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 		grad = c->gcopy;
 	}
 	gw_tensor t = {.id = 0, .dim = dim, .values = grad};
-	int rc = gw_encode_begin(c->enc, &t);
+	int rc = L->sparse[0] ? GW_OK : gw_encode_begin(c->enc, &t);
 	if (rc < 0)
 		return rc;
+	c->grad = grad;
 	memset(out, 0, dim * sizeof(float));
 	memset(c->got, 0, L->chunks);
 	c->nshort = c->left_out = 0;
@@ -491,7 +539,8 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 	}
 	/* Every chunk is encoded: this call only ends the encoder's tensor. */
 	uint8_t none[GW_BUDGET_MIN];
-	rc = gw_encode_next(c->enc, none, sizeof(none)) == 0 ? GW_OK : GW_ERR(GW_ESTATE);
+	rc = L->sparse[0] || gw_encode_next(c->enc, none, sizeof(none)) == 0
+		     ? GW_OK : GW_ERR(GW_ESTATE);
 out:
 	if (rc < 0) {
 		unwind(c, &k);

@@ -11,6 +11,9 @@ struct reference {
 	gw_coll_job job;
 	gw_encoder **enc, *down;
 	gw_ef **ef;
+	gw_ef ***views;       /* sparse uplink: per worker, per chunk */
+	int sparse_up, sparse_down;   /* codecs whose frames are sparse: a
+				       * chunk is a tensor of its own */
 	float *ef_down, *parts, *sum, *tmp;
 	uint8_t **frames;     /* per worker: every frame of its tensor */
 	size_t *flen_off;
@@ -26,9 +29,14 @@ void reference_free(struct reference *r)
 	for (unsigned w = 0; w < r->job.workers; w++) {
 		if (r->enc)
 			gw_encoder_free(r->enc[w]);
+		for (uint32_t c = 0; r->views && r->views[w] && c < r->chunks; c++)
+			gw_ef_free(r->views[w][c]);
+		if (r->views)
+			free(r->views[w]);
 		if (r->ef)
 			gw_ef_free(r->ef[w]);
 	}
+	free(r->views);
 	free(r->enc);
 	free(r->ef);
 	gw_encoder_free(r->down);
@@ -64,6 +72,23 @@ fail:
 	return NULL;
 }
 
+/* 1 if the codec's frames are sparse, 0 if dense, < 0 on error. */
+static int frames_sparse(int codec, const char *params)
+{
+	float x[40];
+	for (int i = 0; i < 40; i++)
+		x[i] = (float)(i + 1);
+	uint8_t buf[1024];
+	gw_encoder *e = make_encoder(codec, params, 40);
+	gw_tensor t = {.id = 0, .dim = 40, .values = x};
+	gw_frame_info fi;
+	int rc = e ? gw_encode_begin(e, &t) : GW_ENOMEM;
+	int n = rc < 0 ? rc : gw_encode_next(e, buf, sizeof(buf));
+	rc = n > 0 ? gw_frame_peek(buf, (size_t)n, &fi) : GW_ESTATE;
+	gw_encoder_free(e);
+	return rc < 0 ? rc : (fi.flags & GW_FF_SPARSE) != 0;
+}
+
 struct reference *reference_create(const gw_coll_job *job)
 {
 	struct reference *r = calloc(1, sizeof(*r));
@@ -83,13 +108,30 @@ struct reference *reference_create(const gw_coll_job *job)
 		goto fail;
 	int ef = (gw_codec_caps(job->up_codec) & GW_CODEC_LOSSY) ||
 		 job->mode == GW_COLL_LOSS_TOLERANT;
+	r->sparse_up = frames_sparse(job->up_codec, job->up_params);
+	r->sparse_down = frames_sparse(job->down_codec, job->down_params);
+	if (r->sparse_up < 0 || r->sparse_down < 0)
+		goto fail;
+	if (r->sparse_up && ef && !(r->views = calloc(W, sizeof(*r->views))))
+		goto fail;
 	for (unsigned w = 0; w < W; w++) {
 		r->enc[w] = make_encoder(job->up_codec, job->up_params, K);
 		if (!r->enc[w])
 			goto fail;
-		if (ef && (!(r->ef[w] = gw_ef_create(job->dim)) ||
-			   gw_encoder_set_ef(r->enc[w], r->ef[w]) < 0))
+		if (ef && !(r->ef[w] = gw_ef_create(job->dim)))
 			goto fail;
+		if (ef && !r->sparse_up && gw_encoder_set_ef(r->enc[w], r->ef[w]) < 0)
+			goto fail;
+		if (!r->views)
+			continue;
+		if (!(r->views[w] = calloc(r->chunks, sizeof(**r->views))))
+			goto fail;
+		for (uint32_t c = 0; c < r->chunks; c++) {
+			uint64_t b = (uint64_t)c * K;
+			if (!(r->views[w][c] = gw_ef_view(r->ef[w], b,
+							  job->dim - b < K ? job->dim - b : K)))
+				goto fail;
+		}
 	}
 	if (gw_codec_caps(job->down_codec) & GW_CODEC_LOSSY) {
 		r->ef_down = calloc(job->dim, sizeof(float));
@@ -102,12 +144,38 @@ fail:
 	return NULL;
 }
 
+/* Worker w's frame of chunk c (elements [base, base + len)). */
+static int encode_up(struct reference *r, unsigned w, uint32_t c, const float *g,
+		     uint64_t base, uint32_t len, uint8_t *frame)
+{
+	if (!r->sparse_up)
+		return gw_encode_next(r->enc[w], frame, FRAME_ROOM);
+	gw_tensor t = {.id = 0, .dim = len, .values = g + base};
+	int rc = r->views ? gw_encoder_set_ef(r->enc[w], r->views[w][c]) : 0;
+	if (rc == 0)
+		rc = gw_encode_begin(r->enc[w], &t);
+	int n = rc < 0 ? rc : gw_encode_next(r->enc[w], frame, FRAME_ROOM);
+	uint8_t none[64];
+	if (n > 0 && gw_encode_next(r->enc[w], none, sizeof(none)) != 0)
+		return GW_ESTATE;   /* a chunk is one frame */
+	return n;
+}
+
+/* Adds a frame of chunk [base, base + len) into dst, which holds it. */
+static int decode_chunk(int sparse, const uint8_t *frame, int n, float *dst,
+			uint64_t base, uint32_t len)
+{
+	if (sparse)
+		return gw_decode(frame, (size_t)n, dst, len);
+	return gw_decode_window(frame, (size_t)n, dst, base, len);
+}
+
 int reference_round(struct reference *r, const float *const *grads, float *out)
 {
 	unsigned W = r->job.workers;
 	uint32_t K = r->job.chunk_elems;
 	static uint8_t frame[FRAME_ROOM], res[FRAME_ROOM];
-	for (unsigned w = 0; w < W; w++) {
+	for (unsigned w = 0; w < W && !r->sparse_up; w++) {
 		gw_tensor t = {.id = 0, .dim = r->job.dim, .values = grads[w]};
 		int rc = gw_encode_begin(r->enc[w], &t);
 		if (rc < 0)
@@ -119,12 +187,12 @@ int reference_round(struct reference *r, const float *const *grads, float *out)
 		uint32_t len = (uint32_t)(r->job.dim - base < K ? r->job.dim - base : K);
 		memset(r->sum, 0, len * sizeof(float));
 		for (unsigned w = 0; w < W; w++) {
-			int n = gw_encode_next(r->enc[w], frame, sizeof(frame));
+			int n = encode_up(r, w, c, grads[w], base, len, frame);
 			if (n <= 0)
 				return n < 0 ? n : GW_ESTATE;
 			float *part = r->parts + (size_t)w * K;
 			memset(part, 0, len * sizeof(float));
-			int rc = gw_decode_window(frame, (size_t)n, part, base, len);
+			int rc = decode_chunk(r->sparse_up, frame, n, part, base, len);
 			if (rc < 0)
 				return rc;
 			for (uint32_t i = 0; i < len; i++)
@@ -133,7 +201,8 @@ int reference_round(struct reference *r, const float *const *grads, float *out)
 		if (r->ef_down)
 			for (uint32_t i = 0; i < len; i++)
 				r->sum[i] += r->ef_down[base + i];
-		gw_tensor t = {.id = 0, .dim = len, .values = r->sum, .base = base};
+		gw_tensor t = {.id = 0, .dim = len, .values = r->sum,
+			       .base = r->sparse_down ? 0 : base};
 		int rc = gw_encode_begin(r->down, &t);
 		int n = rc < 0 ? rc : gw_encode_next(r->down, res, sizeof(res));
 		if (n <= 0)
@@ -141,18 +210,18 @@ int reference_round(struct reference *r, const float *const *grads, float *out)
 		gw_encode_abandon(r->down);
 		if (r->ef_down) {
 			memset(r->tmp, 0, len * sizeof(float));
-			rc = gw_decode_window(res, (size_t)n, r->tmp, base, len);
+			rc = decode_chunk(r->sparse_down, res, n, r->tmp, base, len);
 			if (rc < 0)
 				return rc;
 			for (uint32_t i = 0; i < len; i++)
 				r->ef_down[base + i] = r->sum[i] - r->tmp[i];
 		}
-		rc = gw_decode(res, (size_t)n, out, r->job.dim);
+		rc = decode_chunk(r->sparse_down, res, n, out + base, base, len);
 		if (rc < 0)
 			return rc;
 	}
 	uint8_t none[64];
-	for (unsigned w = 0; w < W; w++)
+	for (unsigned w = 0; w < W && !r->sparse_up; w++)
 		if (gw_encode_next(r->enc[w], none, sizeof(none)) != 0)
 			return GW_ESTATE;
 	return 0;

@@ -150,6 +150,11 @@ typedef struct gw_ef gw_ef;
 
 GW_API gw_ef *gw_ef_create(uint64_t dim);
 GW_API void gw_ef_free(gw_ef *ef);                 /* accepts NULL */
+/* An error buffer over elements [off, off + n) of parent's, sharing its
+ * memory: a slice encoded as a tensor of its own (a collective chunk with
+ * chunk-relative keys) feeds back into the whole tensor's buffer. Free it
+ * before parent. NULL if the range is not inside parent or on no memory. */
+GW_API gw_ef *gw_ef_view(gw_ef *parent, uint64_t off, uint64_t n);
 GW_API void gw_ef_reset(gw_ef *ef);                /* e <- 0 */
 GW_API float *gw_ef_data(gw_ef *ef);               /* dim floats, caller may read */
 GW_API uint64_t gw_ef_dim(const gw_ef *ef);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# int8 and 3LC on the uplink and the downlink, W = 4: every round equals
+# int8, 3LC and top-k (sparse frames, chunk-relative keys) on the uplink
+# and the downlink, W = 4: every round equals
 # the in-process model of the job bit for bit (each worker's encoder with
 # its error feedback, the shard's sum in rank order, the downlink encoder
 # with its own error feedback), and round 0 lies within the codecs' error
@@ -7,7 +8,8 @@
 set -u
 source "$(dirname "$0")/job.sh" "$1"
 fail=0
-for codec in int8 3lc "3lc --up-params sparsity=1.75 --down-params sparsity=1.75"; do
+for codec in int8 3lc "3lc --up-params sparsity=1.75 --down-params sparsity=1.75" \
+             "topk --up-params fraction=0.05 --down-params fraction=0.5"; do
   args="--dim 200000 --up ${codec%% *} --down ${codec%% *}"
   [ "$codec" != "${codec%% *}" ] && args="$args ${codec#* }"
   if ! run_job 4 1 "$args" "$args --rounds 4"; then fail=1; continue; fi

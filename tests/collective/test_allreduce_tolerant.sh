@@ -7,7 +7,7 @@
 set -u
 source "$(dirname "$0")/job.sh" "$1"
 fail=0
-for codec in raw int8; do
+for codec in raw int8 topk; do
   rm -f "$JOB_DIR"/*.f32
   args="--dim 60000 --mode loss-tolerant --deadline-us 2000 --up $codec --down raw"
   if ! run_job 4 1 "$args --opts impair_loss=0.1,impair_seed=5" \

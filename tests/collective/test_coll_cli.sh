@@ -27,7 +27,7 @@ expect gw-aggregator --key-file "${A[@]}" --key-file /nonexistent
 expect gw-aggregator --window "${A[@]}" --window 0
 expect gw-aggregator --chunk-elems "${A[@]}" --chunk-elems 10
 expect gw-aggregator chunk_elems "${A[@]}" --chunk-elems 100
-expect gw-aggregator up_codec "${A[@]}" --up topk
+expect gw-aggregator "codec params" "${A[@]}" --up topk --up-params fraction=0
 expect gw-aggregator "codec params" "${A[@]}" --up 3lc --up-params sparsity=5
 expect gw-aggregator "codec params" "${A[@]}" --up 3lc --up-params nosuch=1
 expect gw-aggregator "unexpected argument" "${A[@]}" stray
