@@ -108,34 +108,66 @@ static int job_defaults(gw_coll_job *j, const char **why)
 	return GW_OK;
 }
 
-/* Encodes a worst case of n elements (no zeros, no runs) with codec and
- * checks that one frame of at most room bytes holds all of them; *sparse
- * (if not NULL) says whether the codec's frames are sparse. */
-static int probe(int codec, const char *params, uint32_t n, uint32_t room,
-		 const float *x, int *sparse, const char **why)
+/* One frame of the n values x, at most room bytes, holding all of them:
+ * its length, or GW_EBUDGET. *sparse gets whether it is sparse. */
+static int probe_one(gw_encoder *enc, const float *x, uint32_t n, uint32_t room,
+		     uint8_t *buf, int *sparse)
 {
-	gw_encoder *enc = coll_encoder(codec, params, n, why);
-	if (!enc)
-		return GW_ERR(GW_EINVAL);
-	uint8_t *buf = malloc(GW_FRAME_MAX);
 	gw_tensor t = {.id = 0, .dim = n, .values = x};
-	int rc = buf ? gw_encode_begin(enc, &t) : GW_ERR(GW_ENOMEM);
+	int rc = gw_encode_begin(enc, &t);
 	int len = rc < 0 ? rc : gw_encode_next(enc, buf, room);
 	rc = len == 0 ? GW_ERR(GW_EBUDGET) : len;
 	if (len > 0) {
 		gw_frame_info fi;
 		rc = gw_frame_peek(buf, (size_t)len, &fi);
-		if (rc == 0 && sparse)
-			*sparse = (fi.flags & GW_FF_SPARSE) != 0;
+		*sparse = (fi.flags & GW_FF_SPARSE) != 0;
 		/* Dense: all n elements; sparse: keys below n. And nothing left
 		 * for a second frame: a chunk is one packet. */
-		if (rc == 0 && ((fi.flags & GW_FF_SPARSE) ? fi.start + fi.span > n
-							   : fi.count != n))
+		if (rc == 0 && (*sparse ? fi.start + fi.span > n : fi.count != n))
 			rc = GW_ERR(GW_EBUDGET);
 		if (rc == 0 && gw_encode_next(enc, buf, room) != 0)
 			rc = GW_ERR(GW_EBUDGET);
 	}
 	gw_encode_abandon(enc);
+	return rc < 0 ? rc : len;
+}
+
+/* Sparse frames spend more bytes on a key the farther it lies from the
+ * previous one (varints, byte-count flags): the worst case then has its
+ * largest values spread every `gap` elements, and the rest of what a
+ * codec keeps packed at the front. */
+static void spread_case(float *x, uint32_t n, uint32_t gap)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		float m = i % gap == gap / 2 ? 2.0f : 1.0f - 0.5f * (float)i / (float)n;
+		x[i] = i & 1 ? -m : m;
+	}
+}
+
+/* Encodes a worst case of n elements (no zeros, no runs, and for sparse
+ * frames every key spacing that costs more bytes) with codec and checks
+ * that one frame of at most room bytes holds it; *sparse (if not NULL)
+ * says whether the codec's frames are sparse. */
+static int probe(int codec, const char *params, uint32_t n, uint32_t room,
+		 const float *x, int *sparse, const char **why)
+{
+	static const uint32_t gaps[] = {128, 256, 16384, 65536};
+	gw_encoder *enc = coll_encoder(codec, params, n, why);
+	if (!enc)
+		return GW_ERR(GW_EINVAL);
+	uint8_t *buf = malloc(GW_FRAME_MAX);
+	int sp = 0;
+	int rc = buf ? probe_one(enc, x, n, room, buf, &sp) : GW_ERR(GW_ENOMEM);
+	float *y = rc >= 0 && sp ? malloc((size_t)n * sizeof(float)) : NULL;
+	if (rc >= 0 && sp && !y)
+		rc = GW_ERR(GW_ENOMEM);
+	for (size_t g = 0; y && rc >= 0 && g < GW_ARRAY_SIZE(gaps) && gaps[g] < n; g++) {
+		spread_case(y, n, gaps[g]);
+		rc = probe_one(enc, y, n, room, buf, &sp);
+	}
+	if (sparse)
+		*sparse = sp;
+	free(y);
 	gw_encoder_free(enc);
 	free(buf);
 	return rc < 0 ? rc : GW_OK;
