@@ -12,8 +12,9 @@
 # docs/results/<workload>-<rate>.png and the JSON lines of every run
 # beside them. Environment: RATES (default "10mbit 100mbit 1gbit"),
 # WORKLOADS (default "mlp logreg"), CODECS (default: raw, int8, 3lc at
-# s = 1.00 and 1.75, and every registered codec that is not one of the
-# 3LC paper's baselines: bf16, terngrad, onebit, topk), RESULTS (default
+# s = 1.00 and 1.75, top-k keeping 1% up and 4% down, and every registered
+# dense codec that is not one of the 3LC paper's baselines: bf16,
+# terngrad, onebit, topk), RESULTS (default
 # docs/results), REPORT (default docs/results.md).
 set -euo pipefail
 
@@ -50,13 +51,14 @@ codec_opts() {  # NAME -> gw-train options
     raw) echo "--up raw --down raw" ;;
     3lc-s1.00) echo "--up 3lc --up-params sparsity=1.0 --down 3lc --down-params sparsity=1.0 --label 3lc(s=1.00)" ;;
     3lc-s1.75) echo "--up 3lc --up-params sparsity=1.75 --down 3lc --down-params sparsity=1.75 --label 3lc(s=1.75)" ;;
+    topk-1pct) echo "--up topk --up-params fraction=0.01 --down topk --down-params fraction=0.04 --label topk(1%/4%)" ;;
     *) echo "--up $1 --down $1" ;;
   esac
 }
 if [ -n "${CODECS:-}" ]; then
   codecs=($CODECS)
 else
-  codecs=(raw int8 3lc-s1.00 3lc-s1.75)
+  codecs=(raw int8 3lc-s1.00 3lc-s1.75 topk-1pct)
   while read -r name kind; do
     case $name in raw|int8|3lc|bf16|terngrad|onebit|topk) continue ;; esac
     [ "$kind" = dense ] && codecs+=("$name")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gw-train trains the three linear models (Adam, l2) through the
 # aggregator (W = 2, UDP on 127.0.0.1) on small synthetic sparse data:
-# each learns, and the replicas end identical.
+# each learns, and the replicas end identical — with raw, 3LC and top-k
+# (sparse chunk frames) on the uplink.
 set -u
 apps=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -9,10 +10,12 @@ train=$apps/gw-train/gw-train
 source "$here/gen.sh"
 gen_sparse "$tmp"
 for model in logreg svm linreg; do
-  for up in raw 3lc; do
+  for up in raw 3lc topk; do
+    codecs="--up $up --down $up"
+    [ $up = topk ] && codecs="--up topk --up-params fraction=0.1 --down raw"
     timeout 120 "$train" --link udp --workers 2 --model "$model" \
       --train "$tmp/sparse.train.svm" --test "$tmp/sparse.test.svm" --features 1024 \
-      --epochs 6 --batch 20 --lr 0.05 --evals 1 --up $up --down $up --json --verbose \
+      --epochs 6 --batch 20 --lr 0.05 --evals 1 $codecs --json --verbose \
       >"$tmp/$model.out" 2>"$tmp/$model.err" || { bad "$model $up failed"; cat "$tmp/$model.err"; continue; }
     recs=$(grep '"tool":"gw-train"' "$tmp/$model.out" | grep -v summary)
     a0=$(echo "$recs" | head -n 1 | field test_acc)
