@@ -28,6 +28,7 @@ for W in 2 4; do
 done
 # Ctrl-C in the middle of a long job: everything goes.
 before=$(ls -d /tmp/gw-launch.* 2>/dev/null | wc -l)
+
 # A background job starts with SIGINT ignored (POSIX), which a shell cannot
 # undo: python3 restores the default, as a terminal's Ctrl-C would find it.
 setsid python3 -c 'import os, signal, sys
@@ -42,8 +43,17 @@ if kill -0 $lp 2>/dev/null; then echo "FAIL: launcher alive 5 s after SIGINT"; k
 sleep 0.5
 left=$(pgrep -f "gw-allreduce --.*--rounds 100000|gw-aggregator.*gwla$lp" | wc -l)
 [ "$left" -eq 0 ] || { echo "FAIL: $left processes left after SIGINT"; pkill -9 -f "rounds 100000"; fail=1; }
-after=$(ls -d /tmp/gw-launch.* 2>/dev/null | wc -l)
-[ "$after" -le "$before" ] || { echo "FAIL: temp dir left after SIGINT"; fail=1; }
+# Under ASan the last processes may take a moment to go: poll up to 5 s.
+for _ in $(seq 50); do
+  after=$(ls -d /tmp/gw-launch.* 2>/dev/null | wc -l)
+  [ "$after" -le "$before" ] && break
+  sleep 0.1
+done
+if [ "$after" -gt "$before" ]; then
+  echo "FAIL: temp dir left after SIGINT:"; ls -la /tmp/gw-launch.* 2>&1 | tail -20
+  ps -eo pid,pgid,stat,args | grep -E "gw-(allreduce|aggregator|launch)" | grep -v grep
+  fail=1
+fi
 [ $fail -eq 0 ] && echo "ok: SIGINT tears the job down"
 expect() {
   local word=$1; shift
