@@ -14,43 +14,56 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* Ascending sort; quicksort with insertion sort below 16 items. */
-static void sort_f32(float *a, uint32_t n)
+/* Float bits mapped so that unsigned order is float order. */
+static inline uint32_t order_key(float v)
 {
-	while (n > 16) {
-		float x = a[0], y = a[n / 2], z = a[n - 1];
-		float p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-		uint32_t i = 0, j = n - 1;
-		for (;;) {
-			while (a[i] < p)
-				i++;
-			while (a[j] > p)
+	uint32_t u;
+	memcpy(&u, &v, 4);
+	return u ^ ((u >> 31) ? 0xffffffffu : 0x80000000u);
+}
+
+/* Ascending sort of a[0..n): LSD radix over the order keys, 4 passes of 8
+ * bits (no comparisons to mispredict: a compaction sorts ~k items), with
+ * tmp holding n items; insertion sort for a handful. */
+static void sort_f32(float *a, uint32_t n, float *tmp)
+{
+	if (n < 32) {
+		for (uint32_t i = 1; i < n; i++) {
+			float v = a[i];
+			uint32_t j = i;
+			while (j && a[j - 1] > v) {
+				a[j] = a[j - 1];
 				j--;
-			if (i >= j)
-				break;
-			float t = a[i];
-			a[i++] = a[j];
-			a[j--] = t;
+			}
+			a[j] = v;
 		}
-		/* Recurse into the smaller side, loop on the larger. */
-		if (j + 1 < n - j - 1) {
-			sort_f32(a, j + 1);
-			a += j + 1;
-			n -= j + 1;
-		} else {
-			sort_f32(a + j + 1, n - j - 1);
-			n = j + 1;
-		}
+		return;
 	}
-	for (uint32_t i = 1; i < n; i++) {
-		float v = a[i];
-		uint32_t j = i;
-		while (j && a[j - 1] > v) {
-			a[j] = a[j - 1];
-			j--;
-		}
-		a[j] = v;
+	uint32_t cnt[4][256];
+	memset(cnt, 0, sizeof(cnt));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t k = order_key(a[i]);
+		for (unsigned d = 0; d < 4; d++)
+			cnt[d][(k >> (8 * d)) & 0xffu]++;
 	}
+	float *src = a, *dst = tmp;
+	for (unsigned d = 0; d < 4; d++) {
+		if (cnt[d][(order_key(a[0]) >> (8 * d)) & 0xffu] == n)
+			continue;   /* every item has this digit: nothing moves */
+		uint32_t sum = 0;
+		for (unsigned b = 0; b < 256; b++) {
+			uint32_t c = cnt[d][b];
+			cnt[d][b] = sum;
+			sum += c;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			dst[cnt[d][(order_key(src[i]) >> (8 * d)) & 0xffu]++] = src[i];
+		float *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, (size_t)n * sizeof(float));
 }
 
 static void set_caps(gw_kll *s)
@@ -92,6 +105,7 @@ void gw_kll_free(gw_kll *s)
 {
 	for (uint32_t h = 0; h < GW_KLL_LEVELS_MAX; h++)
 		free(s->item[h]);
+	free(s->tmp);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -120,7 +134,14 @@ static int compress(gw_kll *s)
 	}
 	float *a = s->item[h];
 	uint32_t m = s->size[h];
-	sort_f32(a, m);
+	if (s->tmp_cap < m) {
+		float *t = realloc(s->tmp, (size_t)m * sizeof(float));
+		if (!t)
+			return GW_ERR(GW_ENOMEM);
+		s->tmp = t;
+		s->tmp_cap = m;
+	}
+	sort_f32(a, m, s->tmp);
 	/* An odd item out stays (the smallest); the rest halve. */
 	uint32_t keep = m & 1u, pairs = m / 2;
 	int rc = reserve(s, h + 1, s->size[h + 1] + pairs);

@@ -26,6 +26,8 @@ typedef struct gw_kll {
 	uint32_t size[GW_KLL_LEVELS_MAX], cap[GW_KLL_LEVELS_MAX];
 	uint32_t alloc[GW_KLL_LEVELS_MAX];    /* allocated items per level */
 	uint64_t held, room;                  /* items retained, capacity */
+	float *tmp;                           /* sort scratch */
+	uint32_t tmp_cap;
 } gw_kll;
 
 /* 0 or GW_ENOMEM / GW_EINVAL (k < 8). */
