@@ -85,6 +85,11 @@ struct gw_codec_ops {
 		      const uint8_t *payload, float *out, uint64_t out_len,
 		      float alpha);
 
+	/* Optional: validates params and payload like decode() and fills
+	 * parts->keys, tables and values. Returns 0 or GW_E*. */
+	int (*parts)(const struct gw_frame_info *hdr, const uint8_t *params,
+		     const uint8_t *payload, struct gw_frame_parts *parts);
+
 	unsigned flags;          /* GW_OPS_* */
 	void (*state_free)(void *state);
 };

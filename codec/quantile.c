@@ -72,6 +72,8 @@ static void set_caps(gw_kll *s)
 	for (uint32_t h = 0; h < s->levels; h++) {
 		double c = floor((double)s->k * pow(2.0 / 3.0, (double)(s->levels - 1 - h)));
 		s->cap[h] = c < 2 ? 2 : (uint32_t)c;
+		if (h == 0 && s->cap[h] < GW_KLL_BATCH)
+			s->cap[h] = GW_KLL_BATCH;
 		s->room += s->cap[h];
 	}
 }
@@ -88,6 +90,27 @@ static int reserve(gw_kll *s, uint32_t h, uint32_t want)
 		return GW_ERR(GW_ENOMEM);
 	s->item[h] = p;
 	s->alloc[h] = n;
+	return GW_OK;
+}
+
+/* Levels above 0 are kept sorted: a run arriving from a compaction (or a
+ * merged sketch) is sorted already, so it is merged in from the back in
+ * place, and compacting such a level needs no sort — sorting the many
+ * small upper levels dominated the sketch's cost. */
+static int merge_run(gw_kll *s, uint32_t h, const float *run, uint32_t n)
+{
+	int rc = reserve(s, h, s->size[h] + n);
+	if (rc < 0)
+		return rc;
+	float *a = s->item[h];
+	uint32_t i = s->size[h], j = n, o = s->size[h] + n;
+	while (j) {
+		if (i && a[i - 1] > run[j - 1])
+			a[--o] = a[--i];
+		else
+			a[--o] = run[--j];
+	}
+	s->size[h] += n;
 	return GW_OK;
 }
 
@@ -134,24 +157,25 @@ static int compress(gw_kll *s)
 	}
 	float *a = s->item[h];
 	uint32_t m = s->size[h];
-	if (s->tmp_cap < m) {
-		float *t = realloc(s->tmp, (size_t)m * sizeof(float));
-		if (!t)
-			return GW_ERR(GW_ENOMEM);
-		s->tmp = t;
-		s->tmp_cap = m;
+	if (h == 0) {
+		if (s->tmp_cap < m) {
+			float *t = realloc(s->tmp, (size_t)m * sizeof(float));
+			if (!t)
+				return GW_ERR(GW_ENOMEM);
+			s->tmp = t;
+			s->tmp_cap = m;
+		}
+		sort_f32(a, m, s->tmp);
 	}
-	sort_f32(a, m, s->tmp);
-	/* An odd item out stays (the smallest); the rest halve. */
+	/* An odd item out stays (the smallest); the rest halve, in place (the
+	 * survivors' index 2i + off >= i), then join the level above. */
 	uint32_t keep = m & 1u, pairs = m / 2;
-	int rc = reserve(s, h + 1, s->size[h + 1] + pairs);
+	uint32_t off = (uint32_t)(splitmix(&s->rng) & 1u);
+	for (uint32_t i = 0; i < pairs; i++)
+		a[keep + i] = a[keep + 2 * i + off];
+	int rc = merge_run(s, h + 1, a + keep, pairs);
 	if (rc < 0)
 		return rc;
-	uint32_t off = (uint32_t)(splitmix(&s->rng) & 1u);
-	float *up = s->item[h + 1] + s->size[h + 1];
-	for (uint32_t i = 0; i < pairs; i++)
-		up[i] = a[keep + 2 * i + off];
-	s->size[h + 1] += pairs;
 	s->size[h] = keep;
 	s->held -= pairs;
 	return GW_OK;
@@ -179,11 +203,19 @@ int gw_kll_merge(gw_kll *a, const gw_kll *b)
 	for (uint32_t h = 0; h < b->levels; h++) {
 		if (!b->size[h])
 			continue;
-		int rc = reserve(a, h, a->size[h] + b->size[h]);
+		int rc;
+		if (h == 0) {
+			rc = reserve(a, 0, a->size[0] + b->size[0]);
+			if (rc == 0) {
+				memcpy(a->item[0] + a->size[0], b->item[0],
+				       b->size[0] * sizeof(float));
+				a->size[0] += b->size[0];
+			}
+		} else {
+			rc = merge_run(a, h, b->item[h], b->size[h]);
+		}
 		if (rc < 0)
 			return rc;
-		memcpy(a->item[h] + a->size[h], b->item[h], b->size[h] * sizeof(float));
-		a->size[h] += b->size[h];
 		a->held += b->size[h];
 	}
 	a->n += b->n;

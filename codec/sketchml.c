@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Header-only form of the system libxxhash, so the 4-byte key hash inlines. */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "codec_internal.h"
@@ -42,6 +44,7 @@
 #define F_POISON 0x80u
 #define CODE_NEG 0x100u
 #define CODE_BAD 0x200u             /* non-finite */
+#define LUT_SIZE (1u << 15)         /* magnitudes' top 16 bits */
 
 struct sk_state {
 	uint64_t cap;
@@ -56,6 +59,7 @@ struct sk_state {
 	gw_kll kll[2];
 	float split[2][(1u << QB_MAX) - 1];
 	uint32_t nsplit[2];
+	uint8_t lut[2][LUT_SIZE];
 };
 
 static const struct gw_param_spec sk_params[] = {
@@ -142,21 +146,39 @@ static int grow_entries(struct sk_state *s, uint64_t n)
 	return GW_OK;
 }
 
-/* Bucket of magnitude m among the sign's n ascending splits: how many are
- * below it. Branch-free: gradients' magnitudes make every branch of a
- * binary search a coin toss. */
-static inline uint32_t bucket_of(const float *split, uint32_t n, float m)
+static inline uint32_t f32_bits(float v)
 {
-	if (!n)
-		return 0;
-	const float *base = split;
-	uint32_t len = n;
-	while (len > 1) {
-		uint32_t half = len / 2;
-		base = base[half - 1] < m ? base + half : base;
-		len -= half;
+	uint32_t u;
+	memcpy(&u, &v, 4);
+	return u;
+}
+
+/* Bucket of a magnitude: how many of the sign's ascending splits are below
+ * it. A binary search mispredicts half its branches on gradients, so a
+ * table indexed by the top 16 bits of the magnitude (bit order is value
+ * order for non-negative floats) gives the splits below the magnitude's
+ * 2^-7-wide class; only splits inside that class are compared. */
+
+static void lut_build(uint8_t *lut, const float *split, uint32_t n)
+{
+	uint32_t pos = 0;
+	for (uint32_t b = 0; b < n; b++) {
+		uint32_t hi = f32_bits(split[b]) >> 16;
+		if (hi + 1 > pos) {
+			memset(lut + pos, (int)b, hi + 1 - pos);
+			pos = hi + 1;
+		}
 	}
-	return (uint32_t)(base - split) + (*base < m);
+	memset(lut + pos, (int)n, LUT_SIZE - pos);
+}
+
+static inline uint32_t bucket_of(const uint8_t *lut, const float *split, uint32_t n,
+				 float m)
+{
+	uint32_t b = lut[f32_bits(m) >> 16];
+	while (b < n && split[b] < m)
+		b++;
+	return b;
 }
 
 static int sk_begin(gw_encoder *enc)
@@ -185,8 +207,17 @@ static int sk_begin(gw_encoder *enc)
 	float *e = gw_ef_data(enc->ef);
 	const float *g = enc->src;
 	uint64_t m = 0;
+	/* Keys first, in one typed loop; compacted in place below (m <= i). */
+	if (!enc->sparse)
+		for (uint64_t i = 0; i < n; i++)
+			s->key[i] = i;
+	else if (enc->t.key_bits == 64)
+		memcpy(s->key, enc->t.keys, n * sizeof(uint64_t));
+	else
+		for (uint64_t i = 0; i < n; i++)
+			s->key[i] = ((const uint32_t *)enc->t.keys)[i];
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t k = enc->sparse ? gw_tensor_key(&enc->t, i) : i;
+		uint64_t k = s->key[i];
 		float c = g[i];
 		if (e) {
 			c += e[k];
@@ -213,12 +244,14 @@ static int sk_begin(gw_encoder *enc)
 			return rc;
 		if (s->kll[sg].n)
 			s->nsplit[sg] = q - 1;
+		lut_build(s->lut[sg], s->split[sg], s->nsplit[sg]);
 	}
 	for (uint64_t i = 0; i < m; i++) {
 		if (s->code[i] & CODE_BAD)
 			continue;
 		int neg = (s->code[i] & CODE_NEG) != 0;
-		s->code[i] |= (uint16_t)bucket_of(s->split[neg], s->nsplit[neg], fabsf(s->val[i]));
+		s->code[i] |= (uint16_t)bucket_of(s->lut[neg], s->split[neg], s->nsplit[neg],
+						   fabsf(s->val[i]));
 	}
 	/* A tensor of zeros still sends its first key with 0, so that every
 	 * nonempty tensor — an aggregator's chunk — has a frame. */
@@ -492,37 +525,36 @@ static int sk_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 	return (int)(p - body);
 }
 
-static int sk_decode(const struct gw_frame_info *h, const uint8_t *params,
-		     const uint8_t *payload, float *out, uint64_t out_len,
-		     float alpha)
+/* Reads the params and walks the payload, checking every length and key
+ * without writing anything; fills *ly, *flags and, if given, parts. */
+static int sk_validate(const struct gw_frame_info *h, const uint8_t *params,
+		       const uint8_t *payload, struct layout *ly, unsigned *flags,
+		       struct gw_frame_parts *parts)
 {
 	if (!(h->flags & GW_FF_SPARSE))
 		return GW_ERR(GW_ECORRUPT);   /* sketchml frames are always sparse */
 	if (h->param_len != PARAM_LEN)
 		return GW_ERR(GW_ELENGTH);
-	struct layout ly = {.qb = params[0], .rb = params[1], .rows = params[2],
-			    .c1024 = gw_ld16(params + 4), .seed = gw_ld32(params + 6)};
-	unsigned flags = params[3];
-	if (ly.qb < 1 || ly.qb > QB_MAX || ly.rb > ly.qb || ly.rows < 1 || ly.rows > 8 ||
-	    !ly.c1024 || (flags & ~(F_POS | F_NEG | F_POISON)))
+	*ly = (struct layout){.qb = params[0], .rb = params[1], .rows = params[2],
+			      .c1024 = gw_ld16(params + 4), .seed = gw_ld32(params + 6)};
+	*flags = params[3];
+	if (ly->qb < 1 || ly->qb > QB_MAX || ly->rb > ly->qb || ly->rows < 1 ||
+	    ly->rows > 8 || !ly->c1024 || (*flags & ~(F_POS | F_NEG | F_POISON)))
 		return GW_ERR(GW_ECORRUPT);
-	ly.cb = ly.qb - ly.rb;
-	uint32_t R = 1u << ly.rb, Q = 1u << ly.qb;
+	ly->cb = ly->qb - ly->rb;
+	uint32_t R = 1u << ly->rb, Q = 1u << ly->qb;
 	if (h->count == 0)
-		return (h->payload_len || flags) ? GW_ERR(GW_ECORRUPT) : 0;
-	if (!(flags & (F_POS | F_NEG)))
+		return (h->payload_len || *flags) ? GW_ERR(GW_ECORRUPT) : 0;
+	if (!(*flags & (F_POS | F_NEG)))
 		return GW_ERR(GW_ECORRUPT);
-	uint64_t kend = h->start + h->span - 1;
-	if (!(h->flags & GW_FF_KEY64) && kend > UINT32_MAX)
+	if (!(h->flags & GW_FF_KEY64) && h->start + h->span - 1 > UINT32_MAX)
 		return GW_ERR(GW_ECORRUPT);
-	if (kend >= out_len)
-		return GW_ERR(GW_ERANGE);
 
-	/* Pass 1: validate every length and key before touching out. */
 	const uint8_t *p = payload, *end = payload + h->payload_len;
 	uint64_t total = 0;
+	struct gw_frame_parts pt = {0};
 	for (unsigned sg = 0; sg < 2; sg++) {
-		if (!(flags & (1u << sg)))
+		if (!(*flags & (1u << sg)))
 			continue;
 		if ((size_t)(end - p) < 2u * Q)
 			return GW_ERR(GW_ELENGTH);
@@ -532,9 +564,11 @@ static int sk_decode(const struct gw_frame_info *h, const uint8_t *params,
 				return GW_ERR(GW_ECORRUPT);   /* magnitudes, finite */
 		}
 		p += 2u * Q;
+		pt.tables += 2u * Q;
 		for (uint32_t grp = 0; grp < R; grp++) {
 			uint64_t gn = 0;
 			unsigned sh = 0;
+			const uint8_t *g0 = p;
 			for (;;) {
 				if (p == end || sh > 28)
 					return GW_ERR(GW_ECORRUPT);
@@ -544,6 +578,7 @@ static int sk_decode(const struct gw_frame_info *h, const uint8_t *params,
 				if (!(b & 0x80))
 					break;
 			}
+			pt.tables += (uint32_t)(p - g0);
 			if (gn > h->count - total)
 				return GW_ERR(GW_ECORRUPT);
 			total += gn;
@@ -553,15 +588,46 @@ static int sk_decode(const struct gw_frame_info *h, const uint8_t *params,
 			if (rc < 0)
 				return rc;
 			p += used;
-			uint64_t cells = (uint64_t)ly.rows * cols_of(gn, ly.c1024);
-			uint64_t nbytes = (cells * ly.cb + 7) / 8;
+			pt.keys += (uint32_t)used;
+			uint64_t cells = (uint64_t)ly->rows * cols_of(gn, ly->c1024);
+			uint64_t nbytes = (cells * ly->cb + 7) / 8;
 			if ((uint64_t)(end - p) < nbytes)
 				return GW_ERR(GW_ELENGTH);
 			p += nbytes;
+			pt.values += (uint32_t)nbytes;
 		}
 	}
 	if (p != end || total != h->count)
 		return GW_ERR(GW_ECORRUPT);
+	if (parts) {
+		parts->keys = pt.keys;
+		parts->tables = pt.tables;
+		parts->values = pt.values;
+	}
+	return GW_OK;
+}
+
+static int sk_parts(const struct gw_frame_info *h, const uint8_t *params,
+		    const uint8_t *payload, struct gw_frame_parts *parts)
+{
+	struct layout ly;
+	unsigned flags;
+	return sk_validate(h, params, payload, &ly, &flags, parts);
+}
+
+static int sk_decode(const struct gw_frame_info *h, const uint8_t *params,
+		     const uint8_t *payload, float *out, uint64_t out_len,
+		     float alpha)
+{
+	struct layout ly;
+	unsigned flags;
+	int rc = sk_validate(h, params, payload, &ly, &flags, NULL);
+	if (rc < 0 || h->count == 0)
+		return rc;
+	if (h->start + h->span - 1 >= out_len)
+		return GW_ERR(GW_ERANGE);
+	uint32_t R = 1u << ly.rb, Q = 1u << ly.qb;
+	const uint8_t *p, *end = payload + h->payload_len;
 
 	/* Pass 2: add. */
 	p = payload;
@@ -619,6 +685,7 @@ const struct gw_codec_ops gw_codec_sketchml = {
 	.begin = sk_begin,
 	.encode = sk_encode,
 	.decode = sk_decode,
+	.parts = sk_parts,
 	.flags = GW_OPS_FUSED_EF,
 	.state_free = sk_state_free,
 };

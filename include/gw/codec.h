@@ -220,6 +220,21 @@ GW_API int gw_decode(const void *buf, size_t len, float *out, uint64_t out_len);
 GW_API int gw_decode_window(const void *buf, size_t len, float *out,
 			    uint64_t base, uint64_t n);
 
+/* Where a frame's bytes go, for benchmarks that compare a codec's key
+ * encoding with plain key/value pairs. */
+typedef struct gw_frame_parts {
+	uint32_t header;   /* fixed header */
+	uint32_t params;   /* codec parameters */
+	uint32_t keys;     /* key encoding (sparse frames; 0 for dense ones) */
+	uint32_t tables;   /* per-frame tables: bucket means, counts */
+	uint32_t values;   /* per-entry value data: codes, sketch cells */
+} gw_frame_parts;
+
+/* Verifies the frame and its payload as gw_decode() would, without
+ * decoding, and splits its bytes. Returns 0, GW_EUNSUPPORTED for codecs
+ * that do not describe their payload (sketchml does), or GW_E*. */
+GW_API int gw_frame_parts_of(const void *buf, size_t len, gw_frame_parts *parts);
+
 #ifdef __cplusplus
 }
 #endif
