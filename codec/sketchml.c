@@ -479,7 +479,8 @@ static int sk_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 				s->cells_cap = ncell;
 			}
 			uint8_t top = (uint8_t)((1u << ly.cb) - 1);
-			memset(s->cells, top, ncell);
+			if (ncell)
+				memset(s->cells, top, ncell);   /* cells may be NULL yet */
 			for (uint64_t x = off[slot]; x < off[slot] + gn && ly.cb; x++) {
 				uint32_t j = s->order[x];
 				uint8_t idx = (uint8_t)(((s->code[p0 + j] & 0xffu) >> shift) & top);
