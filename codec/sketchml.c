@@ -146,13 +146,6 @@ static int grow_entries(struct sk_state *s, uint64_t n)
 	return GW_OK;
 }
 
-static inline uint32_t f32_bits(float v)
-{
-	uint32_t u;
-	memcpy(&u, &v, 4);
-	return u;
-}
-
 /* Bucket of a magnitude: how many of the sign's ascending splits are below
  * it. A binary search mispredicts half its branches on gradients, so a
  * table indexed by the top 16 bits of the magnitude (bit order is value
@@ -163,7 +156,7 @@ static void lut_build(uint8_t *lut, const float *split, uint32_t n)
 {
 	uint32_t pos = 0;
 	for (uint32_t b = 0; b < n; b++) {
-		uint32_t hi = f32_bits(split[b]) >> 16;
+		uint32_t hi = gw_f32_bits(split[b]) >> 16;
 		if (hi + 1 > pos) {
 			memset(lut + pos, (int)b, hi + 1 - pos);
 			pos = hi + 1;
@@ -175,7 +168,7 @@ static void lut_build(uint8_t *lut, const float *split, uint32_t n)
 static inline uint32_t bucket_of(const uint8_t *lut, const float *split, uint32_t n,
 				 float m)
 {
-	uint32_t b = lut[f32_bits(m) >> 16];
+	uint32_t b = lut[gw_f32_bits(m) >> 16];
 	while (b < n && split[b] < m)
 		b++;
 	return b;
@@ -293,19 +286,10 @@ static inline size_t group_size(uint64_t n, size_t kb, unsigned rows, uint32_t c
 	return varint_len(n) + (n + 3) / 4 + kb + (rows * cols_of(n, c1024) * cb + 7) / 8;
 }
 
+/* bfloat16 rounded toward zero: the top half of the bits. */
 static inline uint16_t bf16_trunc(float v)
 {
-	uint32_t u;
-	memcpy(&u, &v, 4);
-	return (uint16_t)(u >> 16);
-}
-
-static inline float bf16_f32(uint16_t h)
-{
-	uint32_t u = (uint32_t)h << 16;
-	float v;
-	memcpy(&v, &u, 4);
-	return v;
+	return (uint16_t)(gw_f32_bits(v) >> 16);
 }
 
 static inline uint32_t col_of(uint64_t h, unsigned row, uint64_t t)
@@ -510,7 +494,7 @@ static int sk_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 				unsigned qi = 0;
 				for (unsigned r = 0; r < ly.rows && ly.cb; r++)
 					qi = GW_MAX(qi, s->cells[(size_t)r * t + col_of(s->hash[j], r, t)]);
-				float d = bf16_f32(mean[sg * Q + (grp << ly.cb) + qi]);
+				float d = gw_bf16_f32(mean[sg * Q + (grp << ly.cb) + qi]);
 				e[k] = s->val[p0 + j] - (sg ? -d : d);
 				if (!isfinite(e[k]))
 					e[k] = 0.0f;
@@ -663,7 +647,7 @@ static int sk_decode(const struct gw_frame_info *h, const uint8_t *params,
 					for (unsigned r = 0; r < ly.rows && ly.cb; r++)
 						qi = GW_MAX(qi, get_cell(cells, ((uint64_t)r * t +
 								  col_of(hh, r, t)) * ly.cb, ly.cb));
-					v = bf16_f32(gw_ld16(mean + 2 * ((grp << ly.cb) + qi)));
+					v = gw_bf16_f32(gw_ld16(mean + 2 * ((grp << ly.cb) + qi)));
 					if (sg)
 						v = -v;
 				}
