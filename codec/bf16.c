@@ -14,14 +14,6 @@ static inline uint16_t to_bf16(float f)
 	return (uint16_t)(u >> 16);
 }
 
-static inline float from_bf16(uint16_t h)
-{
-	uint32_t u = (uint32_t)h << 16;
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
 static size_t bf16_min_body(const gw_encoder *enc, size_t kb)
 {
 	(void)enc;
@@ -59,7 +51,7 @@ static int bf16_decode(const struct gw_frame_info *h, const uint8_t *params,
 	if (!kb) {
 		float *o = out + h->start;
 		for (uint32_t i = 0; i < h->count; i++)
-			o[i] += alpha * from_bf16(gw_ld16(vals + 2 * (size_t)i));
+			o[i] += alpha * gw_bf16_f32(gw_ld16(vals + 2 * (size_t)i));
 		return (int)h->count;
 	}
 	int rc = gw_keys_check(payload, h->count, kb, h->start, h->span, out_len);
@@ -67,7 +59,7 @@ static int bf16_decode(const struct gw_frame_info *h, const uint8_t *params,
 		return rc;
 	for (uint32_t i = 0; i < h->count; i++)
 		out[gw_keys_get(payload, i, kb)] +=
-			alpha * from_bf16(gw_ld16(vals + 2 * (size_t)i));
+			alpha * gw_bf16_f32(gw_ld16(vals + 2 * (size_t)i));
 	return (int)h->count;
 }
 

@@ -85,11 +85,32 @@ struct gw_codec_ops {
 		      const uint8_t *payload, float *out, uint64_t out_len,
 		      float alpha);
 
+	/* Optional: validates params and payload like decode() and fills
+	 * parts->keys, tables and values. Returns 0 or GW_E*. */
+	int (*parts)(const struct gw_frame_info *hdr, const uint8_t *params,
+		     const uint8_t *payload, struct gw_frame_parts *parts);
+
 	unsigned flags;          /* GW_OPS_* */
 	void (*state_free)(void *state);
 };
 
 #define GW_OPS_FUSED_EF 0x1u  /* encode() applies error feedback itself */
+
+/* A float's bits (memcpy: no aliasing), and a bfloat16's value. */
+static inline uint32_t gw_f32_bits(float v)
+{
+	uint32_t u;
+	memcpy(&u, &v, 4);
+	return u;
+}
+
+static inline float gw_bf16_f32(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float v;
+	memcpy(&v, &u, 4);
+	return v;
+}
 
 /* Bytes per key in a frame (0 for dense frames). */
 static inline unsigned gw_hdr_key_bytes(const struct gw_frame_info *h)

@@ -148,3 +148,17 @@ int gw_decode_window(const void *buf, size_t len, float *out, uint64_t base,
 	return gw_codec_ops(h.codec)->decode(&h, params, params + h.param_len,
 					     out, n, 1.0f);
 }
+
+int gw_frame_parts_of(const void *buf, size_t len, gw_frame_parts *parts)
+{
+	gw_frame_info h;
+	int rc = gw_frame_verify(buf, len, &h);
+	if (rc < 0)
+		return rc;
+	const struct gw_codec_ops *ops = gw_codec_ops(h.codec);
+	if (!ops->parts || !parts)
+		return GW_ERR(ops->parts ? GW_EINVAL : GW_EUNSUPPORTED);
+	*parts = (gw_frame_parts){.header = GW_FRAME_HDR_LEN, .params = h.param_len};
+	const uint8_t *params = (const uint8_t *)buf + GW_FRAME_HDR_LEN;
+	return ops->parts(&h, params, params + h.param_len, parts);
+}

@@ -9,6 +9,10 @@ static const char *const names[GW_PARAM_COUNT_] = {
 	[GW_PARAM_SPARSITY] = "sparsity",
 	[GW_PARAM_SEED] = "seed",
 	[GW_PARAM_FRACTION] = "fraction",
+	[GW_PARAM_QUANTILES] = "quantiles",
+	[GW_PARAM_GROUPS] = "groups",
+	[GW_PARAM_ROWS] = "rows",
+	[GW_PARAM_COL_RATIO] = "col_ratio",
 };
 
 static const struct gw_param_spec generic[] = {

@@ -9,6 +9,7 @@ extern const struct gw_codec_ops gw_codec_3lc;
 extern const struct gw_codec_ops gw_codec_terngrad;
 extern const struct gw_codec_ops gw_codec_onebit;
 extern const struct gw_codec_ops gw_codec_topk;
+extern const struct gw_codec_ops gw_codec_sketchml;
 
 static const struct gw_codec_ops *const registry[] = {
 	&gw_codec_raw,
@@ -18,6 +19,7 @@ static const struct gw_codec_ops *const registry[] = {
 	&gw_codec_terngrad,
 	&gw_codec_onebit,
 	&gw_codec_topk,
+	&gw_codec_sketchml,
 };
 
 const struct gw_codec_ops *gw_codec_ops(int id)

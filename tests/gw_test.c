@@ -388,6 +388,17 @@ gw_encoder *gw_test_encoder(int id)
 	return e;
 }
 
+int gw_test_sends_subset(int id)
+{
+	static const char *const marks[] = {"fraction", "quantiles"};
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+		int p = gw_param_by_name(marks[i]);
+		if (p >= 0 && gw_param_bounds(id, (gw_param)p, NULL) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 uint32_t gw_test_ld32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |

@@ -218,6 +218,9 @@ int gw_test_codecs(int *ids);
 int gw_test_codec_accepts(int id, int sparse);
 /* Encoder for id (fails the test if it cannot be created). */
 gw_encoder *gw_test_encoder(int id);
+/* 1 if codec id may send fewer entries than the tensor has: top-k keeps a
+ * fraction, sketchml drops exact zeros (both take a parameter naming it). */
+int gw_test_sends_subset(int id);
 
 /* Little-endian header field offsets of the wire format (frame.c). */
 enum {

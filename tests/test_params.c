@@ -201,8 +201,7 @@ static int known(int id)
 static void max_elems(int id, const gw_tensor *t, const char *name,
 		      uint32_t lim, size_t budget)
 {
-	int p = gw_param_by_name("fraction");
-	int subset = p >= 0 && gw_param_bounds(id, (gw_param)p, NULL) == 0;
+	int subset = gw_test_sends_subset(id);
 	gw_encoder *enc = gw_test_encoder(id);
 	GW_OK_CALL(gw_encoder_set_param(enc, GW_PARAM_MAX_FRAME_ELEMS, lim));
 	gw_test_frames fr;

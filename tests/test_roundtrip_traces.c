@@ -40,11 +40,6 @@ static int known(int id)
 
 /* A codec with a "fraction" parameter (top-k) sends a subset of the
  * elements; every other codec sends each element exactly once. */
-static int sends_subset(int id)
-{
-	int p = gw_param_by_name("fraction");
-	return p >= 0 && gw_param_bounds(id, (gw_param)p, NULL) == 0;
-}
 
 /* The tensor under test: dense (keys == NULL: element i is key i) or
  * sparse with 32-bit keys for range queries (t may carry them as 64-bit). */
@@ -162,7 +157,7 @@ static void roundtrip(int id, const struct input *in)
 	uint8_t *written = malloc(in->dim);
 	GW_CHECK(out && written, "out of memory");
 
-	const int exact = !sends_subset(id);
+	const int exact = !gw_test_sends_subset(id);
 	for (size_t b = 0; b < N_BUDGETS; b++) {
 		size_t budget = budget_at(min, (int)b);
 		int seen = 0;

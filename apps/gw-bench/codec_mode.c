@@ -195,7 +195,27 @@ struct result {
 	uint64_t ef_bytes;      /* bytes of the last timed encode: feedback on,
 				 * after many rounds of the same gradient */
 	double input_bytes, enc_s, dec_s, memcpy_gbps, max_abs, rel_l2;
+	bool sparse, have_parts;  /* parts: the codec split its frames' bytes */
+	gw_frame_parts parts;     /* summed over the one-round frames */
 };
+
+/* Sums where the frames' bytes go, if the codec says. */
+static void sum_parts(const struct frames *fr, struct result *res)
+{
+	res->have_parts = fr->n > 0;
+	for (size_t i = 0; i < fr->n && res->have_parts; i++) {
+		gw_frame_parts p;
+		if (gw_frame_parts_of(fr->buf + fr->off[i], fr->off[i + 1] - fr->off[i], &p) < 0) {
+			res->have_parts = false;
+			break;
+		}
+		res->parts.header += p.header;
+		res->parts.params += p.params;
+		res->parts.keys += p.keys;
+		res->parts.tables += p.tables;
+		res->parts.values += p.values;
+	}
+}
 
 static void errors(const struct input *in, const float *out, struct result *res)
 {
@@ -256,6 +276,7 @@ static int run_codec(const struct input *in, int id, char **params, int np,
 	errors(in, r.out, res);
 	res->frames = r.fr.n;
 	res->bytes = r.fr.used;
+	sum_parts(&r.fr, res);
 
 	if (ef && (gw_codec_caps(id) & GW_CODEC_LOSSY)) {
 		e = gw_ef_create(in->dim);
@@ -344,16 +365,27 @@ static void print(const struct result *r, bool json)
 {
 	double bpv = r->elements ? r->bytes * 8.0 / r->elements : 0;
 	double eg = r->input_bytes / r->enc_s / 1e9, dg = r->input_bytes / r->dec_s / 1e9;
+	double e = (double)r->elements;
 	if (json) {
 		printf("{\"codec\": \"%s\", \"elements\": %llu, \"frames\": %llu, "
 		       "\"bytes\": %llu, \"bits_per_value\": %.4f, \"encode_gbps\": %.3f, "
 		       "\"decode_gbps\": %.3f, \"memcpy_gbps\": %.3f, \"max_abs_err\": %.6g, "
 		       "\"rel_l2_err\": %.6g, \"input_bytes\": %.0f, \"encode_vs_memcpy\": %.3f, "
-		       "\"decode_vs_memcpy\": %.3f, \"ef_bits_per_value\": %.4f}\n",
+		       "\"decode_vs_memcpy\": %.3f, \"ef_bits_per_value\": %.4f",
 		       r->codec, (unsigned long long)r->elements, (unsigned long long)r->frames,
 		       (unsigned long long)r->bytes, bpv, eg, dg, r->memcpy_gbps,
 		       r->max_abs, r->rel_l2, r->input_bytes, eg / r->memcpy_gbps,
 		       dg / r->memcpy_gbps, r->elements ? r->ef_bytes * 8.0 / r->elements : 0);
+		if (r->sparse)
+			printf(", \"bytes_per_entry\": %.4f, \"vs_pairs8\": %.3f, "
+			       "\"vs_pairs12\": %.3f", e ? r->bytes / e : 0,
+			       r->bytes ? 8 * e / r->bytes : 0, r->bytes ? 12 * e / r->bytes : 0);
+		if (r->have_parts)
+			printf(", \"key_bytes_per_key\": %.4f, \"parts\": {\"header\": %u, "
+			       "\"params\": %u, \"keys\": %u, \"tables\": %u, \"values\": %u}",
+			       e ? r->parts.keys / e : 0, r->parts.header, r->parts.params,
+			       r->parts.keys, r->parts.tables, r->parts.values);
+		printf("}\n");
 		return;
 	}
 	printf("  ---------------------- codec %s ----------------------\n", r->codec);
@@ -366,6 +398,14 @@ static void print(const struct result *r, bool json)
 	printf("  encode: %8.3f GB/s  decode: %8.3f GB/s  memcpy: %8.3f GB/s\n",
 	       eg, dg, r->memcpy_gbps);
 	printf("  error: max abs %.6g  relative L2 %.6g\n", r->max_abs, r->rel_l2);
+	if (r->sparse)
+		printf("  bytes/entry: %.4f  vs 8-byte pairs: %.2fx smaller  vs 12-byte: %.2fx\n",
+		       e ? r->bytes / e : 0, r->bytes ? 8 * e / r->bytes : 0,
+		       r->bytes ? 12 * e / r->bytes : 0);
+	if (r->have_parts)
+		printf("  key bytes/key: %.4f  (bytes: header %u, params %u, keys %u, tables %u, values %u)\n",
+		       e ? r->parts.keys / e : 0, r->parts.header, r->parts.params,
+		       r->parts.keys, r->parts.tables, r->parts.values);
 	printf("  ----------------------------------------------------------\n");
 }
 
@@ -447,7 +487,7 @@ int bench_codec_main(int argc, char **argv)
 		return 1;
 	densify(&in);
 
-	struct result res = {.codec = codec, .elements = in.nnz};
+	struct result res = {.codec = codec, .elements = in.nnz, .sparse = in.keys != NULL};
 	res.input_bytes = (double)in.nnz * (in.keys ? 8 : 4);
 	res.memcpy_gbps = bench_memcpy_gbps((size_t)res.input_bytes, min_s);
 	int rc = id ? run_codec(&in, id, params, np, mtu - GW_PKT_RESERVE, ef, min_s, &res)

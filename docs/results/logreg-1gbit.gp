@@ -7,20 +7,20 @@ set xlabel 'training time (s, log)'
 set ylabel 'training loss (log)'
 set logscale x
 set logscale y
-plot '/work/main/docs/results/logreg-1gbit.dat' index 0 using 1:3 with linespoints title 'raw', '/work/main/docs/results/logreg-1gbit.dat' index 1 using 1:3 with linespoints title 'int8', '/work/main/docs/results/logreg-1gbit.dat' index 2 using 1:3 with linespoints title '3lc(s=1.00)', '/work/main/docs/results/logreg-1gbit.dat' index 3 using 1:3 with linespoints title '3lc(s=1.75)', '/work/main/docs/results/logreg-1gbit.dat' index 4 using 1:3 with linespoints title 'topk(1%/4%)'
+plot '/work/main/docs/results/logreg-1gbit.dat' index 0 using 1:3 with linespoints title 'raw', '/work/main/docs/results/logreg-1gbit.dat' index 1 using 1:3 with linespoints title 'int8', '/work/main/docs/results/logreg-1gbit.dat' index 2 using 1:3 with linespoints title '3lc(s=1.00)', '/work/main/docs/results/logreg-1gbit.dat' index 3 using 1:3 with linespoints title '3lc(s=1.75)', '/work/main/docs/results/logreg-1gbit.dat' index 4 using 1:3 with linespoints title 'topk(1%/4%)', '/work/main/docs/results/logreg-1gbit.dat' index 5 using 1:3 with linespoints title 'sketchml'
 set xlabel 'training time (s, log)'
 set ylabel 'test accuracy (%)'
 set logscale x
 unset logscale y
-plot '/work/main/docs/results/logreg-1gbit.dat' index 0 using 1:4 with linespoints title 'raw', '/work/main/docs/results/logreg-1gbit.dat' index 1 using 1:4 with linespoints title 'int8', '/work/main/docs/results/logreg-1gbit.dat' index 2 using 1:4 with linespoints title '3lc(s=1.00)', '/work/main/docs/results/logreg-1gbit.dat' index 3 using 1:4 with linespoints title '3lc(s=1.75)', '/work/main/docs/results/logreg-1gbit.dat' index 4 using 1:4 with linespoints title 'topk(1%/4%)'
+plot '/work/main/docs/results/logreg-1gbit.dat' index 0 using 1:4 with linespoints title 'raw', '/work/main/docs/results/logreg-1gbit.dat' index 1 using 1:4 with linespoints title 'int8', '/work/main/docs/results/logreg-1gbit.dat' index 2 using 1:4 with linespoints title '3lc(s=1.00)', '/work/main/docs/results/logreg-1gbit.dat' index 3 using 1:4 with linespoints title '3lc(s=1.75)', '/work/main/docs/results/logreg-1gbit.dat' index 4 using 1:4 with linespoints title 'topk(1%/4%)', '/work/main/docs/results/logreg-1gbit.dat' index 5 using 1:4 with linespoints title 'sketchml'
 set xlabel 'MB sent per worker (log)'
 set ylabel 'training loss (log)'
 set logscale x
 set logscale y
-plot '/work/main/docs/results/logreg-1gbit.dat' index 0 using 2:3 with linespoints title 'raw', '/work/main/docs/results/logreg-1gbit.dat' index 1 using 2:3 with linespoints title 'int8', '/work/main/docs/results/logreg-1gbit.dat' index 2 using 2:3 with linespoints title '3lc(s=1.00)', '/work/main/docs/results/logreg-1gbit.dat' index 3 using 2:3 with linespoints title '3lc(s=1.75)', '/work/main/docs/results/logreg-1gbit.dat' index 4 using 2:3 with linespoints title 'topk(1%/4%)'
+plot '/work/main/docs/results/logreg-1gbit.dat' index 0 using 2:3 with linespoints title 'raw', '/work/main/docs/results/logreg-1gbit.dat' index 1 using 2:3 with linespoints title 'int8', '/work/main/docs/results/logreg-1gbit.dat' index 2 using 2:3 with linespoints title '3lc(s=1.00)', '/work/main/docs/results/logreg-1gbit.dat' index 3 using 2:3 with linespoints title '3lc(s=1.75)', '/work/main/docs/results/logreg-1gbit.dat' index 4 using 2:3 with linespoints title 'topk(1%/4%)', '/work/main/docs/results/logreg-1gbit.dat' index 5 using 2:3 with linespoints title 'sketchml'
 set xlabel 'MB sent per worker (log)'
 set ylabel 'test accuracy (%)'
 set logscale x
 unset logscale y
-plot '/work/main/docs/results/logreg-1gbit.dat' index 0 using 2:4 with linespoints title 'raw', '/work/main/docs/results/logreg-1gbit.dat' index 1 using 2:4 with linespoints title 'int8', '/work/main/docs/results/logreg-1gbit.dat' index 2 using 2:4 with linespoints title '3lc(s=1.00)', '/work/main/docs/results/logreg-1gbit.dat' index 3 using 2:4 with linespoints title '3lc(s=1.75)', '/work/main/docs/results/logreg-1gbit.dat' index 4 using 2:4 with linespoints title 'topk(1%/4%)'
+plot '/work/main/docs/results/logreg-1gbit.dat' index 0 using 2:4 with linespoints title 'raw', '/work/main/docs/results/logreg-1gbit.dat' index 1 using 2:4 with linespoints title 'int8', '/work/main/docs/results/logreg-1gbit.dat' index 2 using 2:4 with linespoints title '3lc(s=1.00)', '/work/main/docs/results/logreg-1gbit.dat' index 3 using 2:4 with linespoints title '3lc(s=1.75)', '/work/main/docs/results/logreg-1gbit.dat' index 4 using 2:4 with linespoints title 'topk(1%/4%)', '/work/main/docs/results/logreg-1gbit.dat' index 5 using 2:4 with linespoints title 'sketchml'
 unset multiplot

@@ -80,6 +80,7 @@ typedef enum gw_codec_id {
 	GW_CODEC_TERNGRAD = 5,/* stochastic 3-value, base-3^5, no feedback */
 	GW_CODEC_ONEBIT = 6,  /* 1 bit per value, two magnitudes, feedback */
 	GW_CODEC_TOPK = 7,    /* top-k sparsification, delta keys, float32 */
+	GW_CODEC_SKETCHML = 8,/* quantile buckets + MinMaxSketch + delta-binary keys */
 } gw_codec_id;
 
 /* Id of the codec called name ("raw", "bf16", "int8", …), or GW_ECODEC. */
@@ -108,6 +109,10 @@ typedef enum gw_param {
 	GW_PARAM_SPARSITY = 1,       /* 3LC sparsity multiplier s, 1 <= s < 2 */
 	GW_PARAM_SEED = 2,           /* RNG seed of stochastic codecs */
 	GW_PARAM_FRACTION = 3,       /* top-k: fraction of elements sent */
+	GW_PARAM_QUANTILES = 4,      /* sketchml: buckets per sign q (power of 2) */
+	GW_PARAM_GROUPS = 5,         /* sketchml: MinMaxSketch groups r per sign */
+	GW_PARAM_ROWS = 6,           /* sketchml: rows s of each MinMaxSketch */
+	GW_PARAM_COL_RATIO = 7,      /* sketchml: columns t per key of a group */
 	GW_PARAM_COUNT_
 } gw_param;
 
@@ -214,6 +219,21 @@ GW_API int gw_decode(const void *buf, size_t len, float *out, uint64_t out_len);
  * this way. Sparse frames need base == 0 (GW_EUNSUPPORTED otherwise). */
 GW_API int gw_decode_window(const void *buf, size_t len, float *out,
 			    uint64_t base, uint64_t n);
+
+/* Where a frame's bytes go, for benchmarks that compare a codec's key
+ * encoding with plain key/value pairs. */
+typedef struct gw_frame_parts {
+	uint32_t header;   /* fixed header */
+	uint32_t params;   /* codec parameters */
+	uint32_t keys;     /* key encoding (sparse frames; 0 for dense ones) */
+	uint32_t tables;   /* per-frame tables: bucket means, counts */
+	uint32_t values;   /* per-entry value data: codes, sketch cells */
+} gw_frame_parts;
+
+/* Verifies the frame and its payload as gw_decode() would, without
+ * decoding, and splits its bytes. Returns 0, GW_EUNSUPPORTED for codecs
+ * that do not describe their payload (sketchml does), or GW_E*. */
+GW_API int gw_frame_parts_of(const void *buf, size_t len, gw_frame_parts *parts);
 
 #ifdef __cplusplus
 }

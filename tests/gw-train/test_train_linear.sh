@@ -2,7 +2,7 @@
 # gw-train trains the three linear models (Adam, l2) through the
 # aggregator (W = 2, UDP on 127.0.0.1) on small synthetic sparse data:
 # each learns, and the replicas end identical — with raw, 3LC and top-k
-# (sparse chunk frames) on the uplink.
+# (sparse chunk frames) and SketchML on the uplink.
 set -u
 apps=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -10,7 +10,7 @@ train=$apps/gw-train/gw-train
 source "$here/gen.sh"
 gen_sparse "$tmp"
 for model in logreg svm linreg; do
-  for up in raw 3lc topk; do
+  for up in raw 3lc topk sketchml; do
     codecs="--up $up --down $up"
     [ $up = topk ] && codecs="--up topk --up-params fraction=0.1 --down raw"
     timeout 120 "$train" --link udp --workers 2 --model "$model" \
