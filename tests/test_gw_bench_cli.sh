@@ -28,6 +28,11 @@ out=$("$bench" codec --codec raw --synthetic 100 --param nosuch=1 --min-time 0.0
 if [ $rc -ne 1 ] || ! printf '%s' "$out" | grep -q -- '--param nosuch'; then
   echo "FAIL: unknown --param accepted or unnamed: rc=$rc $out"; fail=1
 fi
+# Values each within bounds that the codec refuses together (3 groups).
+out=$("$bench" codec --codec sketchml --synthetic 100 --param groups=3 --min-time 0.01 2>&1); rc=$?
+if [ $rc -ne 1 ] || ! printf '%s' "$out" | grep -q -- '--param'; then
+  echo "FAIL: sketchml groups=3 accepted or unnamed: rc=$rc $out"; fail=1
+fi
 out=$("$bench" codec --codec raw --input /nonexistent.f32 2>&1); rc=$?
 if [ $rc -ne 1 ] || ! printf '%s' "$out" | grep -q nonexistent; then
   echo "FAIL: missing --input file: rc=$rc $out"; fail=1

@@ -270,7 +270,13 @@ static int run_codec(const struct input *in, int id, char **params, int np,
 	encode_all(&r);
 	decode_all(&r);
 	if (r.err < 0) {
-		fprintf(stderr, "gw-bench: codec %s failed: %s\n", gw_codec_name(id), gw_strerror(r.err));
+		if (r.err == GW_EBOUNDS && np)
+			/* Each value was within its own bounds; the codec refused
+			 * them together (sketchml: powers of two, groups <= quantiles). */
+			fprintf(stderr, "gw-bench: --param: codec %s refuses this combination of parameters: %s\n",
+				gw_codec_name(id), gw_strerror(r.err));
+		else
+			fprintf(stderr, "gw-bench: codec %s failed: %s\n", gw_codec_name(id), gw_strerror(r.err));
 		goto out;
 	}
 	errors(in, r.out, res);
