@@ -81,6 +81,7 @@ typedef enum gw_codec_id {
 	GW_CODEC_ONEBIT = 6,  /* 1 bit per value, two magnitudes, feedback */
 	GW_CODEC_TOPK = 7,    /* top-k sparsification, delta keys, float32 */
 	GW_CODEC_SKETCHML = 8,/* quantile buckets + MinMaxSketch + delta-binary keys */
+	GW_CODEC_COUNTSKETCH = 9, /* count-sketch table slices; key sets (gw/sketch.h) */
 } gw_codec_id;
 
 /* Id of the codec called name ("raw", "bf16", "int8", …), or GW_ECODEC. */
@@ -113,6 +114,7 @@ typedef enum gw_param {
 	GW_PARAM_GROUPS = 5,         /* sketchml: MinMaxSketch groups r per sign */
 	GW_PARAM_ROWS = 6,           /* sketchml: rows s of each MinMaxSketch */
 	GW_PARAM_COL_RATIO = 7,      /* sketchml: columns t per key of a group */
+	GW_PARAM_COLS = 8,           /* countsketch: columns c (rows: GW_PARAM_ROWS) */
 	GW_PARAM_COUNT_
 } gw_param;
 
