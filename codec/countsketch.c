@@ -208,7 +208,9 @@ int gw_keyset_encode(uint32_t tensor, const uint64_t *keys, const float *values,
 	for (uint32_t i = 1; i < n; i++)
 		if (keys[i] <= keys[i - 1])
 			return GW_ERR(GW_EINVAL);
-	if (keys[n - 1] - keys[0] >= UINT32_MAX)
+	/* span must fit 32 bits, and start + span 64 (a last key of
+	 * UINT64_MAX would make a frame every decoder rejects) */
+	if (keys[n - 1] - keys[0] >= UINT32_MAX || keys[n - 1] == UINT64_MAX)
 		return GW_ERR(GW_EINVAL);
 	budget = GW_MIN(budget, (size_t)GW_FRAME_MAX);
 	size_t need = GW_FRAME_HDR_LEN + SPARSE_PARAMS + gw_db_size(keys, n, keys[0], 0) +
@@ -250,6 +252,8 @@ static int keyset_check(const struct gw_frame_info *h, const uint8_t *params,
 	/* Keys lie in [start, start + span), the first is start, the last is
 	 * start + span - 1: a header that overstates the range is corrupt. */
 	uint64_t end = h->start + h->span;
+	if (!(h->flags & GW_FF_KEY64) && end - 1 > UINT32_MAX)
+		return GW_ERR(GW_ECORRUPT);   /* as topk and sketchml: §4.7 */
 	size_t used;
 	int rc = gw_db_decode(payload, *db_len, h->count, h->start, 0,
 			      GW_MIN(end, limit), NULL, &used);
@@ -366,6 +370,11 @@ static int cs_begin(gw_encoder *enc)
 {
 	if (enc->sparse)
 		return GW_OK;
+	if (enc->t.dim == 0) {
+		/* nothing to send: a frame's dim of 0 is refused by decoders */
+		enc->total = 0;
+		return GW_OK;
+	}
 	struct cs_state *s = enc->codec_state;
 	gw_csk k = enc_csk(enc);
 	memset(s->table, 0, (size_t)k.rows * k.cols * sizeof(float));

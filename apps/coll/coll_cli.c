@@ -45,7 +45,7 @@ void cli_job_usage(FILE *f)
 "Sketched-SGD (--up countsketch --up-params rows=R,cols=C,seed=S):\n"
 "  --topk K             coordinates updated per step (default dim/100)\n"
 "  --candidates M       P*K queried in the second round (default 4*K)\n"
-"  --momentum RHO       worker momentum in [0, 1) (default 0)\n"
+"  --sketch-momentum R  worker momentum in [0, 1) (default 0)\n"
 "dataplane options:\n"
 "  --backend udp|dpdk   (default udp); EAL options go before '--'\n"
 "  --local IP:PORT      address to receive on; auto:PORT takes the IPv4\n"
@@ -119,11 +119,12 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 		return cli_u64(p, name, v, 1, UINT32_MAX, &c->topk) ? 1 : -1;
 	if (!strcmp(name, "candidates"))
 		return cli_u64(p, name, v, 1, UINT32_MAX, &c->candidates) ? 1 : -1;
-	if (!strcmp(name, "momentum")) {
+	if (!strcmp(name, "sketch-momentum")) {
 		char *end;
 		double m = strtod(v, &end);
 		if (end == v || *end || !(m >= 0 && m < 1)) {
-			fprintf(stderr, "%s: --momentum: '%s' is not a number in [0, 1)\n", p, v);
+			fprintf(stderr, "%s: --sketch-momentum: '%s' is not a number in [0, 1)\n",
+				p, v);
 			return -1;
 		}
 		c->momentum = m;
@@ -139,6 +140,9 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 		!strcmp(name, "key-file") ? &c->key_file : NULL;
 	if (!s)
 		return 0;
+	/* Sketched-SGD is the countsketch codec with its two-round protocol. */
+	if (s == &c->up && !strcmp(v, "sketched-sgd"))
+		v = "countsketch";
 	*s = v;
 	if (s == &c->up || s == &c->down) {
 		if (gw_codec_by_name(v) < 0) {

@@ -52,7 +52,7 @@ int cli_job_opt(struct cli *c, const char *name, const char *val);
 	{"local", 1, 0, CLI_OPT}, {"opts", 1, 0, CLI_OPT}, \
 	{"mtu", 1, 0, CLI_OPT}, {"pool", 1, 0, CLI_OPT}, {"mpi", 0, 0, CLI_OPT}, \
 	{"topk", 1, 0, CLI_OPT}, {"candidates", 1, 0, CLI_OPT}, \
-	{"momentum", 1, 0, CLI_OPT}
+	{"sketch-momentum", 1, 0, CLI_OPT}
 
 /* The shared options' help text. */
 void cli_job_usage(FILE *f);

@@ -438,7 +438,8 @@ int main(int argc, char **argv)
 			printf("{\"tool\":\"gw-allreduce\",\"rank\":%llu,\"round\":%llu,"
 			       "\"workers\":%llu,\"dim\":%llu,\"chunk_elems\":%u,\"up\":\"%s\","
 			       "\"down\":\"%s\",\"seconds\":%.6f,\"elems_per_s\":%.6g,"
-			       "\"bytes_up\":%llu,\"bytes_down\":%llu,\"short_chunks\":%u,"
+			       "\"bytes_up\":%llu,\"bytes_down\":%llu,\"bytes_up_once\":%llu,"
+			       "\"bytes_down_once\":%llu,\"short_chunks\":%u,"
 			       "\"left_out\":%u,"
 			       "\"verdict\":\"%s\"}\n", (unsigned long long)o.rank,
 			       (unsigned long long)r, (unsigned long long)W,
@@ -446,6 +447,8 @@ int main(int argc, char **argv)
 			       gw_codec_name(job.up_codec), gw_codec_name(job.down_codec), dt,
 			       (double)n / dt, (unsigned long long)info.bytes_up,
 			       (unsigned long long)info.bytes_down,
+			       (unsigned long long)info.bytes_up_once,
+			       (unsigned long long)info.bytes_down_once,
 			       info.short_chunks, info.left_out, verdict);
 		else
 			printf("rank %llu round %llu: %.3f ms, %.3g elements/s, %llu bytes up, "
