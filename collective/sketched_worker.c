@@ -405,6 +405,7 @@ int gw_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
 				 .applied = applied, .contributors = nc};
 	c->st.rounds++;
 	c->st.bytes_up += c->bytes_up;
+	c->st.bytes_down += c->bytes_down;
 	if (!applied)
 		c->st.left_out++;
 	if (info)

@@ -535,6 +535,7 @@ out:
 	}
 	c->st.rounds++;
 	c->st.bytes_up += c->bytes_up;
+	c->st.bytes_down += c->bytes_down;
 	c->round++;
 	return GW_OK;
 }

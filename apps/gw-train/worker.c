@@ -206,11 +206,11 @@ int train_worker(struct cli *c, struct train_opts *o)
 	gw_comm_stats_get(L.comm, &st);
 	if (o->verbose || rc)
 		fprintf(stderr, "%s: rank %u: %llu steps, %llu chunks sent, %llu "
-			"retransmitted, %llu bytes up; dropped %llu duplicate, %llu stale, "
+			"retransmitted, %llu bytes up, %llu down; dropped %llu duplicate, %llu stale, "
 			"%llu bad, %llu corrupt\n", c->prog, L.rank,
 			(unsigned long long)st.rounds, (unsigned long long)st.chunks_sent,
 			(unsigned long long)st.retransmits, (unsigned long long)st.bytes_up,
-			(unsigned long long)st.duplicates, (unsigned long long)st.stale,
+			(unsigned long long)st.bytes_down, (unsigned long long)st.duplicates, (unsigned long long)st.stale,
 			(unsigned long long)st.bad, (unsigned long long)st.corrupt);
 done:
 	free(L.mine);

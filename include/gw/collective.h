@@ -126,6 +126,7 @@ typedef struct gw_allreduce_info {
 
 typedef struct gw_comm_stats {
 	uint64_t rounds, chunks_sent, retransmits, results, bytes_up;
+	uint64_t bytes_down;      /* RESULT bytes received, repeats included */
 	uint64_t duplicates;      /* results received again */
 	uint64_t stale;           /* another round, tensor, or a chunk not sent */
 	uint64_t foreign;         /* another job */
