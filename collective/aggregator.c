@@ -233,12 +233,8 @@ static int on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	gw_pkt_hdr h;
 	const uint8_t *frame;
 	uint32_t flen;
-	enum coll_verdict v = coll_accept(L, pkt, GW_PKT_UP, &h, &frame, &flen);
-	if (v != COLL_OK) {
-		coll_count(v, &a->st.bad, &a->st.corrupt, &a->st.foreign,
-			   &a->st.unauthenticated, &a->st.forged);
+	if (!coll_agg_accept(a, pkt, &h, &frame, &flen))
 		return GW_OK;
-	}
 	uint32_t ch = h.chunk;
 	gw_frame_info fi;
 	if (h.rank >= L->job.workers || ch >= L->chunks ||
@@ -299,11 +295,7 @@ static int on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	memset(part, 0, len * sizeof(float));
 	int rc = coll_decode_chunk(L, 0, frame, flen, part, ch);
 	if (rc < 0) {
-		/* Nothing was added: the worker's retransmission tries again. */
-		if (rc == GW_ECHECKSUM)
-			a->st.corrupt++;
-		else
-			a->st.bad++;
+		coll_agg_decode_failed(a, rc);
 		return GW_OK;
 	}
 	cp->seen[h.rank / 8] |= bit;

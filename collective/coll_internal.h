@@ -291,4 +291,34 @@ struct gw_agg {
 	struct sk_agg *sk;             /* Sketched-SGD jobs only */
 };
 
+/* coll_accept() of an UP at a shard, or of a RESULT at a worker, with the
+ * rejection counted: 1 if the packet is to be taken. */
+static inline int coll_agg_accept(gw_agg *a, const gw_pkt *pkt, gw_pkt_hdr *h,
+				  const uint8_t **body, uint32_t *len)
+{
+	enum coll_verdict v = coll_accept(&a->L, pkt, GW_PKT_UP, h, body, len);
+	coll_count(v, &a->st.bad, &a->st.corrupt, &a->st.foreign,
+		   &a->st.unauthenticated, &a->st.forged);
+	return v == COLL_OK;
+}
+
+static inline int coll_comm_accept(gw_comm *c, const gw_pkt *pkt, gw_pkt_hdr *h,
+				   const uint8_t **body, uint32_t *len)
+{
+	enum coll_verdict v = coll_accept(&c->L, pkt, GW_PKT_RESULT, h, body, len);
+	coll_count(v, &c->st.bad, &c->st.corrupt, &c->st.foreign,
+		   &c->st.unauthenticated, &c->st.forged);
+	return v == COLL_OK;
+}
+
+/* A worker's frame that did not decode: nothing was added, and its
+ * re-send tries again. */
+static inline void coll_agg_decode_failed(gw_agg *a, int rc)
+{
+	if (rc == GW_ECHECKSUM)
+		a->st.corrupt++;
+	else
+		a->st.bad++;
+}
+
 #endif /* GW_COLL_INTERNAL_H */

@@ -298,11 +298,7 @@ static int take(gw_agg *a, int ph, uint32_t w, uint32_t c, const uint8_t *frame,
 	uint64_t n = ph ? L->sk.m : (uint64_t)L->sk.csk.rows * L->sk.csk.cols;
 	int rc = gw_decode(frame, flen, s->parts[ph] + (size_t)w * n, n);
 	if (rc < 0) {
-		/* Nothing was added: the worker's re-send tries again. */
-		if (rc == GW_ECHECKSUM)
-			a->st.corrupt++;
-		else
-			a->st.bad++;
+		coll_agg_decode_failed(a, rc);
 		return GW_OK;
 	}
 	*seen = 1;
@@ -335,12 +331,8 @@ int sk_agg_on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	gw_pkt_hdr h;
 	const uint8_t *frame;
 	uint32_t flen;
-	enum coll_verdict v = coll_accept(L, pkt, GW_PKT_UP, &h, &frame, &flen);
-	if (v != COLL_OK) {
-		coll_count(v, &a->st.bad, &a->st.corrupt, &a->st.foreign,
-			   &a->st.unauthenticated, &a->st.forged);
+	if (!coll_agg_accept(a, pkt, &h, &frame, &flen))
 		return GW_OK;
-	}
 	gw_frame_info fi;
 	int ph = (int)h.tensor - SK_T_SKETCH;
 	if (h.rank >= L->job.workers || (ph != PH_A && ph != PH_B) ||

@@ -218,12 +218,8 @@ static void on_result(gw_comm *c, const gw_pkt *pkt)
 	gw_pkt_hdr h;
 	const uint8_t *body;
 	uint32_t blen;
-	enum coll_verdict v = coll_accept(L, pkt, GW_PKT_RESULT, &h, &body, &blen);
-	if (v != COLL_OK) {
-		coll_count(v, &c->st.bad, &c->st.corrupt, &c->st.foreign,
-			   &c->st.unauthenticated, &c->st.forged);
+	if (!coll_comm_accept(c, pkt, &h, &body, &blen))
 		return;
-	}
 	int ph = (int)h.tensor - SK_T_SKETCH;
 	if (h.round != c->round) {
 		c->st.stale++;

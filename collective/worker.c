@@ -317,12 +317,8 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	gw_pkt_hdr h;
 	const uint8_t *body;
 	uint32_t blen;
-	enum coll_verdict v = coll_accept(&c->L, pkt, GW_PKT_RESULT, &h, &body, &blen);
-	if (v != COLL_OK) {
-		coll_count(v, &c->st.bad, &c->st.corrupt, &c->st.foreign,
-			   &c->st.unauthenticated, &c->st.forged);
+	if (!coll_comm_accept(c, pkt, &h, &body, &blen))
 		return 0;
-	}
 	const struct coll_layout *L = &c->L;
 	uint32_t ch = h.chunk;
 	if (h.round != c->round || h.tensor != 0) {
