@@ -13,7 +13,7 @@
  * float32 values, or none — the candidate indices Sketched-SGD's server
  * sends down need no values.
  *
- * Error feedback is refused: the table is not the tensor, and Sketched-SGD
+ * Error feedback is refused (gw_encoder_set_ef): the table is not the tensor, and Sketched-SGD
  * keeps its own error accumulation (momentum and v, in the collective).
  * Layout: docs/wire-format.md §4.9. */
 #include <stdlib.h>
@@ -339,8 +339,6 @@ static size_t cs_min_body(const gw_encoder *enc, size_t kb)
 
 static int cs_check(gw_encoder *enc)
 {
-	if (enc->ef)
-		return GW_ERR(GW_EUNSUPPORTED);
 	struct cs_state *s = enc->codec_state;
 	if (!s) {
 		s = calloc(1, sizeof(*s));
@@ -496,7 +494,7 @@ static int cs_parts(const struct gw_frame_info *h, const uint8_t *params,
 const struct gw_codec_ops gw_codec_countsketch = {
 	.name = "countsketch",
 	.id = GW_CODEC_COUNTSKETCH,
-	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
+	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY | GW_CODEC_TABLE,
 	.params = cs_params,
 	.nparams = GW_ARRAY_SIZE(cs_params),
 	.min_body = cs_min_body,
@@ -505,5 +503,6 @@ const struct gw_codec_ops gw_codec_countsketch = {
 	.encode = cs_encode,
 	.decode = cs_decode,
 	.parts = cs_parts,
+	.flags = GW_OPS_NO_EF,
 	.state_free = cs_state_free,
 };
