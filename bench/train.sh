@@ -52,6 +52,7 @@ codec_opts() {  # NAME -> gw-train options
     3lc-s1.00) echo "--up 3lc --up-params sparsity=1.0 --down 3lc --down-params sparsity=1.0 --label 3lc(s=1.00)" ;;
     3lc-s1.75) echo "--up 3lc --up-params sparsity=1.75 --down 3lc --down-params sparsity=1.75 --label 3lc(s=1.75)" ;;
     topk-1pct) echo "--up topk --up-params fraction=0.01 --down topk --down-params fraction=0.04 --label topk(1%/4%)" ;;
+    countsketch) echo "--up sketched-sgd --label sketched-sgd" ;;
     *) echo "--up $1 --down $1" ;;
   esac
 }

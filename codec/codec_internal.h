@@ -95,6 +95,7 @@ struct gw_codec_ops {
 };
 
 #define GW_OPS_FUSED_EF 0x1u  /* encode() applies error feedback itself */
+#define GW_OPS_NO_EF 0x2u     /* refuses error feedback (gw_encoder_set_ef) */
 
 /* A float's bits (memcpy: no aliasing), and a bfloat16's value. */
 static inline uint32_t gw_f32_bits(float v)

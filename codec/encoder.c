@@ -34,6 +34,8 @@ int gw_encoder_set_ef(gw_encoder *enc, gw_ef *ef)
 		return GW_ERR(GW_EINVAL);
 	if (enc->active)
 		return GW_ERR(GW_ESTATE);
+	if (ef && (enc->ops->flags & GW_OPS_NO_EF))
+		return GW_ERR(GW_EUNSUPPORTED);
 	enc->ef = ef;
 	return GW_OK;
 }

@@ -13,6 +13,7 @@ static const char *const names[GW_PARAM_COUNT_] = {
 	[GW_PARAM_GROUPS] = "groups",
 	[GW_PARAM_ROWS] = "rows",
 	[GW_PARAM_COL_RATIO] = "col_ratio",
+	[GW_PARAM_COLS] = "cols",
 };
 
 static const struct gw_param_spec generic[] = {

@@ -10,6 +10,7 @@ extern const struct gw_codec_ops gw_codec_terngrad;
 extern const struct gw_codec_ops gw_codec_onebit;
 extern const struct gw_codec_ops gw_codec_topk;
 extern const struct gw_codec_ops gw_codec_sketchml;
+extern const struct gw_codec_ops gw_codec_countsketch;
 
 static const struct gw_codec_ops *const registry[] = {
 	&gw_codec_raw,
@@ -20,6 +21,7 @@ static const struct gw_codec_ops *const registry[] = {
 	&gw_codec_onebit,
 	&gw_codec_topk,
 	&gw_codec_sketchml,
+	&gw_codec_countsketch,
 };
 
 const struct gw_codec_ops *gw_codec_ops(int id)

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 
 #include "codec_internal.h"
+#include "select.h"
 
 struct tk_state {
 	uint32_t *mag;           /* total magnitude ranks (selection scratch) */
@@ -42,8 +43,6 @@ struct tk_state {
 	uint64_t val_cap;
 	bool key64;              /* frames set GW_FF_KEY64 */
 };
-
-#define RANK_INF 0x7f800000u   /* rank of +-Inf and NaN: above all finite */
 
 static const struct gw_param_spec tk_params[] = {
 	{GW_PARAM_FRACTION, {DBL_MIN, 1.0, 0.01, 0}},
@@ -70,55 +69,6 @@ static void tk_state_free(void *p)
 static inline uint64_t entry_key(const gw_encoder *enc, uint64_t i)
 {
 	return enc->sparse ? gw_tensor_key(&enc->t, i) : i;
-}
-
-/* Selection rank of c: the bits of |c|, which order like the magnitudes;
- * NaN ranks as Inf. */
-static inline uint32_t rank_of(float c)
-{
-	uint32_t u;
-	memcpy(&u, &c, 4);
-	u &= 0x7fffffffu;
-	return u > RANK_INF ? RANK_INF : u;
-}
-
-/* The bucket of hist[0..nb) (counts, indexed by digit) holding the need-th
- * largest element, need >= 1 and at most the total; *above gets how many
- * elements lie in higher buckets. */
-static unsigned pick_bucket(const uint64_t *hist, unsigned nb, uint64_t need,
-			    uint64_t *above)
-{
-	uint64_t acc = 0;
-	unsigned b = nb;
-	while (b-- > 0) {
-		if (acc + hist[b] >= need)
-			break;
-		acc += hist[b];
-	}
-	*above = acc;
-	return b;
-}
-
-/* The k-th largest rank of r[0..n) (1 <= k <= n), given the histogram h1
- * of their top 11 bits (r >> 20); *above gets how many ranks exceed it. */
-static uint32_t radix_select(const uint32_t *r, uint64_t n, uint64_t k,
-			     const uint64_t *h1, uint64_t *above)
-{
-	uint64_t a1, a2, a3;
-	unsigned b1 = pick_bucket(h1, 2048, k, &a1);
-	uint64_t h[1024] = {0};
-	for (uint64_t i = 0; i < n; i++)
-		if (r[i] >> 20 == b1)
-			h[(r[i] >> 10) & 0x3ffu]++;
-	unsigned b2 = pick_bucket(h, 1024, k - a1, &a2);
-	uint32_t hi = (uint32_t)b1 << 10 | b2;
-	memset(h, 0, sizeof(h));
-	for (uint64_t i = 0; i < n; i++)
-		if (r[i] >> 10 == hi)
-			h[r[i] & 0x3ffu]++;
-	unsigned b3 = pick_bucket(h, 1024, k - a1 - a2, &a3);
-	*above = a1 + a2 + a3;
-	return hi << 10 | b3;
 }
 
 /* p with room for want elements (grown if *cap is less), or NULL — p then
@@ -181,12 +131,12 @@ static int tk_begin(gw_encoder *enc)
 			for (uint64_t i = 0; i < n; i++) {
 				float c = g[i] + e[i];
 				e[i] = c;
-				r[i] = rank_of(c);
+				r[i] = gw_mag_rank(c);
 				h1[i & 1][r[i] >> 20]++;
 			}
 		} else {
 			for (uint64_t i = 0; i < n; i++) {
-				r[i] = rank_of(g[i]);
+				r[i] = gw_mag_rank(g[i]);
 				h1[i & 1][r[i] >> 20]++;
 			}
 		}
@@ -198,14 +148,14 @@ static int tk_begin(gw_encoder *enc)
 				c += e[key];
 				e[key] = c;
 			}
-			r[i] = rank_of(c);
+			r[i] = gw_mag_rank(c);
 			h1[i & 1][r[i] >> 20]++;
 		}
 	}
 	for (unsigned b = 0; b < 2048; b++)
 		h1[0][b] += h1[1][b];
 	uint64_t above;
-	uint32_t thr = radix_select(r, n, k, h1[0], &above);
+	uint32_t thr = gw_radix_select(r, n, k, h1[0], &above);
 	uint64_t ties = k - above;   /* values equal to thr still to take */
 
 	/* Take in index order. The buffer holds the corrected values: sent
@@ -222,7 +172,7 @@ static int tk_begin(gw_encoder *enc)
 			s->val[j] = e ? e[key] : g[i];
 			j++;
 		}
-		if (e && m == RANK_INF)
+		if (e && m == GW_RANK_INF)
 			e[key] = 0.0f;
 	}
 	enc->total = j;   /* == k: frames walk the selection */

@@ -29,52 +29,7 @@
 #include "coll_internal.h"
 
 #define EMPTY UINT64_MAX
-#define PENDING_MAX 4096u
 #define IDLE_WAIT_US 1000u
-
-struct copy {
-	uint64_t pos;          /* EMPTY, or the chunk position it holds */
-	uint64_t first_ns;     /* first contribution (0: none yet) */
-	uint32_t chunk, round;
-	uint32_t nseen, nacked;
-	uint8_t done;
-	uint8_t *seen;         /* bitmap_len bytes */
-	uint8_t *acked;        /* workers known to hold the result */
-	float *parts;          /* workers x chunk_elems: each worker's decoded
-				* contribution, summed in rank order at the
-				* end so the result never depends on arrival
-				* order (bit-identical under loss/reordering) */
-	uint8_t *res;          /* the RESULT packet, once done */
-	uint32_t res_len;
-};
-
-struct wk {
-	gw_endpoint ep;
-	unsigned dp;
-	uint8_t known;
-};
-
-struct txq {
-	gw_pkt *p[PENDING_MAX];
-	uint32_t n;
-};
-
-struct gw_agg {
-	gw_dp **dps;
-	unsigned ndp;
-	struct coll_layout L;
-	uint16_t shard;
-	uint32_t nslots, local_chunks, res_room;
-	struct copy *copies;
-	gw_encoder *down;
-	float *ef_down, *acc, *tmp;
-	struct wk *wk;
-	struct txq *txq;
-	uint32_t seq;
-	uint64_t scan_ns;
-	gw_agg_stats st;
-	gw_pkt *rx[COLL_RX_BURST];
-};
 
 void gw_agg_free(gw_agg *a)
 {
@@ -97,6 +52,7 @@ void gw_agg_free(gw_agg *a)
 	free(a->ef_down);
 	free(a->acc);
 	free(a->tmp);
+	sk_agg_free(a);
 	gw_encoder_free(a->down);
 	free(a);
 }
@@ -149,6 +105,8 @@ gw_agg *gw_agg_create(gw_dp **dps, unsigned ndp, const gw_agg_config *cfg)
 		if (!a->ef_down && a->local_chunks)
 			goto fail;
 	}
+	if (a->L.sk.on && sk_agg_create(a) < 0)
+		goto fail;
 	return a;
 fail:
 	gw_agg_free(a);
@@ -161,7 +119,7 @@ void gw_agg_stats_get(const gw_agg *a, gw_agg_stats *st)
 		*st = a->st;
 }
 
-static void flush(gw_agg *a)
+void coll_agg_flush(gw_agg *a)
 {
 	for (unsigned d = 0; d < a->ndp; d++) {
 		struct txq *q = &a->txq[d];
@@ -176,24 +134,29 @@ static void flush(gw_agg *a)
 	}
 }
 
-/* Queues a copy of cp's RESULT packet to worker w. */
-static void send_result(gw_agg *a, const struct copy *cp, uint32_t w)
+void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
 {
 	const struct wk *k = &a->wk[w];
 	struct txq *q = &a->txq[k->dp];
 	gw_pkt *p;
 	if (q->n == PENDING_MAX)
-		flush(a);
+		coll_agg_flush(a);
 	if (q->n == PENDING_MAX || gw_dp_alloc(a->dps[k->dp], &p, 1) != 1) {
 		a->st.tx_refused++;   /* the worker's retransmission asks again */
 		return;
 	}
-	memcpy(p->data, cp->res, cp->res_len);
-	p->len = cp->res_len;
+	memcpy(p->data, pkt, len);
+	p->len = len;
 	p->peer = k->ep;
 	q->p[q->n++] = p;
 	a->st.results_sent++;
-	a->st.bytes_down += cp->res_len;
+	a->st.bytes_down += len;
+}
+
+/* Queues a copy of cp's RESULT packet to worker w. */
+static void send_result(gw_agg *a, const struct copy *cp, uint32_t w)
+{
+	coll_agg_send(a, w, cp->res, cp->res_len);
 }
 
 /* Encodes the sum (plus the downlink error) into the RESULT packet and
@@ -270,12 +233,8 @@ static int on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	gw_pkt_hdr h;
 	const uint8_t *frame;
 	uint32_t flen;
-	enum coll_verdict v = coll_accept(L, pkt, GW_PKT_UP, &h, &frame, &flen);
-	if (v != COLL_OK) {
-		coll_count(v, &a->st.bad, &a->st.corrupt, &a->st.foreign,
-			   &a->st.unauthenticated, &a->st.forged);
+	if (!coll_agg_accept(a, pkt, &h, &frame, &flen))
 		return GW_OK;
-	}
 	uint32_t ch = h.chunk;
 	gw_frame_info fi;
 	if (h.rank >= L->job.workers || ch >= L->chunks ||
@@ -336,11 +295,7 @@ static int on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	memset(part, 0, len * sizeof(float));
 	int rc = coll_decode_chunk(L, 0, frame, flen, part, ch);
 	if (rc < 0) {
-		/* Nothing was added: the worker's retransmission tries again. */
-		if (rc == GW_ECHECKSUM)
-			a->st.corrupt++;
-		else
-			a->st.bad++;
+		coll_agg_decode_failed(a, rc);
 		return GW_OK;
 	}
 	cp->seen[h.rank / 8] |= bit;
@@ -383,19 +338,20 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 				return n;
 			int rc = GW_OK;
 			for (int i = 0; i < n && rc >= 0; i++)
-				rc = on_up(a, d, a->rx[i], now);
+				rc = a->sk ? sk_agg_on_up(a, d, a->rx[i], now)
+					   : on_up(a, d, a->rx[i], now);
 			if (n > 0)
 				gw_dp_free(a->dps[d], a->rx, (unsigned)n);
 			if (rc < 0)
 				return rc;
 			got += n;
 		}
-		flush(a);
+		coll_agg_flush(a);
 		if (tolerant && now >= a->scan_ns) {
-			int rc = deadlines(a, now);
+			int rc = a->sk ? sk_agg_deadlines(a, now) : deadlines(a, now);
 			if (rc < 0)
 				return rc;
-			flush(a);
+			coll_agg_flush(a);
 			a->scan_ns = now + scan_every;
 		}
 		if (got) {

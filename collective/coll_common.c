@@ -194,6 +194,14 @@ static int fits(const gw_coll_job *j, uint32_t n, uint32_t payload_max,
 int coll_chunk_fits(const gw_coll_job *j, uint32_t n, uint32_t payload_max,
 		    const float *x, const char **why)
 {
+	if (j->up_codec == GW_CODEC_COUNTSKETCH) {
+		uint32_t over = GW_PKT_HDR_LEN + (j->workers + 7u) / 8u +
+				(j->key ? GW_PKT_MAC_LEN : 0);
+		if ((uint64_t)over + coll_sketch_frame_max(n) <= payload_max)
+			return GW_OK;
+		*why = "chunk_elems: a sketch slice does not fit one packet";
+		return GW_ERR(GW_EBUDGET);
+	}
 	float *own = NULL;
 	if (!x) {
 		x = own = worst_case(n);
@@ -241,6 +249,15 @@ int gw_coll_chunk_elems(const gw_coll_job *job, uint32_t payload_max)
 		return rc;
 	payload_max = GW_MIN(payload_max, GW_PKT_HDR_LEN + GW_PKT_MAC_LEN + 128u +
 				 GW_FRAME_MAX);
+	if (j.up_codec == GW_CODEC_COUNTSKETCH) {
+		/* Sketched-SGD: a table slice (the largest frame of the job)
+		 * in a RESULT-sized packet. */
+		uint32_t over = GW_PKT_HDR_LEN + (j.workers + 7u) / 8u +
+				(j.key ? GW_PKT_MAC_LEN : 0) + coll_sketch_frame_max(0);
+		uint32_t n = payload_max > over ? (payload_max - over) / 4 : 0;
+		n -= n % COLL_CHUNK_ALIGN;
+		return n ? (int)n : GW_ERR(GW_EBUDGET);
+	}
 	/* No dense codec spends less than a byte on 5 elements, so this bounds
 	 * the search from above; a sparse codec (top-k keeps a fraction of a
 	 * chunk) may cover far more, up to 2^20. */
@@ -285,6 +302,9 @@ int gw_coll_job_check(const gw_coll_job *job, const char **why)
 	return rc;
 }
 
+static int coll_layout_key(struct coll_layout *L, const gw_coll_job *job,
+			   const char **why);
+
 int coll_layout_init(struct coll_layout *L, const gw_coll_job *job,
 		     const char **why)
 {
@@ -296,6 +316,14 @@ int coll_layout_init(struct coll_layout *L, const gw_coll_job *job,
 	if (!L->job.chunk_elems) {
 		*why = "chunk_elems: 0 (ask gw_coll_chunk_elems for one)";
 		return GW_ERR(GW_EINVAL);
+	}
+	L->bitmap_len = (L->job.workers + 7u) / 8u;
+	if (L->job.up_codec == GW_CODEC_COUNTSKETCH) {
+		rc = coll_sketch_init(L, job, why);
+		if (rc < 0)
+			return rc;
+		L->chunks = L->sk.chunks[0] + L->sk.chunks[1];
+		return coll_layout_key(L, job, why);
 	}
 	/* The codecs must take their parameters; their frames may be dense or
 	 * sparse (then chunk-relative). */
@@ -316,7 +344,13 @@ int coll_layout_init(struct coll_layout *L, const gw_coll_job *job,
 	if (rc < 0)
 		return rc;
 	L->chunks = (uint32_t)((L->job.dim + L->job.chunk_elems - 1) / L->job.chunk_elems);
-	L->bitmap_len = (L->job.workers + 7u) / 8u;
+	return coll_layout_key(L, job, why);
+}
+
+/* The end of coll_layout_init: the key copy. */
+static int coll_layout_key(struct coll_layout *L, const gw_coll_job *job,
+			   const char **why)
+{
 	if (job->key) {
 		if (sodium_init() < 0) {
 			*why = "key: libsodium failed to initialise";

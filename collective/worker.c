@@ -31,42 +31,6 @@
 #define IDLE_WAIT_US 1000u
 #define SLOW_FACTOR 4u
 
-enum { GOT_RESULT = 1, GOT_EXCLUDED = 2 };
-
-struct flight {
-	gw_pkt *pkt;          /* NULL: free */
-	uint64_t sent_ns;
-	uint32_t chunk;
-	uint16_t tx;          /* transmissions */
-	uint8_t queued;       /* waiting in txq */
-};
-
-struct gw_comm {
-	gw_dp *dp;
-	struct coll_layout L;
-	uint16_t rank;
-	gw_endpoint *shards;
-	uint64_t rto_min_ns, rto_ns, timeout_ns;
-	uint64_t srtt_ns, rttvar_ns;   /* RFC 6298 estimates, UP to RESULT */
-	uint64_t done_sent_ns;         /* latest send time of a chunk whose
-					* result came back */
-	uint32_t round, seq;
-	gw_encoder *enc;
-	gw_ef *ef;
-	gw_ef **views;             /* sparse uplink: per chunk, into ef */
-	const float *grad;         /* this call's gradient (sparse uplink) */
-	float *gcopy;              /* grad, when the caller passes out == grad */
-	uint8_t *got;              /* per chunk, GOT_* */
-	uint32_t *shorts, nshort, left_out;
-	struct flight *ring;
-	uint32_t ring_mask;
-	gw_pkt **txq;
-	uint32_t txq_n;
-	gw_pkt *rx[COLL_RX_BURST];
-	gw_comm_stats st;
-	uint64_t bytes_up;
-};
-
 static uint32_t pow2_above(uint32_t v)
 {
 	uint32_t r = 1;
@@ -84,6 +48,7 @@ void gw_comm_free(gw_comm *c)
 			if (c->ring[i].pkt)
 				gw_dp_free(c->dp, &c->ring[i].pkt, 1);
 	}
+	sk_worker_free(c);
 	free(c->ring);
 	free(c->txq);
 	free(c->shards);
@@ -129,6 +94,11 @@ gw_comm *gw_comm_create(gw_dp *dp, const gw_comm_config *cfg)
 	if (!c->shards || !c->got || !c->shorts || !c->ring || !c->txq || !c->enc)
 		goto fail;
 	memcpy(c->shards, cfg->shards, j->shards * sizeof(*c->shards));
+	if (c->L.sk.on) {
+		if (sk_worker_create(c, cfg->job.up_params) < 0)
+			goto fail;
+		return c;
+	}
 	/* Error feedback: what a lossy codec drops, and in loss-tolerant mode
 	 * whole frames left out of a sum, go out again next round. */
 	if ((gw_codec_caps(j->up_codec) & GW_CODEC_LOSSY) ||
@@ -155,6 +125,8 @@ fail:
 
 const float *gw_comm_residual(const gw_comm *c)
 {
+	if (c && c->sk)
+		return sk_worker_residual(c);
 	return c && c->ef ? gw_ef_data(c->ef) : NULL;
 }
 
@@ -307,6 +279,8 @@ static int flush(gw_comm *c)
 		/* The chunk field sits at a fixed offset: find its flight. */
 		uint32_t ch = gw_ld32(c->txq[i]->data + GW_PKT_OFF_CHUNK);
 		struct flight *f = &c->ring[ch & c->ring_mask];
+		if (!f->tx)
+			c->bytes_up_once += c->txq[i]->len;
 		f->queued = 0;
 		f->tx++;
 		if (c->got[ch]) {
@@ -343,12 +317,8 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	gw_pkt_hdr h;
 	const uint8_t *body;
 	uint32_t blen;
-	enum coll_verdict v = coll_accept(&c->L, pkt, GW_PKT_RESULT, &h, &body, &blen);
-	if (v != COLL_OK) {
-		coll_count(v, &c->st.bad, &c->st.corrupt, &c->st.foreign,
-			   &c->st.unauthenticated, &c->st.forged);
+	if (!coll_comm_accept(c, pkt, &h, &body, &blen))
 		return 0;
-	}
 	const struct coll_layout *L = &c->L;
 	uint32_t ch = h.chunk;
 	if (h.round != c->round || h.tensor != 0) {
@@ -394,6 +364,7 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	}
 	c->got[ch] = GOT_RESULT;
 	c->st.results++;
+	c->bytes_down_once += pkt->len;
 	k->results++;
 	if (ncontrib != L->job.workers) {
 		c->shorts[c->nshort++] = ch;
@@ -450,6 +421,8 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 {
 	if (!c || !grad || !out)
 		return GW_ERR(GW_EINVAL);
+	if (c->sk)
+		return GW_ERR(GW_EUNSUPPORTED);   /* gw_allreduce_sketched */
 	const struct coll_layout *L = &c->L;
 	uint64_t dim = L->job.dim;
 	/* out is zeroed before results accumulate into it; the encoder may
@@ -468,7 +441,7 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 	memset(out, 0, dim * sizeof(float));
 	memset(c->got, 0, L->chunks);
 	c->nshort = c->left_out = 0;
-	c->bytes_up = 0;
+	c->bytes_up = c->bytes_down = c->bytes_up_once = c->bytes_down_once = 0;
 
 	struct call k = {.out = out};
 	uint64_t now = coll_now_ns(), end = now + c->timeout_ns;
@@ -498,6 +471,7 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 			goto out;
 		}
 		for (int i = 0; i < n; i++) {
+			c->bytes_down += c->rx[i]->len;
 			rc = on_result(c, &k, c->rx[i]);
 			if (rc < 0) {
 				gw_dp_free(c->dp, c->rx + i, (unsigned)(n - i));
@@ -551,10 +525,13 @@ out:
 	if (info) {
 		*info = (gw_allreduce_info){.round = c->round, .chunks = L->chunks,
 			.short_chunks = c->nshort, .shorts = c->shorts,
-			.left_out = c->left_out, .bytes_up = c->bytes_up};
+			.left_out = c->left_out, .bytes_up = c->bytes_up,
+			.bytes_down = c->bytes_down, .bytes_up_once = c->bytes_up_once,
+			.bytes_down_once = c->bytes_down_once};
 	}
 	c->st.rounds++;
 	c->st.bytes_up += c->bytes_up;
+	c->st.bytes_down += c->bytes_down;
 	c->round++;
 	return GW_OK;
 }

@@ -42,6 +42,10 @@ void cli_job_usage(FILE *f)
 "  --chunk-elems K      elements per chunk (default: the most one packet holds)\n"
 "  --job J              job id (default 1)\n"
 "  --key-file F         job key, 64 hex digits: every packet is MACed\n"
+"Sketched-SGD (--up countsketch --up-params rows=R,cols=C,seed=S):\n"
+"  --topk K             coordinates updated per step (default dim/100)\n"
+"  --candidates M       P*K queried in the second round (default 4*K)\n"
+"  --sketch-momentum R  worker momentum in [0, 1) (default 0)\n"
 "dataplane options:\n"
 "  --backend udp|dpdk   (default udp); EAL options go before '--'\n"
 "  --local IP:PORT      address to receive on; auto:PORT takes the IPv4\n"
@@ -111,6 +115,21 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 		return cli_u64(p, name, v, 1, 60000000, &c->deadline_us) ? 1 : -1;
 	if (!strcmp(name, "mtu"))
 		return cli_u64(p, name, v, 256, 65535, &c->mtu) ? 1 : -1;
+	if (!strcmp(name, "topk"))
+		return cli_u64(p, name, v, 1, UINT32_MAX, &c->topk) ? 1 : -1;
+	if (!strcmp(name, "candidates"))
+		return cli_u64(p, name, v, 1, UINT32_MAX, &c->candidates) ? 1 : -1;
+	if (!strcmp(name, "sketch-momentum")) {
+		char *end;
+		double m = strtod(v, &end);
+		if (end == v || *end || !(m >= 0 && m < 1)) {
+			fprintf(stderr, "%s: --sketch-momentum: '%s' is not a number in [0, 1)\n",
+				p, v);
+			return -1;
+		}
+		c->momentum = m;
+		return 1;
+	}
 	if (!strcmp(name, "pool"))
 		return cli_u64(p, name, v, 64, 1u << 22, &c->pool) ? 1 : -1;
 	const char **s = !strcmp(name, "up") ? &c->up : !strcmp(name, "down") ? &c->down :
@@ -121,6 +140,9 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 		!strcmp(name, "key-file") ? &c->key_file : NULL;
 	if (!s)
 		return 0;
+	/* Sketched-SGD is the countsketch codec with its two-round protocol. */
+	if (s == &c->up && !strcmp(v, "sketched-sgd"))
+		v = "countsketch";
 	*s = v;
 	if (s == &c->up || s == &c->down) {
 		if (gw_codec_by_name(v) < 0) {
@@ -180,6 +202,8 @@ int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job)
 			GW_COLL_LOSS_TOLERANT : GW_COLL_RELIABLE,
 		.deadline_us = (uint32_t)c->deadline_us,
 		.key = c->keyed ? c->key : NULL,
+		.topk = (uint32_t)c->topk, .candidates = (uint32_t)c->candidates,
+		.momentum = (float)c->momentum,
 	};
 	const char *why = NULL;
 	gw_coll_job probe = *job;

@@ -16,6 +16,8 @@ struct cli {
 	const char *prog;
 	/* job */
 	uint64_t job_id, dim, chunk_elems, workers, shards, window, deadline_us;
+	uint64_t topk, candidates;    /* Sketched-SGD (--up countsketch) */
+	double momentum;
 	const char *up, *down, *up_params, *down_params, *mode, *key_file;
 	uint8_t key[GW_KEY_LEN];
 	bool keyed;
@@ -48,7 +50,9 @@ int cli_job_opt(struct cli *c, const char *name, const char *val);
 	{"down-params", 1, 0, CLI_OPT}, {"mode", 1, 0, CLI_OPT}, \
 	{"key-file", 1, 0, CLI_OPT}, {"backend", 1, 0, CLI_OPT}, \
 	{"local", 1, 0, CLI_OPT}, {"opts", 1, 0, CLI_OPT}, \
-	{"mtu", 1, 0, CLI_OPT}, {"pool", 1, 0, CLI_OPT}, {"mpi", 0, 0, CLI_OPT}
+	{"mtu", 1, 0, CLI_OPT}, {"pool", 1, 0, CLI_OPT}, {"mpi", 0, 0, CLI_OPT}, \
+	{"topk", 1, 0, CLI_OPT}, {"candidates", 1, 0, CLI_OPT}, \
+	{"sketch-momentum", 1, 0, CLI_OPT}
 
 /* The shared options' help text. */
 void cli_job_usage(FILE *f);

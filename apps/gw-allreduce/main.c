@@ -12,6 +12,11 @@
  * --dump DIR writes this rank's sum of received results and its final
  * error buffer; --check DIR then verifies that no gradient mass was lost:
  * received + every worker's residual = every gradient ever fed in.
+ *
+ * With --up countsketch each round is one Sketched-SGD step
+ * (gw_allreduce_sketched): the result is the k-sparse update, checked
+ * against the in-process model of sk_model.c, and the residual is the error
+ * accumulation v (the mass check holds with --momentum 0).
  */
 #include <getopt.h>
 #include <math.h>
@@ -23,6 +28,7 @@
 #include "coll_cli.h"
 #include "coll_mpi.h"
 #include "reference.h"
+#include "sk_model.h"
 
 struct opts {
 	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round, lag_ms;
@@ -323,6 +329,7 @@ int main(int argc, char **argv)
 	gw_dp *dp = NULL;
 	gw_comm *comm = NULL;
 	struct reference *ref = NULL;
+	struct sk_model *skm = NULL;
 	uint64_t n = c.dim, W = c.workers;
 	float *g = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
 	float *want = malloc(n * sizeof(float)), *recv = calloc(n, sizeof(float));
@@ -355,12 +362,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gw-allreduce: cannot create the communicator\n");
 		goto done;
 	}
+	bool sketched = job.up_codec == GW_CODEC_COUNTSKETCH;
 	if (o.verify) {
-		ref = reference_create(&job);
-		for (uint64_t w = 0; ref && w < W; w++)
+		if (sketched)
+			skm = sk_model_create(&job);
+		else
+			ref = reference_create(&job);
+		for (uint64_t w = 0; (ref || skm) && w < W; w++)
 			if (!(all[w] = malloc(n * sizeof(float))))
 				break;
-		if (!ref || !all[W - 1]) {
+		if ((!ref && !skm) || !all[W - 1]) {
 			fprintf(stderr, "gw-allreduce: out of memory for the model\n");
 			goto done;
 		}
@@ -374,7 +385,16 @@ int main(int argc, char **argv)
 				  .tv_nsec = (long)(o.lag_ms % 1000) * 1000000L}, NULL);
 		gw_allreduce_info info;
 		double t0 = cli_now_s();
-		int e = gw_allreduce(comm, g, out, &info);
+		int e;
+		if (sketched) {
+			gw_sparse_update up;
+			e = gw_allreduce_sketched(comm, g, &up, &info);
+			memset(out, 0, n * sizeof(float));
+			for (uint32_t i = 0; e == 0 && i < up.nnz; i++)
+				out[up.keys[i]] = up.values[i];
+		} else {
+			e = gw_allreduce(comm, g, out, &info);
+		}
 		double dt = cli_now_s() - t0;
 		total += dt;
 		if (e < 0) {
@@ -388,11 +408,12 @@ int main(int argc, char **argv)
 		if (modelled) {
 			for (uint64_t w = 0; w < W; w++)
 				synth(all[w], n, o.seed, w, r);
-			if (reference_round(ref, (const float *const *)all, want) < 0) {
+			if ((sketched ? sk_model_round(skm, (const float *const *)all, want)
+				      : reference_round(ref, (const float *const *)all, want)) < 0) {
 				fprintf(stderr, "gw-allreduce: the model failed\n");
 				goto done;
 			}
-			if (r == 0 && !info.short_chunks &&
+			if (r == 0 && !info.short_chunks && !sketched &&
 			    !within_bound(&job, (const float *const *)all, out)) {
 				fprintf(stderr, "gw-allreduce: rank %llu: round 0 outside the "
 					"codecs' error bound\n", (unsigned long long)o.rank);
@@ -417,12 +438,17 @@ int main(int argc, char **argv)
 			printf("{\"tool\":\"gw-allreduce\",\"rank\":%llu,\"round\":%llu,"
 			       "\"workers\":%llu,\"dim\":%llu,\"chunk_elems\":%u,\"up\":\"%s\","
 			       "\"down\":\"%s\",\"seconds\":%.6f,\"elems_per_s\":%.6g,"
-			       "\"bytes_up\":%llu,\"short_chunks\":%u,\"left_out\":%u,"
+			       "\"bytes_up\":%llu,\"bytes_down\":%llu,\"bytes_up_once\":%llu,"
+			       "\"bytes_down_once\":%llu,\"short_chunks\":%u,"
+			       "\"left_out\":%u,"
 			       "\"verdict\":\"%s\"}\n", (unsigned long long)o.rank,
 			       (unsigned long long)r, (unsigned long long)W,
 			       (unsigned long long)n, job.chunk_elems,
 			       gw_codec_name(job.up_codec), gw_codec_name(job.down_codec), dt,
 			       (double)n / dt, (unsigned long long)info.bytes_up,
+			       (unsigned long long)info.bytes_down,
+			       (unsigned long long)info.bytes_up_once,
+			       (unsigned long long)info.bytes_down_once,
 			       info.short_chunks, info.left_out, verdict);
 		else
 			printf("rank %llu round %llu: %.3f ms, %.3g elements/s, %llu bytes up, "
@@ -463,6 +489,7 @@ done:
 	free(want);
 	free(recv);
 	reference_free(ref);
+	sk_model_free(skm);
 	gw_comm_free(comm);
 	gw_dp_close(dp);
 	cli_mpi_finalize();

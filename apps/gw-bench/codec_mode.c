@@ -476,6 +476,13 @@ int bench_codec_main(int argc, char **argv)
 		fprintf(stderr, "gw-bench: --codec: unknown codec '%s'\n", codec);
 		return BENCH_EUSAGE;
 	}
+	if (id == GW_CODEC_COUNTSKETCH) {
+		/* Its frames decode into the sketch table, not the tensor: no
+		 * round-trip error to measure here. */
+		fprintf(stderr, "gw-bench: --codec: countsketch frames are sketch tables, "
+			"not the tensor; bench/sketched.sh measures Sketched-SGD\n");
+		return BENCH_EUSAGE;
+	}
 	int sources = !!input + !!(kf || vf) + have_syn;
 	if (sources != 1 || (kf && !vf) || (vf && !kf)) {
 		fprintf(stderr, "gw-bench: --input, --keys/--values, --synthetic: give exactly one input\n");

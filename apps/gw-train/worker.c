@@ -55,6 +55,23 @@ static bool evaluate(struct loop *L, double epoch, uint64_t step, double t)
 	       epoch >= (double)L->o->min_epochs;
 }
 
+/* One allreduce of the gradient into avg (the sum over workers): dense, or
+ * a Sketched-SGD step, whose k-sparse update is the sum of the workers'
+ * accumulated gradients at its coordinates. */
+static int sketched_step(struct loop *L, float *avg, gw_allreduce_info *info)
+{
+	if (L->job.up_codec != GW_CODEC_COUNTSKETCH)
+		return gw_allreduce(L->comm, L->g, avg, info);
+	gw_sparse_update up;
+	int err = gw_allreduce_sketched(L->comm, L->g, &up, info);
+	if (err < 0)
+		return err;
+	memset(avg, 0, L->wl.nparams * sizeof(float));
+	for (uint32_t i = 0; i < up.nnz; i++)
+		avg[up.keys[i]] = up.values[i];
+	return 0;
+}
+
 static int train(struct loop *L)
 {
 	const struct train_opts *o = L->o;
@@ -79,7 +96,7 @@ static int train(struct loop *L)
 			workload_grad(&L->wl, L->params, L->mine + (size_t)s * o->batch,
 				      (uint32_t)o->batch, L->g);
 			gw_allreduce_info info;
-			int err = gw_allreduce(L->comm, L->g, avg, &info);
+			int err = sketched_step(L, avg, &info);
 			if (err < 0) {
 				fprintf(stderr, "%s: rank %u step %llu: allreduce: %s\n",
 					L->c->prog, L->rank, (unsigned long long)step,
@@ -148,6 +165,13 @@ int train_worker(struct cli *c, struct train_opts *o)
 		rc = 2;
 		goto done;
 	}
+	if (L.job.up_codec == GW_CODEC_COUNTSKETCH) {
+		/* Sketched-SGD keeps the momentum on the workers, before the
+		 * sketch (momentum correction, zeroed where applied): the
+		 * optimizer then applies the update as plain SGD. */
+		L.job.momentum = (float)o->momentum;
+		o->momentum = 0;
+	}
 	if (workload_open(&L.wl, o, true, L.params, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s\n", c->prog, err);
 		goto done;
@@ -182,11 +206,11 @@ int train_worker(struct cli *c, struct train_opts *o)
 	gw_comm_stats_get(L.comm, &st);
 	if (o->verbose || rc)
 		fprintf(stderr, "%s: rank %u: %llu steps, %llu chunks sent, %llu "
-			"retransmitted, %llu bytes up; dropped %llu duplicate, %llu stale, "
+			"retransmitted, %llu bytes up, %llu down; dropped %llu duplicate, %llu stale, "
 			"%llu bad, %llu corrupt\n", c->prog, L.rank,
 			(unsigned long long)st.rounds, (unsigned long long)st.chunks_sent,
 			(unsigned long long)st.retransmits, (unsigned long long)st.bytes_up,
-			(unsigned long long)st.duplicates, (unsigned long long)st.stale,
+			(unsigned long long)st.bytes_down, (unsigned long long)st.duplicates, (unsigned long long)st.stale,
 			(unsigned long long)st.bad, (unsigned long long)st.corrupt);
 done:
 	free(L.mine);

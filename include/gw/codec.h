@@ -81,6 +81,7 @@ typedef enum gw_codec_id {
 	GW_CODEC_ONEBIT = 6,  /* 1 bit per value, two magnitudes, feedback */
 	GW_CODEC_TOPK = 7,    /* top-k sparsification, delta keys, float32 */
 	GW_CODEC_SKETCHML = 8,/* quantile buckets + MinMaxSketch + delta-binary keys */
+	GW_CODEC_COUNTSKETCH = 9, /* count-sketch table slices; key sets (gw/sketch.h) */
 } gw_codec_id;
 
 /* Id of the codec called name ("raw", "bf16", "int8", …), or GW_ECODEC. */
@@ -93,6 +94,8 @@ GW_API int gw_codec_list(int *ids, int cap);
 #define GW_CODEC_DENSE 0x1u   /* accepts dense float32 tensors */
 #define GW_CODEC_SPARSE 0x2u  /* accepts sparse key/value tensors */
 #define GW_CODEC_LOSSY 0x4u   /* decode(encode(x)) may differ from x */
+#define GW_CODEC_TABLE 0x8u   /* dense frames hold a sketch of the tensor
+			       * (countsketch: r x c cells), not its elements */
 /* GW_CODEC_* capability bits of codec id, or GW_ECODEC. */
 GW_API int gw_codec_caps(int id);
 
@@ -113,6 +116,7 @@ typedef enum gw_param {
 	GW_PARAM_GROUPS = 5,         /* sketchml: MinMaxSketch groups r per sign */
 	GW_PARAM_ROWS = 6,           /* sketchml: rows s of each MinMaxSketch */
 	GW_PARAM_COL_RATIO = 7,      /* sketchml: columns t per key of a group */
+	GW_PARAM_COLS = 8,           /* countsketch: columns c (rows: GW_PARAM_ROWS) */
 	GW_PARAM_COUNT_
 } gw_param;
 
@@ -182,7 +186,8 @@ GW_API int gw_encoder_set_param(gw_encoder *enc, gw_param p, double v);
 GW_API int gw_encoder_get_param(const gw_encoder *enc, gw_param p, double *v);
 
 /* Attach (or with NULL detach) error feedback; its dim must equal the
- * dim of every tensor encoded afterwards. The encoder does not own it. */
+ * dim of every tensor encoded afterwards. The encoder does not own it.
+ * GW_EUNSUPPORTED for codecs that keep no error buffer (countsketch). */
 GW_API int gw_encoder_set_ef(gw_encoder *enc, gw_ef *ef);
 
 /* Starts encoding t. The encoder keeps pointers into t (not a copy) until the

@@ -72,6 +72,14 @@ typedef struct gw_coll_job {
 	gw_coll_mode mode;
 	uint32_t deadline_us;   /* loss-tolerant: see above; 0: 20000 */
 	const uint8_t *key;     /* GW_KEY_LEN bytes, or NULL: no MAC */
+	/* Sketched-SGD (up_codec GW_CODEC_COUNTSKETCH, see
+	 * gw_allreduce_sketched): k coordinates updated per step (0:
+	 * gw_sketched_sizes_default), candidates P k queried in the second
+	 * round (0: the default, 4 k), worker momentum rho in [0, 1). The
+	 * sketch's rows, cols and seed are up_params ("rows=5,cols=2000");
+	 * cols defaults to gw_sketched_sizes_default's, not the codec's. */
+	uint32_t topk, candidates;
+	float momentum;
 } gw_coll_job;
 
 /* Largest chunk (a multiple of 40 elements) whose frame fits one packet of
@@ -109,10 +117,16 @@ typedef struct gw_allreduce_info {
 	uint32_t left_out;        /* of them, chunks without this worker: its
 				   * frame went back to its error buffer */
 	uint64_t bytes_up;        /* UDP payload bytes this worker sent */
+	uint64_t bytes_down;      /* and received (RESULT packets, repeats too) */
+	/* The same without re-sends and repeats: first transmissions, and
+	 * results (pieces) taken. They depend on the data only, not on timing:
+	 * what the protocol costs on a loss-free network. */
+	uint64_t bytes_up_once, bytes_down_once;
 } gw_allreduce_info;
 
 typedef struct gw_comm_stats {
 	uint64_t rounds, chunks_sent, retransmits, results, bytes_up;
+	uint64_t bytes_down;      /* RESULT bytes received, repeats included */
 	uint64_t duplicates;      /* results received again */
 	uint64_t stale;           /* another round, tensor, or a chunk not sent */
 	uint64_t foreign;         /* another job */
@@ -138,7 +152,48 @@ GW_API void gw_comm_free(gw_comm *c);              /* accepts NULL */
 GW_API int gw_allreduce(gw_comm *c, const float *grad, float *out,
 			gw_allreduce_info *info);
 
-/* The error-feedback buffer (dim floats), or NULL when the job has none. */
+/* ---- Sketched-SGD: the two-round heavy-hitter allreduce ------------------ *
+ *
+ * Algorithm 3 of Ivkin et al. (NeurIPS 2019), distributed for real: each
+ * worker keeps momentum u <- rho u + g and error accumulation v <- v + u,
+ * and sends the count sketch of v (countsketch frames, one slice of one
+ * table row per packet). The shard adds the slices cell by cell — the sum
+ * of sketches is the sketch of the sum — and runs HEAVYMIX: it estimates
+ * all dim coordinates from the summed table, picks the P k largest
+ * estimates (radix select, no sort) and sends those indices to every
+ * worker as delta-binary key sets. Round two: every worker sends its exact
+ * v at those indices (float32, in index order), the shard sums them,
+ * keeps the k largest and sends that k-sparse update to every worker,
+ * which zeroes u and v where it was applied (momentum correction and
+ * factor masking). Per worker and step: |S| + P k floats up, P k keys and
+ * k key/value pairs down, whatever the number of workers.
+ *
+ * One shard (HEAVYMIX needs the whole table), reliable or loss-tolerant
+ * mode as for gw_allreduce. Reliable: the update is bit-identical to the
+ * algorithm run in one process over the same gradients (sums in rank
+ * order). Loss-tolerant: a phase finishes at its deadline with the workers
+ * whose every packet of it arrived; a worker left out of the second round
+ * keeps its v at the updated coordinates (applied == 0), so no gradient
+ * mass is lost: updates applied plus every worker's v equal every
+ * gradient (with momentum 0). Wire: docs/wire-format.md §5.8. */
+typedef struct gw_sparse_update {
+	uint32_t nnz;             /* k */
+	const uint64_t *keys;     /* ascending; valid until the next call */
+	const float *values;      /* sum of the contributors' v at keys */
+	int applied;              /* this worker's v was in the sum (and its u
+				   * and v were zeroed there) */
+	uint32_t contributors;    /* workers in the second round's sum */
+} gw_sparse_update;
+
+/* One step of Sketched-SGD with this worker's gradient grad[0..dim): fills
+ * *up with the update every worker receives (apply w -= lr * values / W).
+ * GW_EUNSUPPORTED on a job whose up_codec is not countsketch; otherwise as
+ * gw_allreduce. */
+GW_API int gw_allreduce_sketched(gw_comm *c, const float *grad,
+				 gw_sparse_update *up, gw_allreduce_info *info);
+
+/* The error-feedback buffer (dim floats), or NULL when the job has none.
+ * Sketched-SGD: the error accumulation v. */
 GW_API const float *gw_comm_residual(const gw_comm *c);
 GW_API void gw_comm_stats_get(const gw_comm *c, gw_comm_stats *st);
 

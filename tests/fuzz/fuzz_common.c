@@ -248,9 +248,12 @@ static int decode_and_check(const struct gw_fuzz_codec *c, const uint8_t *f,
 				       gw_error_name(rc));
 	} else {
 		GW_FUZZ_CHECK(vrc == 0);
-		GW_FUZZ_CHECKF((uint32_t)rc == h.count,
-			       "decode returned %d for count %u", rc, h.count);
 		GW_FUZZ_CHECK(h.codec == c->id);
+		uint32_t added = c->added ? c->added(&h, f + GW_FRAME_HDR_LEN)
+					  : h.count;
+		GW_FUZZ_CHECKF((uint32_t)rc == added,
+			       "decode returned %d for count %u (%u values)", rc,
+			       h.count, added);
 		unsigned kb = (h.flags & GW_FF_SPARSE)
 				      ? ((h.flags & GW_FF_KEY64) ? 8 : 4)
 				      : 0;

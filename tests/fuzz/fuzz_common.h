@@ -55,6 +55,10 @@ struct gw_fuzz_codec {
 	 * spec that the decoder must enforce (e.g. int8's q != -128). */
 	void (*accepted)(const gw_frame_info *h, const uint8_t *params,
 			 const uint8_t *payload);
+	/* Optional: how many values gw_decode() says an accepted frame added,
+	 * when that is not its count (countsketch: a key set without values
+	 * adds 0). */
+	uint32_t (*added)(const gw_frame_info *h, const uint8_t *params);
 };
 
 /* The whole decoder harness: decodes data as it is, then as a frame of

@@ -14,7 +14,9 @@
  * and with 64-bit keys (one jump past 2^32), several budgets, with and
  * without max_frame_elems and error feedback — plus copies whose checksum
  * field holds control words of fuzz_common.c, which steer the re-sealing
- * step. Roundtrip seeds follow the input layout of fuzz_roundtrip.c.
+ * step; countsketch gets slices of small tables and key sets besides
+ * (seeds_countsketch()). Roundtrip seeds follow the input layout of
+ * fuzz_roundtrip.c.
  * Packet seeds (fuzz_pkt.c) are valid DATA (plain, LAST, RETX, FRAME with
  * a real frame, the empty-tensor marker), ACK, UP and RESULT packets (real
  * frames, with and without a MAC, bitmaps of 1 to 255 bytes), copies whose
@@ -40,6 +42,8 @@
 #include <sys/stat.h>
 
 #include <xxhash.h>
+
+#include <gw/sketch.h>
 
 #include "codec_internal.h"
 #include "delta_binary.h"
@@ -332,6 +336,82 @@ static void seeds_decoder(const char *name, int id)
 	static const uint8_t hdr[] = {'G', 'W', 1};
 	write_file(name, "short-3", hdr, sizeof(hdr));
 	write_file(name, "empty", "", 0);
+}
+
+/* countsketch beyond seeds_decoder(), whose default table (5 x 16384
+ * cells) outgrows the outputs the harness allocates: slices of small
+ * tables, and key sets (gw_keyset_encode) with and without values, with
+ * 32- and 64-bit keys; then copies of each with byte 35 (the selector of
+ * fuzz_countsketch.c, the top byte of fuzz_common.c's control word) set. */
+static void seeds_countsketch(void)
+{
+	static const struct {
+		uint32_t rows, cols, dim;
+		size_t budget;
+	} tables[] = {
+		{1, 1, 1, 64}, {3, 10, 50, 100}, {5, 328, 20480, 1424},
+		{16, 64, 300, 256}, {2, 4096, 100, 8924},
+	};
+	char fname[128];
+	uint8_t *buf = malloc(GW_FRAME_MAX);
+	if (!buf)
+		abort();
+	reseed("countsketch-extra");
+	for (size_t t = 0; t < GW_ARRAY_SIZE(tables); t++) {
+		struct tensor s = make_dense(tables[t].dim, t == 3 ? SP_NONFINITE : SP_NONE);
+		gw_encoder *enc = gw_encoder_create(GW_CODEC_COUNTSKETCH);
+		if (!enc || gw_encoder_set_param(enc, GW_PARAM_ROWS, tables[t].rows) < 0 ||
+		    gw_encoder_set_param(enc, GW_PARAM_COLS, tables[t].cols) < 0 ||
+		    gw_encoder_set_param(enc, GW_PARAM_SEED, (double)t) < 0 ||
+		    gw_encode_begin(enc, &s.t) < 0)
+			abort();
+		int n;
+		for (unsigned f = 0; (n = gw_encode_next(enc, buf, tables[t].budget)) > 0; f++) {
+			if (f > 2 && f % 16)
+				continue;
+			snprintf(fname, sizeof(fname), "cs-slice-%ux%u-f%u", tables[t].rows,
+				 tables[t].cols, f);
+			write_file("countsketch", fname, buf, (size_t)n);
+			buf[GW_FUZZ_OFF_CHECKSUM + 3] = (uint8_t)(f % 8);
+			snprintf(fname, sizeof(fname), "cs-slice-%ux%u-f%u-sel%u",
+				 tables[t].rows, tables[t].cols, f, f % 8);
+			write_file("countsketch", fname, buf, (size_t)n);
+		}
+		if (n < 0)
+			abort();
+		gw_encoder_free(enc);
+		tensor_free(&s);
+	}
+	static const uint32_t counts[] = {1, 2, 5, 100, 3000};
+	for (size_t c = 0; c < GW_ARRAY_SIZE(counts); c++)
+		for (int bits = 32; bits <= 64; bits += 32) {
+			uint32_t n = counts[c];
+			struct tensor s = make_sparse(n, (unsigned)bits, c == 3 ? 70000 : 40,
+						      c == 2 ? SP_EDGES : SP_NONE);
+			uint64_t *k = malloc(n * sizeof(uint64_t));
+			if (!k)
+				abort();
+			/* one frame: no jump of 2^32 (make_sparse puts one in
+			 * the middle of 64-bit keys) */
+			for (uint32_t i = 0; i < n; i++)
+				k[i] = bits == 64 ? (1ull << 33) + 3 * (uint64_t)i : s.k32[i];
+			for (int v = 0; v < 2; v++) {
+				int len = gw_keyset_encode(5, k, v ? s.vals : NULL, n, buf,
+							   GW_FRAME_MAX);
+				if (len < 0)
+					abort();
+				snprintf(fname, sizeof(fname), "cs-keys%d-n%u-%s", bits, n,
+					 v ? "values" : "keys");
+				write_file("countsketch", fname, buf, (size_t)len);
+				buf[GW_FUZZ_OFF_CHECKSUM + 3] = (uint8_t)(c + v);
+				snprintf(fname, sizeof(fname), "cs-keys%d-n%u-%s-sel%zu", bits,
+					 n, v ? "values" : "keys", c + v);
+				write_file("countsketch", fname, buf, (size_t)len);
+			}
+			free(k);
+			tensor_free(&s);
+		}
+	free(buf);
 }
 
 static void seeds_frame(void)
@@ -1404,6 +1484,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n && i < 256; i++)
 			if (!name || !strcmp(name, gw_codec_name(ids[i])))
 				seeds_decoder(gw_codec_name(ids[i]), ids[i]);
+		if (!name || !strcmp(name, "countsketch"))
+			seeds_countsketch();
 		if (!name || !strcmp(name, "frame"))
 			seeds_frame();
 		if (!name || !strcmp(name, "roundtrip"))

@@ -1,0 +1,100 @@
+/* Sketched-SGD's layout: sizes, defaults, and what a worker's frame of a
+ * phase must be. Both ends derive it from the job alone. */
+#include <string.h>
+
+#include "coll_internal.h"
+
+#define DENSE_PARAMS 24u   /* countsketch slice params (wire-format §4.9) */
+
+int coll_sketch_init(struct coll_layout *L, const gw_coll_job *job, const char **why)
+{
+	struct coll_sketch *s = &L->sk;
+	gw_coll_job *j = &L->job;
+	memset(s, 0, sizeof(*s));
+	gw_sketched_sizes def;
+	if (j->dim > UINT32_MAX || gw_sketched_sizes_default(j->dim, &def) < 0) {
+		*why = "dim: Sketched-SGD takes at most 2^32 - 1 coordinates";
+		return GW_ERR(GW_EINVAL);
+	}
+	if (j->shards != 1) {
+		*why = "shards: Sketched-SGD needs one shard (HEAVYMIX reads the whole table)";
+		return GW_ERR(GW_EINVAL);
+	}
+	if (j->down_codec != GW_CODEC_RAW && j->down_codec != GW_CODEC_COUNTSKETCH) {
+		*why = "down_codec: Sketched-SGD sends key sets (countsketch) down";
+		return GW_ERR(GW_EINVAL);
+	}
+	j->down_codec = GW_CODEC_COUNTSKETCH;
+	s->k = j->topk ? j->topk : def.k;
+	s->m = j->candidates ? j->candidates : (uint32_t)GW_MIN(4ull * s->k, j->dim);
+	if (s->k > j->dim || s->m < s->k || s->m > j->dim) {
+		*why = "topk, candidates: need 1 <= topk <= candidates <= dim";
+		return GW_ERR(GW_EINVAL);
+	}
+	if (!(j->momentum >= 0.0f && j->momentum < 1.0f)) {
+		*why = "momentum: must be in [0, 1)";
+		return GW_ERR(GW_EINVAL);
+	}
+	s->momentum = j->momentum;
+	gw_encoder *enc = coll_encoder(GW_CODEC_COUNTSKETCH, job->up_params,
+				       j->chunk_elems, why);
+	if (!enc)
+		return GW_ERR(GW_EINVAL);
+	double rows, cols, seed;
+	gw_encoder_get_param(enc, GW_PARAM_ROWS, &rows);
+	gw_encoder_get_param(enc, GW_PARAM_COLS, &cols);
+	gw_encoder_get_param(enc, GW_PARAM_SEED, &seed);
+	gw_encoder_free(enc);
+	s->csk = (gw_csk){.rows = (uint32_t)rows, .cols = (uint32_t)cols,
+			  .seed = (uint64_t)seed};
+	/* The codec's default columns know nothing of k: a job's default
+	 * sketch is about 2 P k cells (gw_sketched_sizes_default). */
+	if (!job->up_params || !strstr(job->up_params, "cols=")) {
+		uint64_t c = (2ull * s->m + s->csk.rows - 1) / s->csk.rows;
+		s->csk.cols = (uint32_t)GW_MAX(c, 1);
+	}
+	if (gw_csk_check(&s->csk) < 0) {
+		*why = "up_params: rows * cols above the sketch limit (2^26 cells)";
+		return GW_ERR(GW_EINVAL);
+	}
+	uint32_t ce = j->chunk_elems;
+	uint32_t room = coll_sketch_frame_max(ce);
+	s->fpr = (s->csk.cols + ce - 1) / ce;
+	s->chunks[0] = s->csk.rows * s->fpr;
+	s->chunks[1] = (s->m + ce - 1) / ce;
+	s->per[0] = gw_keyset_fit(room, 0);
+	s->per[1] = gw_keyset_fit(room, 1);
+	if (!s->per[0] || !s->per[1]) {
+		*why = "chunk_elems: too small for a key set";
+		return GW_ERR(GW_EINVAL);
+	}
+	s->pieces[0] = (s->m + s->per[0] - 1) / s->per[0];
+	s->pieces[1] = (s->k + s->per[1] - 1) / s->per[1];
+	s->on = 1;
+	return GW_OK;
+}
+
+int coll_sketch_frame_ok(const struct coll_layout *L, int ph, const uint8_t *frame,
+			 const gw_frame_info *fi, uint32_t c)
+{
+	const struct coll_sketch *s = &L->sk;
+	if (c >= s->chunks[ph] || (fi->flags & GW_FF_SPARSE))
+		return GW_ERR(GW_ECORRUPT);
+	uint32_t len = coll_sketch_chunk_len(L, ph, c);
+	if (ph == 1)
+		return fi->codec == GW_CODEC_RAW && fi->tensor == SK_T_VALUES &&
+		       fi->start == (uint64_t)c * L->job.chunk_elems && fi->count == len
+		       ? GW_OK : GW_ERR(GW_ERANGE);
+	uint64_t start = (uint64_t)(c / s->fpr) * s->csk.cols +
+			 (uint64_t)(c % s->fpr) * L->job.chunk_elems;
+	if (fi->codec != GW_CODEC_COUNTSKETCH || fi->tensor != SK_T_SKETCH ||
+	    fi->start != start || fi->count != len || fi->param_len != DENSE_PARAMS)
+		return GW_ERR(GW_ERANGE);
+	/* The same table: a worker with other sizes or seed would add cells
+	 * that mean other coordinates. */
+	const uint8_t *p = frame + GW_FRAME_HDR_LEN;
+	if (gw_ld16(p) != s->csk.rows || gw_ld32(p + 4) != s->csk.cols ||
+	    gw_ld64(p + 8) != s->csk.seed || gw_ld64(p + 16) != L->job.dim)
+		return GW_ERR(GW_ECORRUPT);
+	return GW_OK;
+}
