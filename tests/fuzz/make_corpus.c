@@ -47,6 +47,7 @@
 
 #include "codec_internal.h"
 #include "delta_binary.h"
+#include "seeds_dr.h"
 #include "fuzz_common.h"
 #include "pkt.h"
 
@@ -1498,10 +1499,12 @@ int main(int argc, char **argv)
 			seeds_delta_binary();
 		if (!name || !strcmp(name, "quantile"))
 			seeds_quantile();
+		int dr = seeds_dr_index(name, write_file);
+		dr += seeds_dr_value(name, write_file);
 		if (name && strcmp(name, "frame") && strcmp(name, "roundtrip") &&
 		    strcmp(name, "pkt") && strcmp(name, "libsvm") &&
 		    strcmp(name, "delta_binary") && strcmp(name, "quantile") &&
-		    gw_codec_by_name(name) < 0) {
+		    !dr && gw_codec_by_name(name) < 0) {
 			fprintf(stderr, "make_corpus: no harness called %s\n", name);
 			return 1;
 		}
