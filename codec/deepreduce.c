@@ -57,6 +57,7 @@ struct dr_state {
 	float *val, *dec;
 	size_t frame_cap;        /* entries the four arrays above hold */
 	double bpe;              /* bytes per entry of the last frame */
+	size_t min_body;         /* of this tensor's combination */
 	bool key64;
 };
 
@@ -101,13 +102,59 @@ static void dr_state_free(void *p)
 	free(s);
 }
 
+static void index_cfg(const gw_encoder *enc, uint64_t k0, struct dr_index_cfg *ic)
+{
+	*ic = (struct dr_index_cfg){
+		.fpr = enc->param[GW_PARAM_FPR],
+		.hashes = (unsigned)enc->param[GW_PARAM_HASHES],
+		.policy = (unsigned)enc->param[GW_PARAM_POLICY],
+		.seed = (uint32_t)mix64((uint64_t)enc->param[GW_PARAM_SEED] ^
+					mix64(((uint64_t)enc->t.id << 32) ^ 0x626c6f6full) ^
+					(k0 + enc->t.base)),
+	};
+}
+
+static void value_cfg(const gw_encoder *enc, uint64_t k0, struct dr_value_cfg *vc)
+{
+	*vc = (struct dr_value_cfg){
+		.degree = (unsigned)enc->param[GW_PARAM_DEGREE],
+		.pieces = (unsigned)enc->param[GW_PARAM_PIECES],
+		.levels = (unsigned)enc->param[GW_PARAM_LEVELS],
+		.bucket = (unsigned)enc->param[GW_PARAM_BUCKET],
+		.zlevel = (int)enc->param[GW_PARAM_ZLEVEL],
+		.seed = mix64((uint64_t)enc->param[GW_PARAM_SEED] ^
+			      mix64(((uint64_t)enc->t.id << 32) ^ 0x71736764ull) ^
+			      (k0 + enc->t.base)),
+	};
+}
+
+/* The body of a one-entry frame (span 1: no false positive), measured by
+ * encoding one: the sections' headers depend on the combination. */
+static size_t min_body_measure(const gw_encoder *enc)
+{
+	uint8_t buf[256];
+	uint32_t off = 0, nv = 0;
+	float v = 1.0f;
+	struct dr_index_cfg ic;
+	struct dr_value_cfg vc;
+	index_cfg(enc, 0, &ic);
+	value_cfg(enc, 0, &vc);
+	int il = dr_index((unsigned)enc->param[GW_PARAM_INDEX])->encode(&off, 1, 1, &ic, buf,
+									  sizeof(buf), &nv);
+	int vl = dr_value((unsigned)enc->param[GW_PARAM_VALUE])->encode(&v, 1, &vc, buf,
+									  sizeof(buf));
+	if (il < 0 || vl < 0)
+		return sizeof(buf) + DR_PARAM_LEN;   /* cannot happen; stay safe */
+	return DR_PARAM_LEN + (size_t)il + (size_t)vl;
+}
+
+/* Measured once per tensor in begin() (a curve fit is not free), or now
+ * when asked before any begin. */
 static size_t dr_min_body(const gw_encoder *enc, size_t kb)
 {
-	(void)enc;
 	(void)kb;
-	/* params, and one entry: a Bloom section's 12-byte header and filter
-	 * byte, a poly section's header, piece and bound. 64 covers them. */
-	return DR_PARAM_LEN + 64;
+	const struct dr_state *s = enc->codec_state;
+	return s && enc->active ? s->min_body : min_body_measure(enc);
 }
 
 static bool lossy_values(const gw_encoder *enc)
@@ -205,6 +252,7 @@ static int dr_begin(gw_encoder *enc)
 	uint64_t n = enc->total;
 	s->key64 = enc->sparse ? enc->t.key_bits == 64 : enc->t.dim > (uint64_t)UINT32_MAX + 1;
 	s->bpe = 0;
+	s->min_body = min_body_measure(enc);
 	enc->total = 0;   /* nothing to walk unless the selection completes */
 	if (n == 0)
 		return GW_OK;
@@ -313,32 +361,6 @@ static void gather(const gw_encoder *enc, const struct dr_state *s, uint64_t j0,
 	}
 }
 
-static void index_cfg(const gw_encoder *enc, uint64_t k0, struct dr_index_cfg *ic)
-{
-	*ic = (struct dr_index_cfg){
-		.fpr = enc->param[GW_PARAM_FPR],
-		.hashes = (unsigned)enc->param[GW_PARAM_HASHES],
-		.policy = (unsigned)enc->param[GW_PARAM_POLICY],
-		.seed = (uint32_t)mix64((uint64_t)enc->param[GW_PARAM_SEED] ^
-					mix64(((uint64_t)enc->t.id << 32) ^ 0x626c6f6full) ^
-					(k0 + enc->t.base)),
-	};
-}
-
-static void value_cfg(const gw_encoder *enc, uint64_t k0, struct dr_value_cfg *vc)
-{
-	*vc = (struct dr_value_cfg){
-		.degree = (unsigned)enc->param[GW_PARAM_DEGREE],
-		.pieces = (unsigned)enc->param[GW_PARAM_PIECES],
-		.levels = (unsigned)enc->param[GW_PARAM_LEVELS],
-		.bucket = (unsigned)enc->param[GW_PARAM_BUCKET],
-		.zlevel = (int)enc->param[GW_PARAM_ZLEVEL],
-		.seed = mix64((uint64_t)enc->param[GW_PARAM_SEED] ^
-			      mix64(((uint64_t)enc->t.id << 32) ^ 0x71736764ull) ^
-			      (k0 + enc->t.base)),
-	};
-}
-
 /* Encodes the n entries from enc->pos into body; returns its bytes (the
  * header fields filled), GW_EBUDGET if they do not fit, or GW_E*. */
 static int encode_n(gw_encoder *enc, uint32_t n, uint8_t *body, size_t cap,
@@ -432,8 +454,6 @@ static double first_guess(const gw_encoder *enc)
 static int dr_encode(gw_encoder *enc, uint8_t *body, size_t cap, struct gw_frame_info *h)
 {
 	struct dr_state *s = enc->codec_state;
-	if (cap < dr_min_body(enc, 0))
-		return GW_ERR(GW_EBUDGET);
 	/* How many entries may go: what is left, the layer's limit, and the
 	 * span limit of the index decoders. */
 	uint64_t left = enc->total - enc->pos;
@@ -456,6 +476,9 @@ static int dr_encode(gw_encoder *enc, uint8_t *body, size_t cap, struct gw_frame
 	uint32_t nv = 0;
 	for (;;) {
 		int len = encode_n(enc, (uint32_t)n, body, cap, h, &nv);
+		/* False positives add values: the layer's limit is on values. */
+		if (len >= 0 && lim && nv > lim)
+			len = GW_ERR(GW_EBUDGET);
 		if (len >= 0) {
 			s->bpe = (double)len / (double)n;
 			int rc = feed_back(enc, body, len, k0, nv);
@@ -466,7 +489,8 @@ static int dr_encode(gw_encoder *enc, uint8_t *body, size_t cap, struct gw_frame
 		}
 		if (len != GW_EBUDGET || n == 1)
 			return len;
-		n = n * 3 / 4;   /* did not fit: fewer entries */
+		/* did not fit: fewer entries */
+		n = lim && nv > lim ? GW_MIN(n - 1, n * lim / nv) : n * 3 / 4;
 		n = GW_MAX(n, 1);
 	}
 }

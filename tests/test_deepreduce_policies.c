@@ -7,6 +7,8 @@
 
 #include <math.h>
 
+#include <gw/sketch.h>
+
 #define BUDGET (1500 - GW_PKT_RESERVE)
 
 struct outcome {
