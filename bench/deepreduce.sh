@@ -61,6 +61,9 @@ trap 'rm -f "$rows"' EXIT
     run spam "DR poly + bloom-P2 fpr=$f" --keys "$sk" --values "$sv" \
       --codec "deepreduce:index=bloom,policy=p2,fpr=$f,value=poly"
   done
+  # The paper's p = ceil(2 sqrt(M)) is 1 at gradient scale: more pieces
+  run spam "DR poly(32 pieces, d=1) + bloom-P2 fpr=0.01" --keys "$sk" --values "$sv" \
+    --codec "deepreduce:index=bloom,policy=p2,fpr=0.01,value=poly,pieces=32,degree=1"
   run spam "DR qsgd(s=127,b=512) + delta" --keys "$sk" --values "$sv" \
     --codec "deepreduce:index=delta,value=qsgd,levels=127,bucket=512"
   run spam "sketchml (q=64)" --keys "$sk" --values "$sv" --codec sketchml --param quantiles=64

@@ -108,8 +108,8 @@ static void index_cfg(const gw_encoder *enc, uint64_t k0, struct dr_index_cfg *i
 		.fpr = enc->param[GW_PARAM_FPR],
 		.hashes = (unsigned)enc->param[GW_PARAM_HASHES],
 		.policy = (unsigned)enc->param[GW_PARAM_POLICY],
-		.seed = (uint32_t)mix64((uint64_t)enc->param[GW_PARAM_SEED] ^
-					mix64(((uint64_t)enc->t.id << 32) ^ 0x626c6f6full) ^
+		.seed = (uint32_t)mix64(mix64((uint64_t)enc->param[GW_PARAM_SEED] ^
+					      mix64(((uint64_t)enc->t.id << 32) ^ 0x626c6f6full)) ^
 					(k0 + enc->t.base)),
 	};
 }
@@ -122,8 +122,10 @@ static void value_cfg(const gw_encoder *enc, uint64_t k0, struct dr_value_cfg *v
 		.levels = (unsigned)enc->param[GW_PARAM_LEVELS],
 		.bucket = (unsigned)enc->param[GW_PARAM_BUCKET],
 		.zlevel = (int)enc->param[GW_PARAM_ZLEVEL],
-		.seed = mix64((uint64_t)enc->param[GW_PARAM_SEED] ^
-			      mix64(((uint64_t)enc->t.id << 32) ^ 0x71736764ull) ^
+		/* hashed, not stepped: SplitMix streams whose seeds differ by
+		 * a multiple of its increment are shifted copies */
+		.seed = mix64(mix64((uint64_t)enc->param[GW_PARAM_SEED] ^
+				    mix64(((uint64_t)enc->t.id << 32) ^ 0x71736764ull)) ^
 			      (k0 + enc->t.base)),
 	};
 }

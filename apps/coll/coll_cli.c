@@ -155,12 +155,20 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 	if (colon) {
 		const char **ps = s == &c->up ? &c->up_params : &c->down_params;
 		if (*ps || !colon[1]) {
-			fprintf(stderr, "%s: --%s: '%s': %s\n", p, name, v, *ps ?
-				"parameters given twice (here and in --%s-params)" :
-				"no parameters after ':'", name);
+			fprintf(stderr, "%s: --%s: '%s': %s%s%s\n", p, name, v, *ps ?
+				"parameters given twice (here and in --" : "no parameters after ':'",
+				*ps ? name : "", *ps ? "-params)" : "");
 			return -1;
 		}
 		*ps = colon + 1;
+		/* Checked here, so a launcher refuses it before starting anything. */
+		char err[256];
+		gw_encoder *probe = gw_encoder_from_string(v, err, sizeof(err));
+		if (!probe) {
+			fprintf(stderr, "%s: --%s: %s\n", p, name, err);
+			return -1;
+		}
+		gw_encoder_free(probe);
 		v = strndup(v, (size_t)(colon - v));   /* lives as long as the process */
 		if (!v)
 			return -1;
