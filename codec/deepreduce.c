@@ -472,7 +472,9 @@ static int dr_encode(gw_encoder *enc, uint8_t *body, size_t cap, struct gw_frame
 	}
 	most = lo;
 	double bpe = s->bpe > 0 ? s->bpe : first_guess(enc);
-	uint64_t n = (uint64_t)((double)(cap - DR_PARAM_LEN - 24) / bpe * 0.98);
+	/* (the 24 bytes: section headers, which do not grow with n) */
+	double room = cap > DR_PARAM_LEN + 24 ? (double)(cap - DR_PARAM_LEN - 24) : 1.0;
+	uint64_t n = (uint64_t)(room / bpe * 0.98);
 	n = GW_MAX(n, 1);
 	n = GW_MIN(n, most);
 	uint32_t nv = 0;
