@@ -36,6 +36,7 @@ struct gw_encoder {
 	float *scratch;          /* sparse ef: nnz corrected values */
 	uint64_t scratch_cap;
 	void *codec_state;       /* codec-private, freed by ops->state_free */
+	uint32_t set_mask;       /* bit p: param p was set by the caller */
 };
 
 /* Where a codec writes a frame: the header has been reserved; the codec
@@ -89,6 +90,16 @@ struct gw_codec_ops {
 	 * parts->keys, tables and values. Returns 0 or GW_E*. */
 	int (*parts)(const struct gw_frame_info *hdr, const uint8_t *params,
 		     const uint8_t *payload, struct gw_frame_parts *parts);
+
+	/* Optional: checks that the parameters set (enc->set_mask) make a
+	 * valid combination; NULL if they do, else why not, naming the
+	 * parameter (gw_encoder_check_params, gw_encode_begin). */
+	const char *(*combo)(const struct gw_encoder *enc, char *buf, size_t len);
+
+	/* Optional: validates like decode() and reads the error bound the
+	 * frame states (gw_frame_bound). Returns 0 or GW_E*. */
+	int (*bound)(const struct gw_frame_info *hdr, const uint8_t *params,
+		     const uint8_t *payload, float *bound);
 
 	unsigned flags;          /* GW_OPS_* */
 	void (*state_free)(void *state);

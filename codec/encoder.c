@@ -122,6 +122,8 @@ int gw_encode_begin(gw_encoder *enc, const gw_tensor *t)
 		return rc;
 	if (enc->ef && gw_ef_dim(enc->ef) != t->dim)
 		return GW_ERR(GW_EINVAL);
+	if (gw_encoder_check_params(enc, NULL, 0) < 0)
+		return GW_ERR(GW_EPARAM);
 	enc->t = *t;
 	enc->sparse = t->keys != NULL;
 	enc->total = enc->sparse ? t->nnz : t->dim;

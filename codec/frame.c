@@ -162,3 +162,16 @@ int gw_frame_parts_of(const void *buf, size_t len, gw_frame_parts *parts)
 	const uint8_t *params = (const uint8_t *)buf + GW_FRAME_HDR_LEN;
 	return ops->parts(&h, params, params + h.param_len, parts);
 }
+
+int gw_frame_bound(const void *buf, size_t len, float *bound)
+{
+	gw_frame_info h;
+	int rc = gw_frame_verify(buf, len, &h);
+	if (rc < 0)
+		return rc;
+	const struct gw_codec_ops *ops = gw_codec_ops(h.codec);
+	if (!ops->bound || !bound)
+		return GW_ERR(ops->bound ? GW_EINVAL : GW_EUNSUPPORTED);
+	const uint8_t *params = (const uint8_t *)buf + GW_FRAME_HDR_LEN;
+	return ops->bound(&h, params, params + h.param_len, bound);
+}

@@ -1,5 +1,9 @@
 /* Parameter names and bounds: the generic ones every codec accepts, then
  * whatever the codec's ops table lists. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec_internal.h"
@@ -14,6 +18,26 @@ static const char *const names[GW_PARAM_COUNT_] = {
 	[GW_PARAM_ROWS] = "rows",
 	[GW_PARAM_COL_RATIO] = "col_ratio",
 	[GW_PARAM_COLS] = "cols",
+	[GW_PARAM_INDEX] = "index",
+	[GW_PARAM_POLICY] = "policy",
+	[GW_PARAM_FPR] = "fpr",
+	[GW_PARAM_HASHES] = "hashes",
+	[GW_PARAM_VALUE] = "value",
+	[GW_PARAM_DEGREE] = "degree",
+	[GW_PARAM_PIECES] = "pieces",
+	[GW_PARAM_LEVELS] = "levels",
+	[GW_PARAM_BUCKET] = "bucket",
+	[GW_PARAM_SPARSIFIER] = "sparsifier",
+	[GW_PARAM_ZLEVEL] = "zlevel",
+};
+
+/* Names of the values of enumerated parameters, value i at index i. */
+static const char *const *const value_names[GW_PARAM_COUNT_] = {
+	[GW_PARAM_INDEX] = (const char *const[]){"raw", "bloom", "rle", "delta", NULL},
+	[GW_PARAM_POLICY] = (const char *const[]){"p0", "p1", "p2", NULL},
+	[GW_PARAM_VALUE] = (const char *const[]){"f32", "deflate", "qsgd", "poly", "dexp",
+						 NULL},
+	[GW_PARAM_SPARSIFIER] = (const char *const[]){"none", "topr", "randr", NULL},
 };
 
 static const struct gw_param_spec generic[] = {
@@ -83,6 +107,7 @@ int gw_encoder_set_param(gw_encoder *enc, gw_param p, double v)
 	if (enc->active)
 		return GW_ERR(GW_ESTATE);
 	enc->param[p] = v;
+	enc->set_mask |= 1u << p;
 	return GW_OK;
 }
 
@@ -94,4 +119,173 @@ int gw_encoder_get_param(const gw_encoder *enc, gw_param p, double *v)
 		return GW_ERR(GW_EPARAM);
 	*v = enc->param[p];
 	return GW_OK;
+}
+
+int gw_param_value(gw_param p, const char *text, double *v)
+{
+	if (!text || !v)
+		return GW_ERR(GW_EINVAL);
+	if ((unsigned)p >= GW_PARAM_COUNT_)
+		return GW_ERR(GW_EPARAM);
+	const char *const *nm = value_names[p];
+	for (int i = 0; nm && nm[i]; i++)
+		if (!strcmp(nm[i], text)) {
+			*v = i;
+			return GW_OK;
+		}
+	char *end;
+	errno = 0;
+	double d = strtod(text, &end);
+	if (end == text || *end || errno)
+		return GW_ERR(GW_EINVAL);
+	*v = d;
+	return GW_OK;
+}
+
+const char *gw_param_value_name(gw_param p, double v)
+{
+	if ((unsigned)p >= GW_PARAM_COUNT_ || !value_names[p])
+		return NULL;
+	for (int i = 0; value_names[p][i]; i++)
+		if (v == i)
+			return value_names[p][i];
+	return NULL;
+}
+
+static void say(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* The names p accepts, "a|b|c", for messages. */
+static void list_names(gw_param p, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (int i = 0; value_names[p] && value_names[p][i]; i++) {
+		size_t at = strlen(buf);
+		snprintf(buf + at, len - at, "%s%s", i ? "|" : "", value_names[p][i]);
+	}
+}
+
+/* One "name=value" of length n at kv. */
+static int set_one(gw_encoder *enc, const char *kv, size_t n, char *err, size_t errlen)
+{
+	char item[128];
+	if (n >= sizeof(item)) {
+		say(err, errlen, "parameter '%.20s...': too long", kv);
+		return GW_ERR(GW_EINVAL);
+	}
+	memcpy(item, kv, n);
+	item[n] = '\0';
+	char *eq = strchr(item, '=');
+	if (!eq) {
+		say(err, errlen, "parameter '%s': expected name=value", item);
+		return GW_ERR(GW_EINVAL);
+	}
+	*eq = '\0';
+	const char *val = eq + 1;
+	int p = gw_param_by_name(item);
+	const struct gw_param_spec *s = p < 0 ? NULL : find(enc->ops, (gw_param)p);
+	if (!s) {
+		say(err, errlen, "parameter '%s': not a parameter of codec %s", item,
+		    enc->ops->name);
+		return GW_ERR(GW_EPARAM);
+	}
+	double v;
+	char names_buf[96];
+	list_names((gw_param)p, names_buf, sizeof(names_buf));
+	if (gw_param_value((gw_param)p, val, &v) < 0) {
+		if (*names_buf)
+			say(err, errlen, "parameter %s: '%s' is not one of %s", item, val,
+			    names_buf);
+		else
+			say(err, errlen, "parameter %s: '%s' is not a number", item, val);
+		return GW_ERR(GW_EINVAL);
+	}
+	int rc = gw_encoder_set_param(enc, (gw_param)p, v);
+	if (rc == GW_EBOUNDS) {
+		if (*names_buf)
+			say(err, errlen, "parameter %s: '%s' is not one of %s", item, val,
+			    names_buf);
+		else
+			say(err, errlen, "parameter %s: %s is outside [%g, %g]%s", item, val,
+			    s->bounds.lo, s->bounds.hi,
+			    s->bounds.integer ? " or not a whole number" : "");
+	} else if (rc < 0) {
+		say(err, errlen, "parameter %s: %s", item, gw_strerror(rc));
+	}
+	return rc;
+}
+
+int gw_encoder_set_params(gw_encoder *enc, const char *list, char *err, size_t errlen)
+{
+	if (!enc || !list) {
+		say(err, errlen, "no encoder or no parameter list");
+		return GW_ERR(GW_EINVAL);
+	}
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == 0) {
+			say(err, errlen, "empty parameter in '%s'", list);
+			return GW_ERR(GW_EINVAL);
+		}
+		int rc = set_one(enc, p, n, err, errlen);
+		if (rc < 0)
+			return rc;
+		p += n;
+		if (*p == ',' && !*++p) {
+			say(err, errlen, "empty parameter at the end of '%s'", list);
+			return GW_ERR(GW_EINVAL);
+		}
+	}
+	return GW_OK;
+}
+
+int gw_encoder_check_params(const gw_encoder *enc, char *err, size_t errlen)
+{
+	if (!enc)
+		return GW_ERR(GW_EINVAL);
+	char buf[200];
+	const char *why = enc->ops->combo ? enc->ops->combo(enc, buf, sizeof(buf)) : NULL;
+	if (!why)
+		return GW_OK;
+	say(err, errlen, "%s", why);
+	return GW_ERR(GW_EPARAM);
+}
+
+gw_encoder *gw_encoder_from_string(const char *spec, char *err, size_t errlen)
+{
+	if (!spec) {
+		say(err, errlen, "no codec string");
+		return NULL;
+	}
+	char name[32];
+	size_t n = strcspn(spec, ":");
+	if (n == 0 || n >= sizeof(name)) {
+		say(err, errlen, "'%s' does not start with a codec name", spec);
+		return NULL;
+	}
+	memcpy(name, spec, n);
+	name[n] = '\0';
+	int id = gw_codec_by_name(name);
+	if (id < 0) {
+		say(err, errlen, "unknown codec '%s'", name);
+		return NULL;
+	}
+	gw_encoder *enc = gw_encoder_create(id);
+	if (!enc) {
+		say(err, errlen, "out of memory");
+		return NULL;
+	}
+	if ((spec[n] == ':' && gw_encoder_set_params(enc, spec + n + 1, err, errlen) < 0) ||
+	    gw_encoder_check_params(enc, err, errlen) < 0) {
+		gw_encoder_free(enc);
+		return NULL;
+	}
+	return enc;
 }

@@ -11,6 +11,7 @@ extern const struct gw_codec_ops gw_codec_onebit;
 extern const struct gw_codec_ops gw_codec_topk;
 extern const struct gw_codec_ops gw_codec_sketchml;
 extern const struct gw_codec_ops gw_codec_countsketch;
+extern const struct gw_codec_ops gw_codec_deepreduce;
 
 static const struct gw_codec_ops *const registry[] = {
 	&gw_codec_raw,
@@ -22,6 +23,7 @@ static const struct gw_codec_ops *const registry[] = {
 	&gw_codec_topk,
 	&gw_codec_sketchml,
 	&gw_codec_countsketch,
+	&gw_codec_deepreduce,
 };
 
 const struct gw_codec_ops *gw_codec_ops(int id)

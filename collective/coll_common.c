@@ -1,6 +1,5 @@
 /* Job checking, chunk sizing, keys, and the UP/RESULT packet seal. */
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,46 +8,28 @@
 
 #include "coll_internal.h"
 
-#define PARAMS_MAX 256
 
-/* Applies "name=value,..." to enc. */
+/* Applies "name=value,..." to enc (gw_encoder_set_params); the message
+ * lives in a thread's buffer until its next call. */
 static int apply_params(gw_encoder *enc, const char *params, const char **why)
 {
+	static _Thread_local char msg[300];
 	if (!params || !*params)
 		return GW_OK;
-	char buf[PARAMS_MAX];
-	if (strlen(params) >= sizeof(buf)) {
-		*why = "codec params: too long";
-		return GW_ERR(GW_EINVAL);
+	/* The frame size is the layer's, set from chunk_elems. */
+	if (!strncmp(params, "max_frame_elems=", 16) || strstr(params, ",max_frame_elems=")) {
+		*why = "codec params: max_frame_elems is the layer's (chunk_elems)";
+		return GW_ERR(GW_EPARAM);
 	}
-	strcpy(buf, params);
-	char *save = NULL;
-	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		if (!eq) {
-			*why = "codec params: expected name=value";
-			return GW_ERR(GW_EINVAL);
-		}
-		*eq = '\0';
-		int p = gw_param_by_name(kv);
-		if (p < 0 || p == GW_PARAM_MAX_FRAME_ELEMS) {
-			*why = "codec params: unknown parameter (max_frame_elems is the layer's)";
-			return GW_ERR(GW_EPARAM);
-		}
-		char *end;
-		errno = 0;
-		double v = strtod(eq + 1, &end);
-		if (end == eq + 1 || *end || errno) {
-			*why = "codec params: value is not a number";
-			return GW_ERR(GW_EINVAL);
-		}
-		int rc = gw_encoder_set_param(enc, (gw_param)p, v);
-		if (rc < 0) {
-			*why = "codec params: value refused by the codec";
-			return rc;
-		}
+	char err[256];
+	int rc = gw_encoder_set_params(enc, params, err, sizeof(err));
+	if (rc == GW_OK)
+		rc = gw_encoder_check_params(enc, err, sizeof(err));
+	if (rc < 0) {
+		snprintf(msg, sizeof(msg), "codec params: %s", err);
+		*why = msg;
 	}
-	return GW_OK;
+	return rc;
 }
 
 gw_encoder *coll_encoder(int codec, const char *params, uint32_t chunk_elems,

@@ -405,6 +405,12 @@ int gw_test_sends_subset(int id)
 	return 0;
 }
 
+int gw_test_sends_superset(int id)
+{
+	/* deepreduce's Bloom-P0 index sends values at false positives too */
+	return gw_param_bounds(id, GW_PARAM_INDEX, NULL) == 0;
+}
+
 uint32_t gw_test_ld32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |

@@ -221,6 +221,9 @@ gw_encoder *gw_test_encoder(int id);
 /* 1 if codec id may send fewer entries than the tensor has: top-k keeps a
  * fraction, sketchml drops exact zeros (both take a parameter naming it). */
 int gw_test_sends_subset(int id);
+/* Codecs whose sparse frames may carry values at keys the tensor does not
+ * hold (deepreduce's Bloom false positives: 0 for a sparse input). */
+int gw_test_sends_superset(int id);
 
 /* Little-endian header field offsets of the wire format (frame.c). */
 enum {

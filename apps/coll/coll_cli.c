@@ -33,7 +33,9 @@ void cli_job_usage(FILE *f)
 "  --workers W          workers (1..%u)\n"
 "  --shards S           aggregator shards (1..%u, default 1)\n"
 "  --dim N              tensor elements\n"
-"  --up CODEC           uplink codec (default raw); --up-params K=V,...\n"
+"  --up CODEC           uplink codec (default raw); --up-params K=V,... or\n"
+"                       a codec string CODEC:K=V,... (deepreduce:index=bloom,\n"
+"                       policy=p2,fpr=0.001,value=poly)\n"
 "  --down CODEC         downlink codec (default raw); --down-params K=V,...\n"
 "  --mode M             reliable (default) or loss-tolerant\n"
 "  --deadline-us US     loss-tolerant: a chunk finishes without missing\n"
@@ -143,6 +145,34 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 	/* Sketched-SGD is the countsketch codec with its two-round protocol. */
 	if (s == &c->up && !strcmp(v, "sketched-sgd"))
 		v = "countsketch";
+	if ((s == &c->up_params || s == &c->down_params) && *s) {
+		fprintf(stderr, "%s: --%s: parameters given twice (in the codec string "
+			"NAME:K=V,... and here)\n", p, name);
+		return -1;
+	}
+	/* A codec string "name:k=v,..." is --up name --up-params k=v,... */
+	const char *colon = (s == &c->up || s == &c->down) ? strchr(v, ':') : NULL;
+	if (colon) {
+		const char **ps = s == &c->up ? &c->up_params : &c->down_params;
+		if (*ps || !colon[1]) {
+			fprintf(stderr, "%s: --%s: '%s': %s%s%s\n", p, name, v, *ps ?
+				"parameters given twice (here and in --" : "no parameters after ':'",
+				*ps ? name : "", *ps ? "-params)" : "");
+			return -1;
+		}
+		*ps = colon + 1;
+		/* Checked here, so a launcher refuses it before starting anything. */
+		char err[256];
+		gw_encoder *probe = gw_encoder_from_string(v, err, sizeof(err));
+		if (!probe) {
+			fprintf(stderr, "%s: --%s: %s\n", p, name, err);
+			return -1;
+		}
+		gw_encoder_free(probe);
+		v = strndup(v, (size_t)(colon - v));   /* lives as long as the process */
+		if (!v)
+			return -1;
+	}
 	*s = v;
 	if (s == &c->up || s == &c->down) {
 		if (gw_codec_by_name(v) < 0) {

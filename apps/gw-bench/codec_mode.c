@@ -43,7 +43,7 @@ struct run {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: gw-bench codec --codec NAME [--param KEY=VALUE]...\n"
+"usage: gw-bench codec --codec NAME[:KEY=VALUE,...] [--param KEY=VALUE]...\n"
 "                      (--input FILE.f32 | --keys FILE.u32 --values FILE.f32 [--dim D]\n"
 "                       | --synthetic N [--seed S])\n"
 "                      [--mtu BYTES] [--no-ef] [--min-time SEC] [--json]\n\n"
@@ -52,8 +52,10 @@ static void usage(FILE *f)
 	for (int i = 0; i < n; i++)
 		fprintf(f, "%s%s", i ? ", " : "", gw_codec_name(ids[i]));
 	fprintf(f, "), or zstd (libzstd, whole buffer)\n"
-"  --param KEY=VALUE  codec parameter (max_frame_elems, sparsity, seed, fraction;\n"
-"                     zstd: level)\n"
+"  --param KEY=VALUE  codec parameter (max_frame_elems, sparsity, seed, fraction,\n"
+"                     ...; names for the enumerated ones: index=bloom,\n"
+"                     policy=p2, value=poly, sparsifier=topr; zstd: level)\n"
+"                     e.g. --codec deepreduce:index=bloom,policy=p2,fpr=0.001,value=poly\n"
 "  --input FILE.f32   dense little-endian float32 tensor\n"
 "  --keys/--values    sparse tensor: ascending u32 keys and float32 values\n"
 "  --dim D            sparse dimension (default: 2^20, or max key + 1 if larger)\n"
@@ -242,22 +244,19 @@ static int run_codec(const struct input *in, int id, char **params, int np,
 	int rc = -1;
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < np; i++) {
-			char *eq = strchr(params[i], '=');
-			*eq = 0;
-			int p = gw_param_by_name(params[i]);
-			double v = strtod(eq + 1, NULL);
-			int prc = p < 0 ? p : gw_encoder_set_param(enc[k], p, v);
-			gw_bounds b;
-			if (prc == GW_EBOUNDS && gw_param_bounds(id, p, &b) == 0)
-				fprintf(stderr, "gw-bench: --param %s=%s: outside [%g, %g]%s\n",
-					params[i], eq + 1, b.lo, b.hi, b.integer ? ", integer" : "");
-			else if (prc < 0)
-				fprintf(stderr, "gw-bench: --param %s: %s for codec %s\n",
-					params[i], gw_strerror(prc), gw_codec_name(id));
-			*eq = '=';
-			if (prc < 0)
+			/* One call per --param (or codec string) so the message
+			 * names the argument it came from. */
+			char why[256];
+			if (gw_encoder_set_params(enc[k], params[i], why, sizeof(why)) < 0) {
+				fprintf(stderr, "gw-bench: --param %s: %s\n", params[i], why);
 				goto out;
+			}
 		}
+	char why[256];
+	if (gw_encoder_check_params(enc[0], why, sizeof(why)) < 0) {
+		fprintf(stderr, "gw-bench: --param: %s\n", why);
+		goto out;
+	}
 	int min = gw_encode_min_budget(enc[0], &r.t);
 	if (min > 0 && budget < (size_t)min) {
 		fprintf(stderr, "gw-bench: --mtu: frame budget %zu is below codec %s's minimum %d\n",
@@ -471,9 +470,22 @@ int bench_codec_main(int argc, char **argv)
 		usage(stderr);
 		return BENCH_EUSAGE;
 	}
-	int id = strcmp(codec, "zstd") ? gw_codec_by_name(codec) : 0;
+	/* A codec string "name:param=value,..." is the name plus one more
+	 * --param list. */
+	char cname[32];
+	size_t cn = strcspn(codec, ":");
+	snprintf(cname, sizeof(cname), "%.*s", (int)(cn < sizeof(cname) - 1 ? cn : sizeof(cname) - 1), codec);
+	if (codec[cn] == ':') {
+		if (np == 32 || !codec[cn + 1]) {
+			fprintf(stderr, "gw-bench: --codec: '%s': no parameters after ':' (or too many --param)\n",
+				codec);
+			return BENCH_EUSAGE;
+		}
+		params[np++] = (char *)codec + cn + 1;
+	}
+	int id = strcmp(cname, "zstd") ? gw_codec_by_name(cname) : 0;
 	if (id < 0) {
-		fprintf(stderr, "gw-bench: --codec: unknown codec '%s'\n", codec);
+		fprintf(stderr, "gw-bench: --codec: unknown codec '%s'\n", cname);
 		return BENCH_EUSAGE;
 	}
 	if (id == GW_CODEC_COUNTSKETCH) {

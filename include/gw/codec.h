@@ -82,6 +82,7 @@ typedef enum gw_codec_id {
 	GW_CODEC_TOPK = 7,    /* top-k sparsification, delta keys, float32 */
 	GW_CODEC_SKETCHML = 8,/* quantile buckets + MinMaxSketch + delta-binary keys */
 	GW_CODEC_COUNTSKETCH = 9, /* count-sketch table slices; key sets (gw/sketch.h) */
+	GW_CODEC_DEEPREDUCE = 10, /* index codec + value codec per key range (DeepReduce) */
 } gw_codec_id;
 
 /* Id of the codec called name ("raw", "bf16", "int8", …), or GW_ECODEC. */
@@ -117,6 +118,18 @@ typedef enum gw_param {
 	GW_PARAM_ROWS = 6,           /* sketchml: rows s of each MinMaxSketch */
 	GW_PARAM_COL_RATIO = 7,      /* sketchml: columns t per key of a group */
 	GW_PARAM_COLS = 8,           /* countsketch: columns c (rows: GW_PARAM_ROWS) */
+	/* deepreduce. The enumerated ones also take names (gw_param_value). */
+	GW_PARAM_INDEX = 9,          /* index codec: raw, bloom, rle, delta */
+	GW_PARAM_POLICY = 10,        /* bloom policy: p0 (lossless), p1, p2 */
+	GW_PARAM_FPR = 11,           /* bloom target false-positive rate */
+	GW_PARAM_HASHES = 12,        /* bloom hash functions k; 0: from fpr */
+	GW_PARAM_VALUE = 13,         /* value codec: f32, deflate, qsgd, poly, dexp */
+	GW_PARAM_DEGREE = 14,        /* poly: polynomial degree */
+	GW_PARAM_PIECES = 15,        /* poly: segments; 0: ceil(2 sqrt(M)) */
+	GW_PARAM_LEVELS = 16,        /* qsgd: quantization levels s */
+	GW_PARAM_BUCKET = 17,        /* qsgd: values per bucket */
+	GW_PARAM_SPARSIFIER = 18,    /* dense input: none (nonzeros), topr, randr */
+	GW_PARAM_ZLEVEL = 19,        /* deflate: zlib level */
 	GW_PARAM_COUNT_
 } gw_param;
 
@@ -132,6 +145,13 @@ GW_API int gw_param_bounds(int id, gw_param p, gw_bounds *b);
 GW_API const char *gw_param_name(gw_param p);
 /* Parameter called name, or GW_EPARAM. */
 GW_API int gw_param_by_name(const char *name);
+
+/* Value of an enumerated parameter given by name ("bloom" for index), or
+ * a number ("0.001"): 0 with *v set, GW_EPARAM for an unknown parameter,
+ * GW_EINVAL for text that is neither one of p's names nor a number. */
+GW_API int gw_param_value(gw_param p, const char *text, double *v);
+/* Name of value v of an enumerated parameter ("p2"), or NULL. */
+GW_API const char *gw_param_value_name(gw_param p, double v);
 
 /* ---- tensors ------------------------------------------------------------- */
 
@@ -185,6 +205,25 @@ GW_API void gw_encoder_free(gw_encoder *enc);      /* accepts NULL */
 GW_API int gw_encoder_set_param(gw_encoder *enc, gw_param p, double v);
 GW_API int gw_encoder_get_param(const gw_encoder *enc, gw_param p, double *v);
 
+/* Applies "name=value,name=value,..." (values as gw_param_value() reads
+ * them) to enc, left to right; stops at the first refusal and, when err
+ * is not NULL, writes a message naming the offending parameter and why
+ * (unknown, not a number, outside [lo, hi]). Returns 0 or GW_E*. */
+GW_API int gw_encoder_set_params(gw_encoder *enc, const char *list, char *err,
+				 size_t errlen);
+/* Checks that the parameters set so far make a valid combination for the
+ * codec (deepreduce: fpr only with index=bloom, degree only with
+ * value=poly, ...); gw_encode_begin() refuses an invalid one with
+ * GW_EPARAM. Returns 0, or GW_EPARAM with a message naming the parameter
+ * in err. */
+GW_API int gw_encoder_check_params(const gw_encoder *enc, char *err, size_t errlen);
+/* An encoder for a codec string "name" or "name:param=value,...", e.g.
+ * "deepreduce:index=bloom,policy=p2,fpr=0.001,value=poly". NULL on error,
+ * with a message in err when it is not NULL; the combination is checked
+ * (gw_encoder_check_params). */
+GW_API gw_encoder *gw_encoder_from_string(const char *spec, char *err,
+					  size_t errlen);
+
 /* Attach (or with NULL detach) error feedback; its dim must equal the
  * dim of every tensor encoded afterwards. The encoder does not own it.
  * GW_EUNSUPPORTED for codecs that keep no error buffer (countsketch). */
@@ -234,6 +273,12 @@ typedef struct gw_frame_parts {
 	uint32_t tables;   /* per-frame tables: bucket means, counts */
 	uint32_t values;   /* per-entry value data: codes, sketch cells */
 } gw_frame_parts;
+
+/* The error bound a frame states: the largest |decoded - encoded| over
+ * its values (deepreduce's curve fits and QSGD state one; 0 for its
+ * lossless combinations). Verifies the frame as gw_decode() would.
+ * Returns 0, GW_EUNSUPPORTED for codecs that state none, or GW_E*. */
+GW_API int gw_frame_bound(const void *buf, size_t len, float *bound);
 
 /* Verifies the frame and its payload as gw_decode() would, without
  * decoding, and splits its bytes. Returns 0, GW_EUNSUPPORTED for codecs

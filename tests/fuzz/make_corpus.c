@@ -47,6 +47,7 @@
 
 #include "codec_internal.h"
 #include "delta_binary.h"
+#include "seeds_dr.h"
 #include "fuzz_common.h"
 #include "pkt.h"
 
@@ -411,6 +412,41 @@ static void seeds_countsketch(void)
 			free(k);
 			tensor_free(&s);
 		}
+	free(buf);
+}
+
+/* deepreduce beyond seeds_decoder(), which sees only the default
+ * combination: two frames of every index codec (Bloom under each policy)
+ * with every value codec, from a gradient-like tensor's top 20%. */
+static void seeds_deepreduce(void)
+{
+	static const char *idx[] = {"raw", "rle", "delta", "bloom,policy=p0",
+				    "bloom,policy=p1", "bloom,policy=p2"};
+	static const char *val[] = {"f32", "deflate", "qsgd", "poly", "dexp"};
+	char spec[96], fname[128];
+	uint8_t *buf = malloc(GW_FRAME_MAX);
+	if (!buf)
+		abort();
+	reseed("deepreduce-extra");
+	struct tensor s = make_dense(2000, SP_NONE);
+	for (size_t i = 0; i < GW_ARRAY_SIZE(idx); i++)
+		for (size_t v = 0; v < GW_ARRAY_SIZE(val); v++) {
+			snprintf(spec, sizeof(spec), "deepreduce:index=%s,value=%s,fraction=0.2,fpr=0.05",
+				 idx[i], val[v]);
+			if (i < 3)   /* fpr belongs to the Bloom filter only */
+				*strstr(spec, ",fpr=") = '\0';
+			gw_encoder *enc = gw_encoder_from_string(spec, NULL, 0);
+			if (!enc || gw_encode_begin(enc, &s.t) < 0)
+				abort();
+			int n;
+			for (unsigned f = 0; f < 2 && (n = gw_encode_next(enc, buf, 600)) > 0; f++) {
+				snprintf(fname, sizeof(fname), "dr-%zu-%zu-f%u", i, v, f);
+				write_file("deepreduce", fname, buf, (size_t)n);
+			}
+			gw_encode_abandon(enc);
+			gw_encoder_free(enc);
+		}
+	tensor_free(&s);
 	free(buf);
 }
 
@@ -1486,6 +1522,8 @@ int main(int argc, char **argv)
 				seeds_decoder(gw_codec_name(ids[i]), ids[i]);
 		if (!name || !strcmp(name, "countsketch"))
 			seeds_countsketch();
+		if (!name || !strcmp(name, "deepreduce"))
+			seeds_deepreduce();
 		if (!name || !strcmp(name, "frame"))
 			seeds_frame();
 		if (!name || !strcmp(name, "roundtrip"))
@@ -1498,10 +1536,12 @@ int main(int argc, char **argv)
 			seeds_delta_binary();
 		if (!name || !strcmp(name, "quantile"))
 			seeds_quantile();
+		int dr = seeds_dr_index(name, write_file);
+		dr += seeds_dr_value(name, write_file);
 		if (name && strcmp(name, "frame") && strcmp(name, "roundtrip") &&
 		    strcmp(name, "pkt") && strcmp(name, "libsvm") &&
 		    strcmp(name, "delta_binary") && strcmp(name, "quantile") &&
-		    gw_codec_by_name(name) < 0) {
+		    !dr && gw_codec_by_name(name) < 0) {
 			fprintf(stderr, "make_corpus: no harness called %s\n", name);
 			return 1;
 		}
