@@ -169,9 +169,9 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 			return -1;
 		}
 		gw_encoder_free(probe);
-		v = strndup(v, (size_t)(colon - v));   /* lives as long as the process */
-		if (!v)
-			return -1;
+		char *nm = s == &c->up ? c->up_name : c->down_name;
+		snprintf(nm, sizeof(c->up_name), "%.*s", (int)(colon - v), v);
+		v = nm;
 	}
 	*s = v;
 	if (s == &c->up || s == &c->down) {

@@ -19,6 +19,7 @@ struct cli {
 	uint64_t topk, candidates;    /* Sketched-SGD (--up countsketch) */
 	double momentum;
 	const char *up, *down, *up_params, *down_params, *mode, *key_file;
+	char up_name[32], down_name[32];   /* the name of a codec string NAME:K=V,... */
 	uint8_t key[GW_KEY_LEN];
 	bool keyed;
 	/* dataplane */
