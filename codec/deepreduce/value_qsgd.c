@@ -184,6 +184,13 @@ static int qsgd_bound(const uint8_t *in, size_t len, uint32_t n, float *bound)
 		return rc;
 	double ulp = mx < FLT_MAX ? (double)nextafterf(mx, INFINITY) - mx : 0x1p104;
 	double step = (double)mx / q.s + ulp;
+	/* A decoded value and its input share a sign and are at most FLT_MAX
+	 * in magnitude, so FLT_MAX bounds the error even where the step and
+	 * its rounding allowance overflow float32 (norms near FLT_MAX). */
+	if (step >= FLT_MAX) {
+		*bound = FLT_MAX;
+		return GW_OK;
+	}
 	float b = (float)step;
 	if ((double)b < step)
 		b = nextafterf(b, INFINITY);
