@@ -4,7 +4,7 @@
 # costs without loss), the paper's compression factor 2d / (|S| + P k + k)
 # in elements, the same factor measured in bytes (2 * 4d against bytes up +
 # down), and the time of a step — W = 4 workers and one shard on 127.0.0.1
-# (UDP), the default sizes (k = d/100, P = 4, 5 x 2Pk/5 sketch), for
+# (UDP), the default sizes (k = d/100, P = 4, a 1 x 2Pk sketch), for
 # d = 100K and 1M; raw allreduce of the same tensor for the time.
 # Usage: bench/sketched.sh [BUILD_DIR] [--json]
 set -euo pipefail
@@ -49,7 +49,7 @@ for r in rows:
          "bytes_up": int(m["bytes_up_once"]), "bytes_down": int(m["bytes_down_once"]),
          "bytes_up_with_resends": int(m["bytes_up"])}
     if r["codec"] == "sketched-sgd":
-        k = math.ceil(d / 100); pk = min(4 * k, d); cols = math.ceil(2 * pk / 5); S = 5 * cols
+        k = math.ceil(d / 100); pk = min(4 * k, d); S = 2 * pk   # 1 x 2Pk
         o.update(k=k, candidates=pk, sketch=S,
                  factor_paper=round(2 * d / (S + pk + k), 2),
                  factor_bytes=round(2 * 4 * d / (m["bytes_up_once"] + m["bytes_down_once"]), 2))

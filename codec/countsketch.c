@@ -152,8 +152,12 @@ int gw_sketched_sizes_default(uint64_t d, gw_sketched_sizes *s)
 	uint64_t cand = GW_MIN(4 * k, d);
 	s->k = (uint32_t)k;
 	s->candidates = (uint32_t)cand;
-	s->rows = 5;
-	s->cols = (uint32_t)GW_MAX((2 * 4 * k + 4) / 5, 1);
+	/* One row: at a fixed number of cells one wide row estimates with
+	 * less variance than the median of narrower ones, and the second
+	 * round's exact values forgive its rarer large misses (docs/codecs.md,
+	 * "Sketched-SGD": it trains the MLP faster, and hashes 5x less). */
+	s->rows = 1;
+	s->cols = (uint32_t)(2 * cand);
 	return GW_OK;
 }
 

@@ -47,8 +47,10 @@ int coll_sketch_init(struct coll_layout *L, const gw_coll_job *job, const char *
 	gw_encoder_free(enc);
 	s->csk = (gw_csk){.rows = (uint32_t)rows, .cols = (uint32_t)cols,
 			  .seed = (uint64_t)seed};
-	/* The codec's default columns know nothing of k: a job's default
-	 * sketch is about 2 P k cells (gw_sketched_sizes_default). */
+	/* The codec's default sizes know nothing of k: a job's default
+	 * sketch is gw_sketched_sizes_default's rows, 2 P k cells in all. */
+	if (!job->up_params || !strstr(job->up_params, "rows="))
+		s->csk.rows = def.rows;
 	if (!job->up_params || !strstr(job->up_params, "cols=")) {
 		uint64_t c = (2ull * s->m + s->csk.rows - 1) / s->csk.rows;
 		s->csk.cols = (uint32_t)GW_MAX(c, 1);

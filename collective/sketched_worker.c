@@ -87,6 +87,7 @@ int sk_worker_create(gw_comm *c, const char *up_params)
 	if (!s->u || !s->v || !s->vals || !s->cand || !s->keys || !s->upd ||
 	    !s->frames || !s->flen || !s->got[0] || !s->got[1] || !s->enc[0] ||
 	    !s->enc[1] ||
+	    gw_encoder_set_param(s->enc[0], GW_PARAM_ROWS, k->csk.rows) < 0 ||
 	    gw_encoder_set_param(s->enc[0], GW_PARAM_COLS, k->csk.cols) < 0) {
 		sk_worker_free(c);
 		return GW_ERR(GW_ENOMEM);

@@ -213,12 +213,9 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 	return 1;
 }
 
-int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job)
+/* The job the options describe, chunk_elems 0 unless given. */
+static void job_of(const struct cli *c, gw_coll_job *job)
 {
-	if (!c->workers || !c->dim) {
-		fprintf(stderr, "%s: --%s is required\n", c->prog, c->workers ? "dim" : "workers");
-		return -1;
-	}
 	*job = (gw_coll_job){
 		.job = (uint32_t)c->job_id, .dim = c->dim,
 		.chunk_elems = (uint32_t)c->chunk_elems,
@@ -235,14 +232,32 @@ int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job)
 		.topk = (uint32_t)c->topk, .candidates = (uint32_t)c->candidates,
 		.momentum = (float)c->momentum,
 	};
+}
+
+int cli_job_check(const struct cli *c)
+{
 	const char *why = NULL;
-	gw_coll_job probe = *job;
+	gw_coll_job probe;
+	job_of(c, &probe);
 	if (!probe.chunk_elems)
 		probe.chunk_elems = 40;   /* the smallest: checks everything else */
 	if (gw_coll_job_check(&probe, &why) < 0) {
 		fprintf(stderr, "%s: %s\n", c->prog, why ? why : "bad job");
 		return -1;
 	}
+	return 0;
+}
+
+int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job)
+{
+	if (!c->workers || !c->dim) {
+		fprintf(stderr, "%s: --%s is required\n", c->prog, c->workers ? "dim" : "workers");
+		return -1;
+	}
+	const char *why = NULL;
+	job_of(c, job);
+	if (cli_job_check(c) < 0)
+		return -1;
 	if (!job->chunk_elems) {
 		uint32_t pmax = gw_dp_payload_max(dp);
 		if (c->mtu && c->mtu - 28 < pmax)

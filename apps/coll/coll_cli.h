@@ -62,6 +62,11 @@ void cli_job_usage(FILE *f);
  * payload when not given). 0, or -1 after printing why. */
 int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job);
 
+/* Checks the job the options describe (workers and dim set), with the
+ * smallest chunk when none is given: a launcher calls it so that a bad
+ * job is refused before any process starts. 0, or -1 after printing why. */
+int cli_job_check(const struct cli *c);
+
 /* Opens dataplane i (DPDK: port=i; UDP: the --local address, port + i).
  * 0 or -1 after printing why. */
 int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp);

@@ -53,9 +53,8 @@ struct sk_model *sk_model_create(const gw_coll_job *job)
 {
 	struct sk_model *s = calloc(1, sizeof(*s));
 	gw_sketched_sizes def;
-	gw_bounds rows, seed;
+	gw_bounds seed;
 	if (!s || gw_sketched_sizes_default(job->dim, &def) < 0 ||
-	    gw_param_bounds(GW_CODEC_COUNTSKETCH, GW_PARAM_ROWS, &rows) < 0 ||
 	    gw_param_bounds(GW_CODEC_COUNTSKETCH, GW_PARAM_SEED, &seed) < 0)
 		goto fail;
 	s->d = job->dim;
@@ -64,7 +63,7 @@ struct sk_model *sk_model_create(const gw_coll_job *job)
 	s->m = job->candidates ? job->candidates
 			       : (uint32_t)(4ull * s->k < s->d ? 4ull * s->k : s->d);
 	s->rho = job->momentum;
-	s->csk.rows = (uint32_t)param(job->up_params, "rows", rows.def);
+	s->csk.rows = (uint32_t)param(job->up_params, "rows", def.rows);
 	s->csk.seed = (uint64_t)param(job->up_params, "seed", seed.def);
 	s->csk.cols = (uint32_t)param(job->up_params, "cols",
 				      (double)((2ull * s->m + s->csk.rows - 1) / s->csk.rows));

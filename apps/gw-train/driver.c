@@ -264,10 +264,12 @@ static void summary(const struct train_opts *o, const struct run *run, const str
 		if (o->json)
 			printf("{\"tool\":\"gw-train\",\"summary\":true,\"label\":\"%s\","
 			       "\"model\":\"%s\",\"workers\":%llu,\"final_acc\":%.4f,"
-			       "\"epochs\":%.4g,\"time_s\":%.6f,\"bytes_up\":%llu,\"ratio\":%.6g}\n",
+			       "\"epochs\":%.4g,\"time_s\":%.6f,\"bytes_up\":%llu,"
+			       "\"bytes_down\":%llu,\"ratio\":%.6g}\n",
 			       run->label, o->model_name, (unsigned long long)o->launch_workers,
 			       f->test_acc * 100, f->epoch, f->time_s,
-			       (unsigned long long)f->bytes_up, f->ratio);
+			       (unsigned long long)f->bytes_up, (unsigned long long)f->bytes_down,
+			       f->ratio);
 		else
 			printf("gw-train: %s: test accuracy %.2f%% after %.2f epochs, %.2f s of "
 			       "training, %.3f MB sent per worker (x%.1f smaller than float32)\n",
@@ -297,14 +299,28 @@ static void summary(const struct train_opts *o, const struct run *run, const str
 			printf("\"speedup\":%.6g,", speedup);
 		else
 			printf("\"speedup\":null,");
-		printf("\"bytes_up\":%llu,\"baseline_bytes_up\":%llu}\n",
-		       (unsigned long long)f->bytes_up, (unsigned long long)b->bytes_up);
+		printf("\"bytes_up\":%llu,\"baseline_bytes_up\":%llu,\"bytes_down\":%llu,"
+		       "\"baseline_bytes_down\":%llu,", (unsigned long long)f->bytes_up,
+		       (unsigned long long)b->bytes_up, (unsigned long long)f->bytes_down,
+		       (unsigned long long)b->bytes_down);
+		/* Total traffic, up and down, baseline over this run: null when
+		 * either side's records predate bytes_down. */
+		if (f->bytes_down && b->bytes_down)
+			printf("\"traffic_ratio\":%.6g}\n",
+			       (double)(b->bytes_up + b->bytes_down) / (double)(f->bytes_up + f->bytes_down));
+		else
+			printf("\"traffic_ratio\":null}\n");
 		return;
 	}
 	printf("gw-train: %s: final test accuracy %.2f%% (%s: %.2f%%, %+.2f points), "
 	       "%.3f MB sent per worker (%s: %.3f MB)\n", run->label, f->test_acc * 100,
 	       base->label, b->test_acc * 100, (f->test_acc - b->test_acc) * 100,
 	       f->bytes_up / 1e6, base->label, b->bytes_up / 1e6);
+	if (f->bytes_down && b->bytes_down)
+		printf("gw-train: %s: %.3f MB up and down per worker (%s: %.3f MB): x%.2f less "
+		       "traffic\n", run->label, (f->bytes_up + f->bytes_down) / 1e6, base->label,
+		       (b->bytes_up + b->bytes_down) / 1e6,
+		       (double)(b->bytes_up + b->bytes_down) / (double)(f->bytes_up + f->bytes_down));
 	if (tr >= 0)
 		printf("gw-train: time to %.2f%% (%s's final less 0.5 points): %s %.3f s, %s "
 		       "%.3f s: speedup x%.2f\n", target * 100, base->label, base->label, tb,

@@ -303,7 +303,13 @@ int main(int argc, char **argv)
 			rc = train_worker(&c, &o);
 		}
 	} else {
-		rc = train_driver(&o, argc, argv);
+		/* The job every process will be given: refused here, by the
+		 * option it names, rather than by the aggregator after launch. */
+		struct cli job = c;
+		job.workers = o.launch_workers;
+		job.shards = o.launch_shards;
+		job.dim = train_nparams(&o);
+		rc = cli_job_check(&job) < 0 ? 2 : train_driver(&o, argc, argv);
 	}
 	cli_mpi_finalize();
 	return rc;

@@ -32,7 +32,8 @@ void record_print_json(FILE *f, const struct train_opts *o, const char *up,
 	json_num(f, "train_loss", r->train_loss, true);
 	json_num(f, "test_loss", r->test_loss, true);
 	json_num(f, "test_acc", r->test_acc * 100, true);
-	fprintf(f, "\"bytes_up\":%llu,\"retransmits\":%llu,", (unsigned long long)r->bytes_up,
+	fprintf(f, "\"bytes_up\":%llu,\"bytes_down\":%llu,\"retransmits\":%llu,",
+		(unsigned long long)r->bytes_up, (unsigned long long)r->bytes_down,
 		(unsigned long long)r->retransmits);
 	json_num(f, "ratio", r->ratio, false);
 	fputs("}\n", f);
@@ -71,6 +72,9 @@ int record_parse(const char *line, struct record *r, char *label, size_t labelle
 	r->test_acc = get_num(line, "test_acc", &ok) / 100;
 	r->bytes_up = (uint64_t)get_num(line, "bytes_up", &ok);
 	r->retransmits = (uint64_t)get_num(line, "retransmits", &ok);
+	bool have_down = true;   /* older records lack it */
+	double down = get_num(line, "bytes_down", &have_down);
+	r->bytes_down = have_down && isfinite(down) ? (uint64_t)down : 0;
 	r->ratio = get_num(line, "ratio", &ok);
 	const char *l = strstr(line, "\"label\":\"");
 	if (!ok || !l || !isfinite(r->time_s) || !isfinite(r->test_acc))

@@ -40,6 +40,9 @@ struct train_opts {
 struct record {
 	double epoch, time_s, train_loss, test_loss, test_acc;
 	uint64_t step, bytes_up, retransmits;
+	/* RESULT bytes taken; 0 in records written before it was kept. With
+	 * bytes_up, the total traffic Sketched-SGD's target is stated in. */
+	uint64_t bytes_down;
 	double ratio;   /* raw float32 bytes of the gradients / bytes_up */
 };
 

@@ -45,6 +45,7 @@ static bool evaluate(struct loop *L, double epoch, uint64_t step, double t)
 		gw_comm_stats st;
 		gw_comm_stats_get(L->comm, &st);
 		r.bytes_up = st.bytes_up;
+		r.bytes_down = st.bytes_down;
 		r.retransmits = st.retransmits;
 		r.ratio = st.bytes_up ? (double)step * L->job.dim * sizeof(float) / st.bytes_up : 0;
 		record_print_json(stdout, L->o, gw_codec_name(L->job.up_codec),

@@ -65,10 +65,12 @@ GW_API int64_t gw_top_abs(const float *x, uint64_t n, uint64_t k, uint64_t *sel)
 
 /* Sketched-SGD's sizes for a tensor of d coordinates: k updated per step,
  * candidates = P * k queried in the second round, and the r x c sketch.
- * Defaults (gw_sketched_sizes_default): k = ceil(d / 100), P = 4, r = 5,
- * c = ceil(2 * P * k / r) — a sketch of about 2 P k cells, so one step
- * costs |S| + P k + k ~ 13 k elements per worker, 2d / 13k ~ 15x less than
- * sending a dense gradient and receiving dense parameters. */
+ * Defaults (gw_sketched_sizes_default): k = ceil(d / 100), P = 4
+ * (candidates = min(P k, d)), r = 1, c = 2 candidates — a sketch of 2 P k
+ * cells, so one step costs |S| + P k + k ~ 13 k elements per worker,
+ * 2d / 13k ~ 15x less than sending a dense gradient and receiving dense
+ * parameters. One row, not the O(log d) of the paper's analysis: at equal
+ * cells it trained faster in every run we measured (docs/codecs.md). */
 typedef struct gw_sketched_sizes {
 	uint32_t k, candidates, rows, cols;
 } gw_sketched_sizes;

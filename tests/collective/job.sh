@@ -12,8 +12,10 @@ BASE_PORT=$((20000 + ($$ % 2000) * 16))
 JOB_PIDS=()
 RANK_ARGS=()
 cleanup() {
-  for p in "${JOB_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
+  # "|| true": a script under set -e (bench/sketched.sh) would otherwise
+  # exit 1 here for a process that already ended.
+  for p in "${JOB_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
   rm -rf "$JOB_DIR"
 }
 trap cleanup EXIT
