@@ -45,10 +45,14 @@
 # and 512 at W = 2; on the star over 16, 32, 64 and 256 — at W = 2 when
 # unlimited, at the largest W when limited, and at 100 Mbit/s with elems / 4
 # to keep it short — picking the fewest retransmissions among the windows
-# within 5% of the fastest, since a short sweep round hides their cost. Small windows matter on a limited star: the worker's
-# retransmission timeout is capped at 30 ms, and 64 slots of 9000-byte
-# packets are 45 ms of a 100 Mbit/s link, so 64 retransmits what is merely
-# queued (3x the bytes, 4x the time at W = 4).
+# within 5% of the fastest, since a short sweep round hides their cost.
+# Windows matter on a limited star: 64 slots of 9000-byte packets are 46 ms
+# of a 100 Mbit/s link. The worker's RTO used to be capped at 30 ms, which
+# re-sent what was merely queued (22.7k re-sends per worker, a 22 s round
+# instead of 5.5 s at 16M elements, W = 4); it now reaches 200 ms and
+# backs off after a timeout that shows no loss, and a large window on the
+# 1 Gbit/s star still loses packets in the tbf queues (window 256: about
+# 4k re-sends per worker, twice the time of window 64).
 #
 # Needs root (namespaces), Open MPI's mpirun and the build's gw-launch,
 # gw-aggregator, gw-allreduce and bench/mpi_allreduce. Run nothing else

@@ -5,9 +5,10 @@
  * rule allows it: the result of the shard's chunk `window` positions back
  * is in (that proves to the shard that the slot copy it reuses is free).
  * Each UP packet stays in the in-flight ring until its chunk's RESULT
- * arrives; a chunk without a result after the RTO (doubled per
- * retransmission) is sent again, which also makes the shard re-send a
- * result this worker missed. Results are decode-accumulated into out as
+ * arrives; a chunk without a result after the RTO is sent again, which
+ * also makes the shard re-send a result this worker missed. The RTO
+ * follows the measured RTT (chunks sent once) and doubles after a timeout
+ * that shows no loss, until the next sample. Results are decode-accumulated into out as
  * they come, in any order. A result that leaves this worker out (loss-
  * tolerant mode) puts the worker's own frame back into the error buffer.
  *
@@ -26,8 +27,11 @@
 
 #define RTO_DEF_US 5000u
 #define TIMEOUT_DEF_MS 60000u
-#define BACKOFF_MAX 3u
-#define RTO_MAX_NS 30000000ull   /* 30 ms: a loss stalls the window */
+/* 200 ms, as the Sketched-SGD worker: the RTO must be able to exceed the
+ * RTT, and a window of jumbo frames queued on a 100 Mbit/s link is already
+ * 46 ms of it (a lower cap re-sent every queued chunk, for ever). */
+#define RTO_MAX_NS 200000000ull
+#define FLIGHT_MAX_NS 1000000000ull   /* 1 s: backoff and SLOW_FACTOR included */
 #define IDLE_WAIT_US 1000u
 #define SLOW_FACTOR 4u
 
@@ -294,6 +298,18 @@ static int flush(gw_comm *c)
 	return n;
 }
 
+/* Takes p out of the transmit queue (it waits there, unsent). */
+static void unqueue(gw_comm *c, const gw_pkt *p)
+{
+	for (uint32_t i = 0; i < c->txq_n; i++) {
+		if (c->txq[i] != p)
+			continue;
+		memmove(c->txq + i, c->txq + i + 1, (c->txq_n - i - 1) * sizeof(*c->txq));
+		c->txq_n--;
+		return;
+	}
+}
+
 /* A result's delay includes the wait for the slowest worker, so the RTO
  * learns it too: on two shared cores a fixed 5 ms fires at every
  * scheduling hiccup and floods the aggregator with duplicates. */
@@ -385,7 +401,16 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 				return rc;
 		}
 	}
-	if (ch < k->next && f->pkt && f->chunk == ch && !f->queued) {
+	if (ch < k->next && f->pkt && f->chunk == ch) {
+		/* A retransmission the device refused may still wait in txq:
+		 * drop it with the flight. Left queued, it outlived its flight
+		 * once lo moved past ch: a later chunk reused the ring slot,
+		 * and flush() then freed that chunk's packet, still queued (a
+		 * use after free), or the call ended with it queued and the
+		 * next one sent it into another round and lost it (a leak). */
+		if (f->queued)
+			unqueue(c, f->pkt);
+		f->queued = 0;
 		gw_dp_free(c->dp, &f->pkt, 1);
 		f->pkt = NULL;
 	}
@@ -446,6 +471,10 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 	struct call k = {.out = out};
 	uint64_t now = coll_now_ns(), end = now + c->timeout_ns;
 	uint64_t scan_ns = now + c->rto_ns / 4;
+	/* Loss-tolerant: a shard waits for a slower worker no longer than
+	 * the deadline, so that is all a chunk's timeout adds for one. */
+	int tolerant = L->job.mode == GW_COLL_LOSS_TOLERANT;
+	uint64_t deadline_ns = 1000ull * L->job.deadline_us;
 	rc = GW_OK;
 	/* Loss-tolerant: every result may be in before this (slow) worker
 	 * has encoded its last chunks; those still go through the encoder,
@@ -484,19 +513,38 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 		}
 		now = coll_now_ns();
 		if (now >= scan_ns) {
+			uint32_t fired = 0;
 			for (uint32_t ch = k.lo; ch < k.next; ch++) {
 				struct flight *f = &c->ring[ch & c->ring_mask];
 				/* A chunk sent after this one is done: this one (or
 				 * its result) was probably lost, go at the RTO.
 				 * Otherwise the shard may be waiting for a slower
-				 * worker: give it longer before adding duplicates. */
-				uint64_t rto = c->rto_ns << GW_MIN((uint32_t)f->tx - 1u, BACKOFF_MAX);
+				 * worker: give it longer before adding duplicates
+				 * (loss-tolerant: it waits no longer than the
+				 * deadline). The shared RTO backs off below, so
+				 * a re-sent chunk needs no backoff of its own. */
+				uint64_t rto = c->rto_ns;
 				if (c->done_sent_ns <= f->sent_ns)
-					rto *= SLOW_FACTOR;
+					rto = tolerant ? rto + deadline_ns : rto * SLOW_FACTOR;
+				/* A peer that waits longer for a re-send (an
+				 * aggregator's idle exit) may be gone. */
+				rto = GW_MIN(rto, FLIGHT_MAX_NS);
 				if (f->pkt && f->chunk == ch && !f->queued && !c->got[ch] &&
-				    f->tx && now - f->sent_ns >= rto)
+				    f->tx && now - f->sent_ns >= rto) {
+					fired += c->done_sent_ns <= f->sent_ns;
 					retransmit(c, f, now);
+				}
 			}
+			/* A timeout with nothing sent later done yet (no sign of
+			 * a loss: the chunk may only be queued) backs the shared
+			 * RTO off (RFC 6298 5.5) until a chunk sent once brings
+			 * a sample (Karn: re-sent ones cannot). Otherwise, when
+			 * the RTO is below the real RTT (the first estimate, a
+			 * queue that grows), every new chunk times out too and
+			 * the re-sends only deepen the queue that caused it. A
+			 * chunk overtaken by later ones was lost: no backoff. */
+			if (fired)
+				c->rto_ns = GW_MIN(2 * c->rto_ns, RTO_MAX_NS);
 			scan_ns = now + c->rto_ns / 4;
 		}
 		if (now >= end) {
