@@ -4,12 +4,18 @@
 #   gen_blobs DIR       -> DIR/blobs.{train,test}.svm: 3 classes, 20 features
 #   gen_sparse DIR      -> DIR/sparse.{train,test}.svm: +-1, 300 features
 # and for every test: $tmp (removed on exit), bad() to record a failure
-# ($fail), field KEY to read a number of a JSON line on stdin.
+# ($fail), field KEY to read a number of a JSON line on stdin, learning
+# FILE for the records two runs of one job must print alike.
 tmp=$(mktemp -d /tmp/gw-train-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
+# learning records of gw-train output FILE without the wire counters and
+# time, which depend on scheduling (a late result costs a re-send, never
+# a different sum): what two runs of one job must print alike.
+learning() { grep '"tool":"gw-train"' "$1" | grep -v summary |
+  sed -E 's/"(time_s|bytes_up|bytes_down|retransmits|ratio)":[^,}]*,?//g'; }
 gen_blobs() {
   awk -v dir="$1" 'BEGIN {
     srand(7)

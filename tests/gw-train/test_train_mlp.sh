@@ -29,10 +29,7 @@ awk -v a="$first" -v b="$acc" 'BEGIN { exit !(b > a + 20) }' \
 # counters (bytes_up, retransmits, ratio) and time depend on scheduling: a
 # loaded machine may retransmit a datagram whose ack was late, which costs
 # bytes but never changes the sum, so they are left out of the comparison.
-for i in 1 2; do
-  grep '"tool":"gw-train"' "$tmp/raw$i.out" | grep -v summary |
-    sed -E 's/"(time_s|bytes_up|bytes_down|retransmits|ratio)":[^,}]*,?//g' >"$tmp/cmp$i"
-done
+for i in 1 2; do learning "$tmp/raw$i.out" >"$tmp/cmp$i"; done
 grep -q '"train_loss".*"test_acc"' "$tmp/cmp1" || bad "loss fields not found in the records"
 cmp -s "$tmp/cmp1" "$tmp/cmp2" || { bad "two raw runs differ"; diff "$tmp/cmp1" "$tmp/cmp2" | head; }
 # Replicas identical: one hash for both ranks.
