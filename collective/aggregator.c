@@ -322,6 +322,18 @@ static int deadlines(gw_agg *a, uint64_t now)
 	return GW_OK;
 }
 
+int coll_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
+{
+	return a->sk ? sk_agg_on_up(a, di, pkt, now) : on_up(a, di, pkt, now);
+}
+
+int coll_agg_tick(gw_agg *a, uint64_t now)
+{
+	if (a->L.job.mode != GW_COLL_LOSS_TOLERANT)
+		return GW_OK;
+	return a->sk ? sk_agg_deadlines(a, now) : deadlines(a, now);
+}
+
 int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 {
 	if (!a)
@@ -338,8 +350,7 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 				return n;
 			int rc = GW_OK;
 			for (int i = 0; i < n && rc >= 0; i++)
-				rc = a->sk ? sk_agg_on_up(a, d, a->rx[i], now)
-					   : on_up(a, d, a->rx[i], now);
+				rc = coll_agg_input(a, d, a->rx[i], now);
 			if (n > 0)
 				gw_dp_free(a->dps[d], a->rx, (unsigned)n);
 			if (rc < 0)
@@ -348,7 +359,7 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 		}
 		coll_agg_flush(a);
 		if (tolerant && now >= a->scan_ns) {
-			int rc = a->sk ? sk_agg_deadlines(a, now) : deadlines(a, now);
+			int rc = coll_agg_tick(a, now);
 			if (rc < 0)
 				return rc;
 			coll_agg_flush(a);

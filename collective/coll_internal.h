@@ -98,6 +98,16 @@ int sk_agg_on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now);
 int sk_agg_deadlines(gw_agg *a, uint64_t now);
 const float *sk_worker_residual(const gw_comm *c);
 
+/* The shard's receive path (aggregator.c), one packet at a time, whichever
+ * half the job runs (Sketched-SGD or not): gw_agg_serve() feeds it from
+ * the dataplanes, the fuzz harnesses (tests/fuzz/fuzz_agg_rx.c) from their
+ * input, so both exercise the same code. GW_OK, or GW_E* when the shard
+ * cannot go on. Transmissions stay queued until coll_agg_flush(). */
+int coll_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now);
+/* Loss-tolerant mode: finishes what is past its deadline at now (a no-op
+ * in reliable mode). GW_OK or GW_E*; the caller flushes. */
+int coll_agg_tick(gw_agg *a, uint64_t now);
+
 /* The shard's transmit queues (aggregator.c): a copy of pkt[0..len) to
  * worker w at its last known address, and the flush of every queue. */
 void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len);

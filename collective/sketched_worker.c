@@ -134,6 +134,8 @@ static int send_phase(gw_comm *c, int ph, int retx)
 	const struct coll_layout *L = &c->L;
 	gw_pkt *b[BURST];
 	uint32_t first = s->receipt[ph] ? L->sk.chunks[ph] - 1 : 0;
+	/* A device that keeps refusing must not hold the call for ever. */
+	uint64_t end = coll_now_ns() + c->timeout_ns;
 	for (uint32_t i = first; i < L->sk.chunks[ph];) {
 		uint32_t want = GW_MIN(BURST, L->sk.chunks[ph] - i);
 		int got = gw_dp_alloc(c->dp, b, want);
@@ -164,6 +166,10 @@ static int send_phase(gw_comm *c, int ph, int retx)
 			}
 			gw_dp_free(c->dp, b + sent, (unsigned)n);
 			sent += n;
+			if (sent < got && coll_now_ns() >= end) {
+				gw_dp_free(c->dp, b + sent, (unsigned)(got - sent));
+				return GW_ERR(GW_ETIMEDOUT);
+			}
 			if (sent < got)
 				gw_dp_wait(c->dp, 10);
 		}

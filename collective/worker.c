@@ -8,8 +8,8 @@
  * arrives; a chunk without a result after the RTO is sent again, which
  * also makes the shard re-send a result this worker missed. The RTO
  * follows the measured RTT (chunks sent once) and doubles after a timeout
- * that shows no loss, until the next sample. Results are decode-accumulated into out as
- * they come, in any order. A result that leaves this worker out (loss-
+ * that shows no loss, until the next sample. Results are decode-
+ * accumulated into out as they come, in any order. A result that leaves this worker out (loss-
  * tolerant mode) puts the worker's own frame back into the error buffer.
  *
  * A codec with sparse frames (top-k) encodes each chunk as a tensor of

@@ -5,8 +5,9 @@
  *	                                  committed in tests/fuzz/regress/
  *
  * NAME is a codec name (a decoder harness, fuzz_<codec>), "frame",
- * "roundtrip", "pkt" or "libsvm"; without names, every registered codec
- * and those.
+ * "roundtrip", "pkt", "libsvm", or another harness's name ("agg_rx",
+ * "worker_rx": seeds_coll.c; the DeepReduce sections: seeds_dr_*.c);
+ * without names, all of them.
  * Everything is built from synthetic tensors with a fixed seed, through the
  * public encoder, so the output is the same on every run and machine.
  *
@@ -48,6 +49,7 @@
 #include "codec_internal.h"
 #include "delta_binary.h"
 #include "seeds_dr.h"
+#include "fuzz_coll.h"
 #include "fuzz_common.h"
 #include "pkt.h"
 
@@ -1538,6 +1540,7 @@ int main(int argc, char **argv)
 			seeds_quantile();
 		int dr = seeds_dr_index(name, write_file);
 		dr += seeds_dr_value(name, write_file);
+		dr += seeds_coll(name, write_file);
 		if (name && strcmp(name, "frame") && strcmp(name, "roundtrip") &&
 		    strcmp(name, "pkt") && strcmp(name, "libsvm") &&
 		    strcmp(name, "delta_binary") && strcmp(name, "quantile") &&

@@ -1,0 +1,560 @@
+/* Fuzzes the worker's receive path inside gw_allreduce() and
+ * gw_allreduce_sketched() (collective/worker.c, sketched_worker.c): one
+ * worker (W = 1, one shard, so it alone completes every sum) and an
+ * in-process shard, joined in one thread by two fake dataplanes
+ * (coll_fake.c). The worker's tx_burst hands each UP straight to
+ * coll_agg_input(); the shard's tx_burst queues each packet for the
+ * worker's rx_burst, after reading one record of the input, which may
+ * inject hostile packets before it or lose it.
+ *
+ * Input (fuzz_coll.h): a job configuration, then records, one per packet
+ * the shard sends (op modulo FW_NOPS; the bytes past the end read as 0):
+ *
+ *   FW_PASS
+ *   FW_MUTATE off:u16 xor:u8 mode:u8 field:u8 val:u32
+ *       a copy of the genuine packet: header field `field % 10` (none,
+ *       round, chunk, rank, tensor, sack_len, flags, type, job, body cut
+ *       to val bytes) set to val, body[off] ^= xor, sealed as mode & 3
+ *       says (FS_*: the job's key, another key, no MAC; FS_RAW: the
+ *       genuine bytes with byte off ^= xor, nothing re-sealed)
+ *   FW_RAW len:u16 bytes[len]
+ *   FW_DUP     the genuine packet twice
+ *   FW_DROP    the genuine packet lost (at most FW_DROPS_MAX a round)
+ *   FW_REPLAY idx:u8   a copy of genuine packet idx (of every round so far)
+ *   FW_CRAFT type:u8 flags:u8 sack:u8 rank:u16 job:u8 round:i8 tensor:u8
+ *       chunk:u32 mode:u8 len:u16 body[len]
+ *       a RESULT (type 0) of those fields around body (sack 0: the job's
+ *       bitmap length; job 0: the job's; round relative to the worker's),
+ *       sealed as mode & 3 says
+ *   FW_HOLD t:u8  the genuine packet delivered (t + 1) x 100 us later
+ *       (at most FW_HOLDS_MAX a round), behind what came meanwhile
+ *   FW_STALL n:u8  the next n % 128 tx_bursts (with packets) of the worker
+ *       (bit 7: of the shard) take nothing, as a full device queue
+ *
+ * Time is the harness's (fuzz_coll.h): each look at the clock takes 1 us,
+ * each wait of the worker what it asks for, so timers and the 10 s call
+ * timeout behave the same on every replay and cost no real time.
+ *
+ * Injected packets come before the genuine one. One that is byte for byte
+ * a packet the shard sent is counted as that genuine packet; any other is
+ * hostile. The harness counts what the worker's rx_burst hands up: genuine
+ * packets of the current round, genuine ones of an earlier round, hostile.
+ *
+ * Checks, aborting on a violation:
+ *  - every call returns GW_OK or a GW_E* code; coll_agg_input() GW_OK or
+ *    GW_ENOMEM; every packet either side sends parses (the shard's are
+ *    RESULTs it would accept itself, to the worker's address);
+ *  - a dense call that returns GW_OK counted every packet it received once
+ *    (results + duplicates + stale + foreign + bad + corrupt +
+ *    unauthenticated + forged = packets handed up) and left nothing queued
+ *    to send; every packet the dataplanes lent came back at the end;
+ *  - a round of a keyed job in which no hostile packet sealed with the
+ *    job's key is handed up (nothing else can pass the MAC), after rounds
+ *    that succeeded without one either: the call returns
+ *    GW_OK; foreign + bad + corrupt + unauthenticated + forged = hostile
+ *    packets, stale = genuine packets of earlier rounds; dense: results =
+ *    chunks, results + duplicates = genuine packets of this round, and with
+ *    the raw codec both ways out is the gradient bit for bit (one worker:
+ *    0 + g); Sketched-SGD: the update is k ascending keys below dim, with
+ *    this worker's values (0 + its v there), applied, one contributor.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_internal.h"
+#include "dp_internal.h"
+#include "fuzz_coll.h"
+#include "fuzz_common.h"
+
+#define JOB_ID 0x776b72u
+/* Virtual time (fuzz_coll.h): long enough for the worst the records can
+ * do (two losses at the largest RTO, four held packets), and a run that
+ * does time out takes at most this many 1-ms waits. */
+#define TIMEOUT_MS 10000u
+#define RTO_US 1000u
+/* rx tags: a genuine packet's is tag_of(its round); hostile ones are
+ * HOSTILE, or SEALED when they carry the job's MAC (they may be taken: the
+ * exact checks are off for a round that hands one up). */
+#define HOSTILE (-1)
+#define SEALED (-2)
+
+/* The rx tag of a genuine packet of round: rounds of one run differ in
+ * their low bits, and a tag is never negative. */
+static int tag_of(uint32_t round)
+{
+	return (int)(round & 0x3fffffffu);
+}
+
+static const int codecs[] = {GW_CODEC_RAW, GW_CODEC_INT8, GW_CODEC_3LC, GW_CODEC_TOPK};
+
+static const uint8_t job_key[GW_KEY_LEN] = "gradwire fuzz_worker_rx job key";
+
+struct genuine {
+	uint8_t *data;
+	uint32_t len;
+	int tag;                   /* tag_of(its round) */
+};
+
+struct held {
+	uint8_t *data;
+	uint32_t len;
+	int tag;
+	uint64_t due;              /* virtual ns */
+};
+
+struct run {
+	gw_dp *wdp, *adp;          /* the worker's, the shard's */
+	gw_comm *c;
+	gw_agg *a;
+	const struct coll_layout *L;
+	gw_endpoint wep, aep;
+	struct fc_in in;
+	uint8_t seed;
+	uint32_t round;            /* the worker's round */
+	unsigned drops, holds;     /* this round */
+	struct held hold[2 * FW_HOLDS_MAX];   /* a round's may wait into the next */
+	unsigned nhold;
+	int right_key;             /* a SEALED packet was handed up this round */
+	int tainted;               /* an earlier round failed or had one: the
+				    * shard and the worker may disagree now */
+	uint64_t cur, old, hostile;   /* handed up this round */
+	struct genuine *gen;       /* every distinct packet the shard sent */
+	uint32_t ngen, capgen;
+	uint8_t *buf;              /* a packet being built */
+};
+
+static void check_rc(int rc, const char *what)
+{
+	GW_FUZZ_CHECKF(rc == GW_OK || rc == GW_ENOMEM, "%s returned %s", what,
+		       gw_error_name(rc));
+}
+
+/* The tag of the genuine packet data[0..len) is, or HOSTILE. */
+static int classify(const struct run *r, const uint8_t *data, uint32_t len)
+{
+	for (uint32_t i = 0; i < r->ngen; i++)
+		if (r->gen[i].len == len && !memcmp(r->gen[i].data, data, len))
+			return r->gen[i].tag;
+	return HOSTILE;
+}
+
+static void remember(struct run *r, const gw_pkt *p, int tag)
+{
+	if (classify(r, p->data, p->len) != HOSTILE)
+		return;
+	if (r->ngen == r->capgen) {
+		r->capgen = r->capgen ? 2 * r->capgen : 64;
+		r->gen = realloc(r->gen, r->capgen * sizeof(*r->gen));
+		GW_FUZZ_CHECK(r->gen);
+	}
+	uint8_t *d = malloc(p->len);
+	GW_FUZZ_CHECK(d);
+	memcpy(d, p->data, p->len);
+	r->gen[r->ngen++] = (struct genuine){.data = d, .len = p->len, .tag = tag};
+}
+
+/* Queues data[0..len) for the worker, tagged with what it is. */
+static void inject(struct run *r, const uint8_t *data, uint32_t len, int sealed_right)
+{
+	int tag = classify(r, data, len);
+	if (tag == HOSTILE && sealed_right)
+		tag = SEALED;
+	fc_dp_push(r->wdp, data, len, &r->aep, tag);
+}
+
+/* ---- records ----------------------------------------------------------- */
+
+static void rec_mutate(struct run *r, const gw_pkt *g)
+{
+	const struct coll_layout *L = r->L;
+	uint16_t off = fc_u16(&r->in);
+	uint8_t x = fc_u8(&r->in);
+	uint8_t mode = fc_u8(&r->in);
+	uint8_t field = fc_u8(&r->in) % 10;
+	uint32_t val = fc_u32(&r->in);
+	if ((mode & FM_SEAL) == FS_RAW) {
+		memcpy(r->buf, g->data, g->len);
+		r->buf[off % g->len] ^= x;
+		inject(r, r->buf, g->len, 0);
+		return;
+	}
+	gw_pkt_hdr h;
+	GW_FUZZ_CHECK(gw_pkt_parse(g->data, g->len, &h) == 0);
+	uint32_t blen = g->len - GW_PKT_HDR_LEN - (L->keyed ? GW_PKT_MAC_LEN : 0);
+	memcpy(r->buf + GW_PKT_HDR_LEN, g->data + GW_PKT_HDR_LEN, blen);
+	h.flags &= (uint8_t)~(GW_PKT_F_FRAME | GW_PKT_F_MAC);
+	switch (field) {
+	case 1: h.round = val; break;
+	case 2: h.chunk = val; break;
+	case 3: h.rank = (uint16_t)val; break;
+	case 4: h.tensor = val; break;
+	case 5: h.sack_len = (uint8_t)val; break;
+	case 6: h.flags = (uint8_t)val; break;
+	case 7: h.type = (uint8_t)val; break;
+	case 8: h.job = val; break;
+	case 9: blen = val % (blen + 1); break;
+	default: break;
+	}
+	if (blen)
+		r->buf[GW_PKT_HDR_LEN + off % blen] ^= x;
+	uint32_t len = fc_seal(L, mode, r->buf, &h, blen);
+	inject(r, r->buf, len, (mode & FM_SEAL) == FS_RIGHT);
+}
+
+static void rec_raw(struct run *r)
+{
+	uint32_t len = fc_u16(&r->in) % (FC_PAYLOAD_MAX + 1);
+	fc_bytes(&r->in, r->buf, len);
+	inject(r, r->buf, len, 0);
+}
+
+static void rec_craft(struct run *r)
+{
+	const struct coll_layout *L = r->L;
+	gw_pkt_hdr h = {0};
+	uint8_t type = fc_u8(&r->in);
+	h.type = type ? type : GW_PKT_RESULT;
+	h.flags = fc_u8(&r->in);
+	uint8_t sack = fc_u8(&r->in);
+	h.sack_len = sack ? sack : (uint8_t)L->bitmap_len;
+	h.rank = fc_u16(&r->in);
+	uint8_t job = fc_u8(&r->in);
+	h.job = job ? job : L->job.job;
+	h.round = r->round + (uint32_t)(int32_t)(int8_t)fc_u8(&r->in);
+	h.tensor = fc_u8(&r->in);
+	h.chunk = fc_u32(&r->in);
+	uint8_t mode = fc_u8(&r->in);
+	uint32_t len = fc_u16(&r->in) % (FC_PAYLOAD_MAX - GW_PKT_HDR_LEN - GW_PKT_MAC_LEN + 1);
+	fc_bytes(&r->in, r->buf + GW_PKT_HDR_LEN, len);
+	uint32_t n = fc_seal(L, mode, r->buf, &h, len);
+	inject(r, r->buf, n, (mode & FM_SEAL) == FS_RIGHT);
+}
+
+/* A genuine packet from the shard: checked, remembered, and passed on
+ * after what the next record injects. */
+static void shard_tx(gw_dp *dp, gw_pkt *p)
+{
+	struct run *r = fc_dp_arg(dp);
+	gw_pkt_hdr h;
+	const uint8_t *body;
+	uint32_t blen;
+	enum coll_verdict v = coll_accept(r->L, p, GW_PKT_RESULT, &h, &body, &blen);
+	GW_FUZZ_CHECKF(v == COLL_OK, "the shard sent a packet it would reject: %d", (int)v);
+	GW_FUZZ_CHECK(!memcmp(&p->peer, &r->wep, sizeof(r->wep)));
+	remember(r, p, tag_of(h.round));
+	int copies = 1;
+	uint8_t op = r->in.n ? fc_u8(&r->in) % FW_NOPS : FW_PASS;
+	switch (op) {
+	case FW_MUTATE:
+		rec_mutate(r, p);
+		break;
+	case FW_RAW:
+		rec_raw(r);
+		break;
+	case FW_DUP:
+		copies = 2;
+		break;
+	case FW_DROP:
+		if (r->drops < FW_DROPS_MAX) {
+			r->drops++;
+			copies = 0;
+		}
+		break;
+	case FW_REPLAY: {
+		const struct genuine *g = &r->gen[fc_u8(&r->in) % r->ngen];
+		inject(r, g->data, g->len, 0);
+		break;
+	}
+	case FW_CRAFT:
+		rec_craft(r);
+		break;
+	case FW_HOLD: {
+		uint64_t t = fc_u8(&r->in) + 1u;
+		if (r->holds < FW_HOLDS_MAX && r->nhold < GW_ARRAY_SIZE(r->hold)) {
+			uint8_t *d = malloc(p->len);
+			GW_FUZZ_CHECK(d);
+			memcpy(d, p->data, p->len);
+			r->hold[r->nhold++] = (struct held){.data = d, .len = p->len,
+				.tag = tag_of(h.round), .due = fc_clock_ns() + t * 100000u};
+			r->holds++;
+			copies = 0;
+		}
+		break;
+	}
+	case FW_STALL: {
+		uint8_t n = fc_u8(&r->in);
+		fc_dp_stall(n & 0x80 ? r->adp : r->wdp, n & 0x7fu);
+		break;
+	}
+	default:
+		break;
+	}
+	for (int i = 0; i < copies; i++)
+		fc_dp_push(r->wdp, p->data, p->len, &r->aep, tag_of(h.round));
+}
+
+/* What the worker sends goes straight to the shard, from the worker's
+ * address. */
+static void worker_tx(gw_dp *dp, gw_pkt *p)
+{
+	struct run *r = fc_dp_arg(dp);
+	gw_pkt_hdr h;
+	GW_FUZZ_CHECKF(gw_pkt_parse(p->data, p->len, &h) == 0 && h.type == GW_PKT_UP,
+		       "the worker sent a packet that does not parse");
+	GW_FUZZ_CHECK(!memcmp(&p->peer, &r->aep, sizeof(r->aep)));
+	gw_pkt up = *p;
+	up.peer = r->wep;
+	check_rc(coll_agg_input(r->a, 0, &up, coll_now_ns()), "coll_agg_input");
+	coll_agg_flush(r->a);
+}
+
+/* Held packets whose time has come join the worker's queue. */
+static void release(struct run *r)
+{
+	for (unsigned i = 0; i < r->nhold;) {
+		struct held *k = &r->hold[i];
+		if (fc_clock_ns() < k->due) {
+			i++;
+			continue;
+		}
+		fc_dp_push(r->wdp, k->data, k->len, &r->aep, k->tag);
+		free(k->data);
+		*k = r->hold[--r->nhold];
+	}
+}
+
+static void worker_poll(gw_dp *dp)
+{
+	release(fc_dp_arg(dp));
+}
+
+static void worker_rx(gw_dp *dp, const gw_pkt *p, int tag)
+{
+	struct run *r = fc_dp_arg(dp);
+	(void)p;
+	/* A packet with the job's MAC may be taken, whichever round it was
+	 * made in: the exact checks are off for the round it arrives in. */
+	if (tag == SEALED)
+		r->right_key = 1;
+	if (tag == HOSTILE || tag == SEALED)
+		r->hostile++;
+	else if (tag == tag_of(r->round))
+		r->cur++;
+	else
+		r->old++;
+}
+
+/* An idle worker sleeps as long as it asks (in virtual time); the
+ * shard's deadline scan runs meanwhile. */
+static void worker_wait(gw_dp *dp, unsigned timeout_us)
+{
+	struct run *r = fc_dp_arg(dp);
+	fc_clock_advance(1000ull * timeout_us);
+	check_rc(coll_agg_tick(r->a, coll_now_ns()), "coll_agg_tick");
+	coll_agg_flush(r->a);
+}
+
+/* ---- the calls --------------------------------------------------------- */
+
+static float grad_at(const struct run *r, uint32_t round, uint64_t i)
+{
+	uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)round << 40 ^ r->seed;
+	h ^= h >> 31;
+	h *= 0x94d049bb133111ebull;
+	h ^= h >> 29;
+	/* Never -0 nor non-finite: 0 + g is g, bit for bit. */
+	return (float)(h >> 41) * 0x1p-20f - 4.0f;
+}
+
+static uint64_t rejected(const gw_comm_stats *s)
+{
+	return s->foreign + s->bad + s->corrupt + s->unauthenticated + s->forged;
+}
+
+/* The oracle of a dense call (see the top of the file). */
+static void check_dense(struct run *r, int rc, const gw_comm_stats *b,
+			const gw_comm_stats *e, const float *grad, const float *out)
+{
+	const struct coll_layout *L = r->L;
+	uint64_t got = r->cur + r->old + r->hostile;
+	/* Every chunk has its result: nothing may wait to be sent into the
+	 * next round. */
+	GW_FUZZ_CHECKF(rc != GW_OK || r->c->txq_n == 0, "%u packets still queued",
+		       r->c->txq_n);
+	if (rc == GW_OK)
+		GW_FUZZ_CHECKF(e->results - b->results + e->duplicates - b->duplicates +
+			       e->stale - b->stale + rejected(e) - rejected(b) == got,
+			       "%llu packets handed up, not all counted once",
+			       (unsigned long long)got);
+	if (!L->keyed || r->right_key || r->tainted)
+		return;
+	GW_FUZZ_CHECKF(rc == GW_OK, "round %u: %s with no packet that could pass",
+		       r->round, gw_error_name(rc));
+	GW_FUZZ_CHECKF(rejected(e) - rejected(b) == r->hostile,
+		       "%llu hostile packets, %llu rejected", (unsigned long long)r->hostile,
+		       (unsigned long long)(rejected(e) - rejected(b)));
+	GW_FUZZ_CHECK(e->stale - b->stale == r->old);
+	GW_FUZZ_CHECK(e->results - b->results == L->chunks);
+	GW_FUZZ_CHECK(e->results - b->results + e->duplicates - b->duplicates == r->cur);
+	if (L->job.up_codec == GW_CODEC_RAW && L->job.down_codec == GW_CODEC_RAW)
+		GW_FUZZ_CHECKF(!memcmp(out, grad, L->job.dim * sizeof(float)),
+			       "round %u: out is not the gradient", r->round);
+}
+
+/* The oracle of a Sketched-SGD call; v: the worker's v before it. */
+static void check_sketched(struct run *r, int rc, const gw_comm_stats *b,
+			   const gw_comm_stats *e, const float *grad, const float *v,
+			   const gw_sparse_update *up)
+{
+	const struct coll_layout *L = r->L;
+	if (!L->keyed || r->right_key || r->tainted)
+		return;
+	GW_FUZZ_CHECKF(rc == GW_OK, "round %u: %s with no packet that could pass",
+		       r->round, gw_error_name(rc));
+	GW_FUZZ_CHECKF(rejected(e) - rejected(b) == r->hostile,
+		       "%llu hostile packets, %llu rejected (bad %llu)",
+		       (unsigned long long)r->hostile,
+		       (unsigned long long)(rejected(e) - rejected(b)),
+		       (unsigned long long)(e->bad - b->bad));
+	GW_FUZZ_CHECK(e->stale - b->stale == r->old);
+	GW_FUZZ_CHECK(up->nnz == L->sk.k && up->applied && up->contributors == 1);
+	for (uint32_t i = 0; i < up->nnz; i++) {
+		uint64_t k = up->keys[i];
+		GW_FUZZ_CHECK(k < L->job.dim && (!i || k > up->keys[i - 1]));
+		float want = 0.0f + (v[k] + grad[k]);
+		GW_FUZZ_CHECKF(!memcmp(&up->values[i], &want, sizeof(want)),
+			       "update value at %llu", (unsigned long long)k);
+	}
+}
+
+static void rounds(struct run *r, int n)
+{
+	const struct coll_layout *L = r->L;
+	uint64_t dim = L->job.dim;
+	float *grad = malloc(dim * sizeof(float));
+	float *out = malloc(dim * sizeof(float));
+	float *v = malloc(dim * sizeof(float));
+	GW_FUZZ_CHECK(grad && out && v);
+	for (int call = 0; call < n; call++, r->round++) {
+		for (uint64_t i = 0; i < dim; i++)
+			grad[i] = grad_at(r, r->round, i);
+		r->drops = r->holds = 0;
+		r->right_key = 0;
+		r->cur = r->old = r->hostile = 0;
+		gw_comm_stats b, e;
+		gw_comm_stats_get(r->c, &b);
+		int rc;
+		if (L->sk.on) {
+			gw_sparse_update up = {0};
+			memcpy(v, gw_comm_residual(r->c), dim * sizeof(float));
+			rc = gw_allreduce_sketched(r->c, grad, &up, NULL);
+			gw_comm_stats_get(r->c, &e);
+			check_sketched(r, rc, &b, &e, grad, v, &up);
+		} else {
+			gw_allreduce_info info;
+			rc = gw_allreduce(r->c, grad, out, &info);
+			gw_comm_stats_get(r->c, &e);
+			check_dense(r, rc, &b, &e, grad, out);
+		}
+		GW_FUZZ_CHECKF(rc == GW_OK || (rc < 0 && rc > GW_E_LAST),
+			       "gw_allreduce returned %d", rc);
+		if (getenv("GW_FUZZ_VERBOSE"))
+			fprintf(stderr, "worker_rx: round %u: %s, results %llu, handed up "
+				"%llu + %llu old + %llu hostile, rejected %llu, exact %d, "
+				"retransmits %llu, clock %.3f ms, txq %u\n",
+				r->round, gw_error_name(rc),
+				(unsigned long long)(e.results - b.results),
+				(unsigned long long)r->cur, (unsigned long long)r->old,
+				(unsigned long long)r->hostile,
+				(unsigned long long)(rejected(&e) - rejected(&b)),
+				L->keyed && !r->right_key && !r->tainted,
+				(unsigned long long)(e.retransmits - b.retransmits),
+				(double)(fc_clock_ns() - 1000000000ull) / 1e6, r->c->txq_n);
+		/* A worker that gave up on a round leaves the shard waiting
+		 * for it (reliable mode), and one that took a forged packet
+		 * may have sent what the shard did not expect. */
+		r->tainted |= rc != GW_OK || r->right_key;
+	}
+	free(grad);
+	free(out);
+	free(v);
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+static int setup(struct run *r, const uint8_t *cfg)
+{
+	uint8_t f = cfg[0];
+	gw_coll_job job = {
+		.job = JOB_ID,
+		.dim = 1 + (cfg[2] | cfg[3] << 8) % FC_DIM_MAX,
+		.chunk_elems = 40u * (1u + cfg[4] % 24u),
+		.workers = 1,
+		.shards = 1,
+		.window = 1u + (cfg[5] & 7u),
+		.up_codec = f & FC_WK_SKETCHED ? GW_CODEC_COUNTSKETCH
+					       : codecs[(cfg[1] & 15) % GW_ARRAY_SIZE(codecs)],
+		.down_codec = f & FC_WK_SKETCHED ? GW_CODEC_RAW
+						 : codecs[(cfg[1] >> 4) % GW_ARRAY_SIZE(codecs)],
+		.mode = f & FC_WK_TOLERANT ? GW_COLL_LOSS_TOLERANT : GW_COLL_RELIABLE,
+		.deadline_us = 1000u * (1u + (cfg[5] >> 3)),
+		.key = f & FC_WK_KEYED ? job_key : NULL,
+	};
+	fc_sketch_sizes(&job, cfg[7]);
+	r->seed = cfg[6];
+	r->round = cfg[7] & FC_ROUND_HIGH ? 0xfffffffeu : 0;
+	r->wep = (gw_endpoint){.ip = 0x0a000002u, .port = 7000};
+	r->aep = (gw_endpoint){.ip = 0x0a000001u, .port = 9000};
+	struct fc_hooks wh = {.on_tx = worker_tx, .on_poll = worker_poll,
+			      .on_rx = worker_rx, .on_wait = worker_wait, .arg = r,
+			      .pool = cfg[7] & FC_POOL3_WORKER ? 3 : 0,
+			      .tx_max = cfg[7] & FC_TX1_WORKER ? 1 : 0};
+	struct fc_hooks ah = {.on_tx = shard_tx, .arg = r,
+			      .tx_max = cfg[7] & FC_TX1_SHARD ? 1 : 0};
+	r->wdp = fc_dp_new(&r->wep, FC_PAYLOAD_MAX, &wh);
+	r->adp = fc_dp_new(&r->aep, FC_PAYLOAD_MAX, &ah);
+	r->buf = malloc(FC_PAYLOAD_MAX + GW_PKT_MAC_LEN);
+	if (!r->wdp || !r->adp || !r->buf)
+		return -1;
+	gw_agg_config ac = {.job = job, .shard = 0};
+	gw_comm_config cc = {.job = job, .rank = 0, .shards = &r->aep, .rto_us = RTO_US,
+			     .timeout_ms = TIMEOUT_MS, .first_round = r->round};
+	if (!(r->a = gw_agg_create(&r->adp, 1, &ac)) || !(r->c = gw_comm_create(r->wdp, &cc)))
+		return -1;
+	r->L = &r->a->L;
+	return 0;
+}
+
+static void run_free(struct run *r)
+{
+	/* The worker and the shard give their packets back first. */
+	gw_comm_free(r->c);
+	gw_agg_free(r->a);
+	fc_dp_delete(r->wdp);
+	fc_dp_delete(r->adp);
+	for (uint32_t i = 0; i < r->ngen; i++)
+		free(r->gen[i].data);
+	for (unsigned i = 0; i < r->nhold; i++)
+		free(r->hold[i].data);
+	free(r->gen);
+	free(r->buf);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < FC_CFG_LEN)
+		return 0;
+	struct run r = {0};
+	fc_clock_start();
+	if (setup(&r, data) == 0) {
+		r.in = (struct fc_in){.p = data + FC_CFG_LEN, .n = size - FC_CFG_LEN};
+		rounds(&r, data[0] & FC_WK_TWO_ROUNDS ? 2 : 1);
+		gw_fuzz_last_rc = GW_OK;   /* ran to the end, every check held */
+	} else if (getenv("GW_FUZZ_VERBOSE")) {
+		fprintf(stderr, "worker_rx: the job was refused\n");
+	}
+	run_free(&r);
+	fc_clock_stop();
+	return 0;
+}
