@@ -291,7 +291,12 @@ int coll_layout_init(struct coll_layout *L, const gw_coll_job *job,
 {
 	memset(L, 0, sizeof(*L));
 	L->job = *job;
-	int rc = job_defaults(&L->job, why);
+	int rc = coll_wire_register();
+	if (rc < 0) {
+		*why = "packet types: UP or RESULT registered with other rules";
+		return rc;
+	}
+	rc = job_defaults(&L->job, why);
 	if (rc < 0)
 		return rc;
 	if (!L->job.chunk_elems) {
@@ -381,8 +386,7 @@ uint32_t coll_seal(const struct coll_layout *L, uint8_t *p, gw_pkt_hdr *h,
 	uint32_t payload = body_len + (L->keyed ? GW_PKT_MAC_LEN : 0);
 	h->flags |= GW_PKT_F_FRAME | (L->keyed ? GW_PKT_F_MAC : 0);
 	uint8_t *b = p + GW_PKT_HDR_LEN;
-	gw_pkt_write(p, h, gw_pkt_payload_seed(h->type, h->flags, h->sack_len, b,
-					       payload));
+	gw_pkt_write(p, h, gw_pkt_payload_seed(h->flags, h->sack_len, b, payload));
 	if (L->keyed)
 		crypto_generichash(b + body_len, GW_PKT_MAC_LEN, p,
 				   GW_PKT_HDR_LEN + body_len, L->key, GW_KEY_LEN);

@@ -9,8 +9,9 @@
 #include <gw/collective.h>
 #include <gw/sketch.h>
 
+#include <gw/wire.h>
+
 #include "gw_util.h"
-#include "pkt.h"
 
 #define COLL_WINDOW_DEF 64u
 #define COLL_DEADLINE_DEF_US 20000u
@@ -113,7 +114,13 @@ int coll_agg_tick(gw_agg *a, uint64_t now);
 void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len);
 void coll_agg_flush(gw_agg *a);
 
-/* Fills the defaults, checks the job, copies the key. */
+/* Registers UP and RESULT with the packet header (coll_wire.c;
+ * idempotent): every layout does, and whatever parses collective packets
+ * without a job (tests, fuzz harnesses) calls it first. */
+int coll_wire_register(void);
+
+/* Fills the defaults, checks the job, copies the key, registers the
+ * packet types. */
 int coll_layout_init(struct coll_layout *L, const gw_coll_job *job,
 		     const char **why);
 

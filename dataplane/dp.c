@@ -6,20 +6,22 @@
 #include "dp_internal.h"
 #include "impair.h"
 
-static const struct gw_dp_ops *const backends[] = {
-	&gw_dp_udp_ops,
-#ifdef GW_HAVE_DPDK
-	&gw_dp_dpdk_ops,
-#endif
-};
+/* Filled by the backends' constructors (GW_DP_BACKEND) before main() or
+ * dlopen() returns, one thread; read-only afterwards. */
+static const struct gw_dp_ops *backends[GW_DP_BACKENDS_MAX];
+static const char *backend_names[GW_DP_BACKENDS_MAX + 1];
+static unsigned nbackends;
 
-static const char *const backend_names[] = {
-	"udp",
-#ifdef GW_HAVE_DPDK
-	"dpdk",
-#endif
-	NULL,
-};
+void gw_dp_register(const struct gw_dp_ops *ops)
+{
+	for (unsigned i = 0; i < nbackends; i++)
+		if (backends[i] == ops)
+			return;
+	if (!ops || nbackends == GW_DP_BACKENDS_MAX)
+		return;
+	backends[nbackends] = ops;
+	backend_names[nbackends++] = ops->name;
+}
 
 const char *const *gw_dp_backends(void)
 {
@@ -30,7 +32,7 @@ int gw_dp_open(const gw_dp_config *cfg, gw_dp **out)
 {
 	if (!cfg || !cfg->backend || !out)
 		return GW_ERR(GW_EINVAL);
-	for (size_t i = 0; i < GW_ARRAY_SIZE(backends); i++) {
+	for (unsigned i = 0; i < nbackends; i++) {
 		if (strcmp(backends[i]->name, cfg->backend))
 			continue;
 		/* impair_* options are every backend's (impair.c); the backend

@@ -31,12 +31,23 @@ struct gw_dp {
 	struct gw_impair *impair;
 };
 
-/* Backends built into this library (dp.c lists them under their build
- * flags GW_HAVE_DPDK, ...). */
-extern const struct gw_dp_ops gw_dp_udp_ops;
-#ifdef GW_HAVE_DPDK
-extern const struct gw_dp_ops gw_dp_dpdk_ops;
-#endif
+/* Adds a backend to the list gw_dp_open() picks from (the ops are kept,
+ * not copied). The core names no backend: each backend's folder registers
+ * itself at load time with GW_DP_BACKEND, as rdma-core's providers do, so
+ * a backend is one folder, built when its dependency is found, and nothing
+ * else. At most GW_DP_BACKENDS_MAX; more are ignored. */
+#define GW_DP_BACKENDS_MAX 8
+void gw_dp_register(const struct gw_dp_ops *ops);
+
+/* Registers ops when the program or library is loaded. A static archive
+ * drops an object nothing refers to, constructor and all: whatever links a
+ * backend's archive (not libgradwire.so, which takes every object) also
+ * passes -Wl,-u,<ops> (dataplane/meson.build does). */
+#define GW_DP_BACKEND(ops)                                                     \
+	__attribute__((constructor)) static void gw_dp_register_##ops(void)    \
+	{                                                                      \
+		gw_dp_register(&(ops));                                        \
+	}
 
 /* Backends receive cfg->opts with the impair_* keys taken out (dp.c
  * handles those for every backend), and must copy whatever they keep of

@@ -37,9 +37,10 @@
 #include <time.h>
 
 #include <gw/stream.h>
+#include <gw/wire.h>
 
 #include "dp_internal.h"
-#include "pkt.h"
+#include "stream_internal.h"
 
 #define WINDOW_DEF 256u
 #define RTO_DEF_US 2000u
@@ -141,7 +142,7 @@ gw_stream *gw_stream_create(gw_dp *dp, const gw_stream_config *cfg)
 	if (!c.timeout_ms)
 		c.timeout_ms = TIMEOUT_DEF_MS;
 	if (c.window > GW_STREAM_WINDOW_MAX ||
-	    gw_dp_payload_max(dp) < GW_PKT_HDR_LEN + 1)
+	    gw_dp_payload_max(dp) < GW_PKT_HDR_LEN + 1 || gw_stream_wire_register() < 0)
 		return NULL;
 	gw_stream *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -563,7 +564,7 @@ static int sender_fill(gw_stream *s, gw_stream_fill_fn fill, void *arg)
 		}
 		struct slot *sl = slot_of(s, s->next);
 		*sl = (struct slot){.pkt = p, .last = (uint8_t)s->eof};
-		sl->hash = gw_pkt_payload_seed(GW_PKT_DATA, s->cfg.frames ? GW_PKT_F_FRAME : 0, 0,
+		sl->hash = gw_pkt_payload_seed(s->cfg.frames ? GW_PKT_F_FRAME : 0, 0,
 					       p->data + GW_PKT_HDR_LEN, (size_t)n);
 		p->len = GW_PKT_HDR_LEN + (uint32_t)n;
 		s->next++;

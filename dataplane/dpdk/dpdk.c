@@ -142,6 +142,7 @@ fail_claim:
 	return rc;
 }
 
+/* Global, not static: linkers of the static archive name it (-u). */
 const struct gw_dp_ops gw_dp_dpdk_ops = {
 	.name = "dpdk",
 	.open = dpdk_open,
@@ -152,3 +153,5 @@ const struct gw_dp_ops gw_dp_dpdk_ops = {
 	.rx_burst = gw_dpdk_rx_burst,
 	.wait = gw_dpdk_wait,
 };
+GW_DP_BACKEND(gw_dp_dpdk_ops)
+

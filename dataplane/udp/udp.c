@@ -346,6 +346,7 @@ static int udp_wait(gw_dp *dp, unsigned timeout_us)
 	return r < 0 && errno != EINTR ? GW_ERR(GW_EIO) : GW_OK;
 }
 
+/* Global, not static: linkers of the static archive name it (-u). */
 const struct gw_dp_ops gw_dp_udp_ops = {
 	.name = "udp",
 	.open = udp_open,
@@ -356,3 +357,5 @@ const struct gw_dp_ops gw_dp_udp_ops = {
 	.rx_burst = udp_rx_burst,
 	.wait = udp_wait,
 };
+GW_DP_BACKEND(gw_dp_udp_ops)
+

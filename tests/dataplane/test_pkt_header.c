@@ -18,8 +18,11 @@
 #include <gw/dataplane.h>
 #include <gw/stream.h>
 
+#include <gw/wire.h>
+
 #include "../gw_test.h"
-#include "pkt.h"
+#include "coll_internal.h"
+#include "stream_internal.h"
 
 #define JOB 7u
 #define ROUND 1u
@@ -32,6 +35,10 @@ static gw_test_guard guard;
 static int setup(void **state)
 {
 	(void)state;
+	/* The header knows no type: the stream and the collective register
+	 * theirs, as a process that makes a stream and a communicator does. */
+	GW_OK_CALL(gw_stream_wire_register());
+	GW_OK_CALL(coll_wire_register());
 	gw_test_dense d;
 	gw_test_load_dense(2, &d);   /* cnn conv2.weight, 4608 floats */
 	gw_tensor t = gw_test_dense_tensor(TENSOR, d.v, d.n);
@@ -63,7 +70,7 @@ static size_t make_data(uint8_t *buf, uint32_t job, uint32_t round, uint32_t ten
 		memcpy(buf + GW_PKT_HDR_LEN, frame, flen);
 	gw_pkt_hdr h = {.type = GW_PKT_DATA, .flags = flags, .rank = 5, .job = job,
 			.round = round, .tensor = tensor, .chunk = chunk, .seq = 1234};
-	gw_pkt_write(buf, &h, gw_pkt_payload_seed(GW_PKT_DATA, flags, 0, buf + GW_PKT_HDR_LEN, flen));
+	gw_pkt_write(buf, &h, gw_pkt_payload_seed(flags, 0, buf + GW_PKT_HDR_LEN, flen));
 	return GW_PKT_HDR_LEN + flen;
 }
 
@@ -101,7 +108,7 @@ static size_t make_agg(uint8_t *buf, uint8_t type, uint8_t flags, uint32_t chunk
 	gw_pkt_hdr h = {.type = type, .flags = flags, .sack_len = bm,
 			.rank = type == GW_PKT_UP ? 6 : 1, .job = JOB, .round = ROUND,
 			.tensor = 0, .chunk = chunk, .seq = 4321};
-	gw_pkt_write(buf, &h, gw_pkt_payload_seed(type, flags, bm, pay, plen));
+	gw_pkt_write(buf, &h, gw_pkt_payload_seed(flags, bm, pay, plen));
 	return GW_PKT_HDR_LEN + plen;
 }
 
@@ -116,7 +123,7 @@ static void reseal(uint8_t *p, size_t len)
 			.tensor = gw_test_ld32(p + GW_PKT_OFF_TENSOR),
 			.chunk = gw_test_ld32(p + GW_PKT_OFF_CHUNK),
 			.seq = gw_test_ld32(p + GW_PKT_OFF_SEQ)};
-	gw_pkt_write(p, &h, gw_pkt_payload_seed(h.type, h.flags, h.sack_len, p + GW_PKT_HDR_LEN,
+	gw_pkt_write(p, &h, gw_pkt_payload_seed(h.flags, h.sack_len, p + GW_PKT_HDR_LEN,
 						 len - GW_PKT_HDR_LEN));
 }
 
@@ -443,7 +450,7 @@ static void test_agg_rules(void **state)
 		/* LAST and bits 4-7 are no flags of theirs */
 		for (unsigned b = 0; b < 8; b++) {
 			uint8_t fb = (uint8_t)(1u << b);
-			if (fb & GW_PKT_F_AGG)
+			if (fb & (GW_PKT_F_RETX | GW_PKT_F_FRAME | GW_PKT_F_MAC))
 				continue;
 			len = make_agg(buf, type, F | fb, 1, bm3, bm, f->data, f->len);
 			GW_EXPECT_RC(parse_guarded(buf, len, &h), GW_ERESERVED,
@@ -545,7 +552,7 @@ static void test_agg_rules(void **state)
 			GW_CHECK(l <= guard.len, "guarded block too small");
 			gw_pkt_hdr bh = {.type = big[i].type, .flags = big[i].flags,
 					 .sack_len = big[i].bm, .job = JOB, .chunk = 3};
-			gw_pkt_write(q, &bh, gw_pkt_payload_seed(bh.type, bh.flags, bh.sack_len,
+			gw_pkt_write(q, &bh, gw_pkt_payload_seed(bh.flags, bh.sack_len,
 								 q + GW_PKT_HDR_LEN,
 								 l - GW_PKT_HDR_LEN));
 			GW_EXPECT_RC(parse_guarded(q, l, &h),

@@ -51,8 +51,11 @@
 
 #include <xxhash.h>
 
+#include <gw/wire.h>
+
+#include "coll_internal.h"
 #include "fuzz_common.h"
-#include "pkt.h"
+#include "stream_internal.h"
 
 /* ---- a model of the spec ----------------------------------------------- */
 
@@ -74,6 +77,11 @@ static uint32_t model_checksum(const uint8_t *p, size_t len)
 		seed = XXH3_64bits(p + 32, plen);
 	return (uint32_t)XXH3_64bits_withSeed(p, 28, seed);
 }
+
+/* The flags each type may carry (§5.2, §5.6): the stream's and the
+ * collective's own definitions, written here again from the spec. */
+#define DATA_FLAGS (GW_PKT_F_LAST | GW_PKT_F_RETX | GW_PKT_F_FRAME)
+#define AGG_FLAGS (GW_PKT_F_RETX | GW_PKT_F_FRAME | GW_PKT_F_MAC)
 
 /* §5.1 rules 1-9, in their order: the code gw_pkt_parse() must return. */
 static int model_parse(const uint8_t *p, size_t len)
@@ -162,7 +170,7 @@ static void check_accepted(const uint8_t *p, size_t len, const gw_pkt_hdr *h)
 		GW_FUZZ_CHECK((uint64_t)h->chunk + 8u * h->sack_len <=
 			      GW_PKT_CHUNK_LIMIT);
 	} else if (h->type == GW_PKT_DATA) {
-		GW_FUZZ_CHECKF(!(h->flags & ~GW_PKT_F_KNOWN), "DATA flags 0x%02x "
+		GW_FUZZ_CHECKF(!(h->flags & ~DATA_FLAGS), "DATA flags 0x%02x "
 			       "accepted", h->flags);
 		GW_FUZZ_CHECK(h->sack_len == 0);
 		GW_FUZZ_CHECK(plen <= GW_PKT_PAYLOAD_MAX);
@@ -172,7 +180,7 @@ static void check_accepted(const uint8_t *p, size_t len, const gw_pkt_hdr *h)
 			       h->flags);
 	} else {
 		const char *t = h->type == GW_PKT_UP ? "UP" : "RESULT";
-		GW_FUZZ_CHECKF(!(h->flags & ~GW_PKT_F_AGG) && (h->flags & GW_PKT_F_FRAME),
+		GW_FUZZ_CHECKF(!(h->flags & ~AGG_FLAGS) && (h->flags & GW_PKT_F_FRAME),
 			       "%s flags 0x%02x accepted", t, h->flags);
 		GW_FUZZ_CHECKF(h->type == GW_PKT_UP ? h->sack_len == 0 : h->sack_len > 0,
 			       "%s with sack_len %u accepted", t, h->sack_len);
@@ -196,7 +204,7 @@ static void check_accepted(const uint8_t *p, size_t len, const gw_pkt_hdr *h)
 	/* round trip: re-sealing the parsed header rebuilds it exactly */
 	uint8_t *hdr = malloc(GW_PKT_HDR_LEN);
 	GW_FUZZ_CHECK(hdr);
-	gw_pkt_write(hdr, h, gw_pkt_payload_seed(h->type, h->flags, h->sack_len,
+	gw_pkt_write(hdr, h, gw_pkt_payload_seed(h->flags, h->sack_len,
 						 p + GW_PKT_HDR_LEN, plen));
 	for (unsigned i = 0; i < GW_PKT_HDR_LEN; i++)
 		GW_FUZZ_CHECKF(hdr[i] == p[i],
@@ -299,7 +307,7 @@ static void derived(const uint8_t *data, size_t size)
 		.seq = gw_fuzz_ld32(f + GW_PKT_OFF_SEQ),
 	};
 	if (w.type == GW_PKT_DATA) {
-		w.flags &= GW_PKT_F_KNOWN;
+		w.flags &= DATA_FLAGS;
 		w.sack_len = 0;
 		if (plen > GW_PKT_PAYLOAD_MAX)
 			plen = GW_PKT_PAYLOAD_MAX;
@@ -320,7 +328,7 @@ static void derived(const uint8_t *data, size_t size)
 		/* UP, RESULT: FRAME always, MAC as the input says; a bitmap of
 		 * 1..255 bytes for RESULT only; then bitmap + a frame of at
 		 * least one byte + MAC, and a frame of at most 65535 */
-		w.flags = (uint8_t)((w.flags & GW_PKT_F_AGG) | GW_PKT_F_FRAME);
+		w.flags = (uint8_t)((w.flags & AGG_FLAGS) | GW_PKT_F_FRAME);
 		if (w.type == GW_PKT_UP)
 			w.sack_len = 0;
 		else if (!w.sack_len)
@@ -343,7 +351,7 @@ static void derived(const uint8_t *data, size_t size)
 		memset(p + GW_PKT_HDR_LEN + take, 0, plen - take);
 	if (w.type == GW_PKT_ACK && plen)
 		p[GW_PKT_HDR_LEN] &= (uint8_t)~1u;
-	gw_pkt_write(p, &w, gw_pkt_payload_seed(w.type, w.flags, w.sack_len,
+	gw_pkt_write(p, &w, gw_pkt_payload_seed(w.flags, w.sack_len,
 						p + GW_PKT_HDR_LEN, plen));
 
 	gw_pkt_hdr h;
@@ -356,6 +364,17 @@ static void derived(const uint8_t *data, size_t size)
 	if (plen)
 		check_flip(p, len, &w, 8 * GW_PKT_HDR_LEN + (ctrl >> 8) % (8 * plen));
 	free(p);
+}
+
+/* The header knows no type: the stream and the collective register theirs
+ * (as a process that makes a stream and a communicator does). */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	GW_FUZZ_CHECK(gw_stream_wire_register() == 0 && coll_wire_register() == 0);
+	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -51,7 +51,7 @@
 #include "seeds_dr.h"
 #include "fuzz_coll.h"
 #include "fuzz_common.h"
-#include "pkt.h"
+#include <gw/wire.h>
 
 /* ---- deterministic synthetic data -------------------------------------- */
 
@@ -807,7 +807,7 @@ static size_t make_pkt(uint8_t *out, const gw_pkt_hdr *h, const uint8_t *payload
 {
 	if (plen)
 		memmove(out + GW_PKT_HDR_LEN, payload, plen);
-	gw_pkt_write(out, h, gw_pkt_payload_seed(h->type, h->flags, h->sack_len,
+	gw_pkt_write(out, h, gw_pkt_payload_seed(h->flags, h->sack_len,
 						 out + GW_PKT_HDR_LEN, plen));
 	return GW_PKT_HDR_LEN + plen;
 }

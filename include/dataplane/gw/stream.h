@@ -15,14 +15,11 @@
 #define GW_STREAM_H
 
 #include <gw/dataplane.h>
+#include <gw/wire.h>   /* the packet header: GW_PKT_HDR_LEN, ... */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define GW_PKT_MAGIC 0x5047u      /* bytes 'G' 'P' */
-#define GW_PKT_VERSION 1u
-#define GW_PKT_HDR_LEN 32u
 
 #define GW_STREAM_WINDOW_MAX 1024u   /* = the chunks one ACK's bitmap covers */
 
