@@ -267,8 +267,12 @@ static void account(const struct run *u, struct acc *a, const float *e, int r)
 		/* What was sent here: the corrected value of a key of the
 		 * round; elsewhere only what a false positive carried. */
 		int here = a->present[k];
-		if (!here && gw_test_bits(d) == 0x80000000u)
+		if (!here && gw_test_bits(d) == 0x80000000u) {
+			GW_CHECK(gw_test_bits(ea) == gw_test_bits(eb), "%s round %d: e[%llu] "
+				 "changed from %a to %a with nothing sent there", u->what,
+				 r, (unsigned long long)k, (double)eb, (double)ea);
 			continue;
+		}
 		double gk = here ? (double)a->g[k] : 0.0;
 		a->tol[k] += tl->c_abs * fabs((double)a->c[k]) + tl->g_abs * fabs(gk) +
 			     tl->eb_abs * fabs((double)eb) + tl->ea_abs * fabs((double)ea) +
