@@ -18,6 +18,7 @@ PKGS=(
   openmpi-bin libopenmpi-dev       # MPI_Allreduce baseline (bench/mpi_allreduce.c)
   libopenblas-dev libjansson-dev   # gw-train's MLP (sgemm), MNIST's JSON
   gnuplot-nox                      # gw-train --plot, bench/train.sh
+  gcovr                            # line coverage per layer (scripts/coverage.sh)
 )
 
 missing=()

@@ -3,6 +3,9 @@
 
 #include <math.h>
 #include <sys/mman.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <unistd.h>
 
 const char *const gw_test_dense_traces[GW_TEST_N_DENSE] = {
@@ -81,6 +84,16 @@ void gw_test_require_traces(const char *prog)
 			prog, gw_test_traces_dir());
 		exit(77);
 	}
+}
+
+void gw_test_init(const char *prog, int need_traces)
+{
+	if (need_traces)
+		gw_test_require_traces(prog);
+#ifdef __GLIBC__
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	mallopt(M_TOP_PAD, 16 << 20);
+#endif
 }
 
 int gw_test_have_traces(void)
@@ -238,8 +251,13 @@ int gw_test_encode_all(gw_encoder *enc, const gw_tensor *t, size_t budget,
 	uint64_t total = t->keys ? t->nnz : t->dim;
 	size_t cap = 0;
 	size_t buflen = budget < GW_FRAME_MAX ? budget : GW_FRAME_MAX;
-	gw_test_guard g;
-	gw_test_guard_alloc(&g, buflen);
+	/* The guarded buffer of the last call is kept for the next one of
+	 * the same budget: a mapping per call costs the tests seconds. */
+	static gw_test_guard g;
+	if (!g.map || g.len != buflen) {
+		gw_test_guard_free(&g);
+		gw_test_guard_alloc(&g, buflen);
+	}
 	for (;;) {
 		GW_CHECK(out->n <= total, "encoder emitted more frames (%zu) than "
 			 "the tensor has elements (%llu)", out->n,
@@ -263,7 +281,6 @@ int gw_test_encode_all(gw_encoder *enc, const gw_tensor *t, size_t budget,
 		GW_CHECK(f->data, "out of memory");
 		memcpy(f->data, g.p, f->len);
 	}
-	gw_test_guard_free(&g);
 	return rc < 0 ? rc : 0;
 }
 
@@ -283,6 +300,37 @@ void gw_test_decode_all(const gw_test_frames *fr, float *out, uint64_t out_len)
 		GW_CHECK(rc > 0, "decoding frame %zu of %zu (%zu bytes) failed: %s",
 			 i, fr->n, fr->f[i].len, gw_error_name(rc));
 	}
+}
+
+static const float *top_v;
+
+static int by_mag_desc(const void *a, const void *b)
+{
+	float x = fabsf(top_v[*(const uint32_t *)a]);
+	float y = fabsf(top_v[*(const uint32_t *)b]);
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int by_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+float *gw_test_top_k_values(const float *v, size_t n, uint32_t k)
+{
+	uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	float *out = malloc((k ? k : 1) * sizeof(*out));
+	GW_CHECK(idx && out, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		idx[i] = (uint32_t)i;
+	top_v = v;
+	qsort(idx, n, sizeof(*idx), by_mag_desc);
+	qsort(idx, k, sizeof(*idx), by_u32);
+	for (uint32_t i = 0; i < k; i++)
+		out[i] = v[idx[i]];
+	free(idx);
+	return out;
 }
 
 /* ---- guarded memory ------------------------------------------------------ */
@@ -379,6 +427,16 @@ int gw_test_codecs(int *ids)
 	return k;
 }
 
+int gw_test_codecs_taking(int sparse, int *ids)
+{
+	int all[GW_TEST_MAX_CODECS];
+	int n = gw_test_codecs(all), k = 0;
+	for (int i = 0; i < n; i++)
+		if (gw_test_codec_accepts(all[i], sparse))
+			ids[k++] = all[i];
+	return k;
+}
+
 int gw_test_codec_accepts(int id, int sparse)
 {
 	int caps = gw_codec_caps(id);
@@ -394,21 +452,101 @@ gw_encoder *gw_test_encoder(int id)
 	return e;
 }
 
-int gw_test_sends_subset(int id)
+gw_encoder *gw_test_encoder_with(int id, const char *params)
 {
-	static const char *const marks[] = {"fraction", "quantiles"};
-	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
-		int p = gw_param_by_name(marks[i]);
-		if (p >= 0 && gw_param_bounds(id, (gw_param)p, NULL) == 0)
-			return 1;
+	gw_encoder *e = gw_test_encoder(id);
+	char err[256] = "";
+	if (params && *params) {
+		int rc = gw_encoder_set_params(e, params, err, sizeof(err));
+		GW_CHECK(rc == 0, "%s: parameters \"%s\" refused: %s (%s)",
+			 gw_codec_name(id), params, err, gw_error_name(rc));
 	}
-	return 0;
+	return e;
 }
 
-int gw_test_sends_superset(int id)
+void gw_test_encode_with(int id, const char *params, const gw_tensor *t,
+			 size_t budget, gw_test_frames *fr, const char *what)
 {
-	/* deepreduce's Bloom-P0 index sends values at false positives too */
-	return gw_param_bounds(id, GW_PARAM_INDEX, NULL) == 0;
+	gw_encoder *enc = gw_test_encoder_with(id, params);
+	int rc = gw_test_encode_all(enc, t, budget, fr);
+	GW_CHECK(rc == 0, "%s: encoding %s at budget %zu failed: %s", gw_codec_name(id),
+		 what, budget, gw_error_name(rc));
+	gw_encoder_free(enc);
+}
+
+gw_encoder *gw_test_encoder_fraction(int id, const char *params, double f)
+{
+	if (gw_param_bounds(id, GW_PARAM_FRACTION, NULL) != 0 ||
+	    (params && strstr(params, "fraction=")))
+		return gw_test_encoder_with(id, params);
+	char spec[512];
+	int n = snprintf(spec, sizeof(spec), "%s%sfraction=%.17g", params ? params : "",
+			 params && *params ? "," : "", f);
+	GW_CHECK(n > 0 && (size_t)n < sizeof(spec), "parameters too long");
+	gw_encoder *e = gw_test_encoder_with(id, spec);
+	if (gw_encoder_check_params(e, NULL, 0) == 0)
+		return e;
+	gw_encoder_free(e);   /* e.g. no sparsifier: no fraction either */
+	return gw_test_encoder_with(id, params);
+}
+
+/* ---- forged frames ---------------------------------------------------------- */
+
+static float forged_pattern(uint64_t i)
+{
+	return (float)i + 0.25f;
+}
+
+int gw_test_decode_forged(const uint8_t *frame, size_t len, uint64_t out_len,
+			  int want, const char *what)
+{
+	gw_test_guard fg, og;
+	gw_test_guard_copy(&fg, frame, len);
+	gw_test_guard_alloc(&og, (size_t)out_len * sizeof(float));
+	float *out = (float *)(void *)og.p;
+	for (uint64_t i = 0; i < out_len; i++)
+		out[i] = forged_pattern(i);
+	int rc = gw_decode(fg.p, len, out, out_len);
+	GW_CHECK(want == GW_TEST_ANY_RESULT || (want == GW_TEST_ANY_ERROR ? rc < 0 : rc == want),
+		 "%s (%zu bytes into %llu outputs): gw_decode returned %d (%s), "
+		 "expected %s", what, len, (unsigned long long)out_len, rc,
+		 gw_error_name(rc),
+		 want == GW_TEST_ANY_ERROR ? "an error" : gw_error_name(want));
+	if (rc < 0)
+		for (uint64_t i = 0; i < out_len; i++)
+			GW_CHECK(gw_test_bits(out[i]) == gw_test_bits(forged_pattern(i)),
+				 "%s: rejected (%s) but element %llu changed", what,
+				 gw_error_name(rc), (unsigned long long)i);
+	gw_test_guard_free(&fg);
+	gw_test_guard_free(&og);
+	return rc;
+}
+
+/* ---- scratch ------------------------------------------------------------------- */
+
+void *gw_test_scratch(unsigned slot, size_t bytes)
+{
+	static void *buf[16];
+	static size_t cap[16];
+	GW_CHECK(slot < 16, "scratch slot %u", slot);
+	if (cap[slot] < bytes) {
+		free(buf[slot]);
+		buf[slot] = malloc(bytes);
+		GW_CHECK(buf[slot], "out of memory (%zu bytes)", bytes);
+		cap[slot] = bytes;
+	}
+	return buf[slot];
+}
+
+/* ---- keys -------------------------------------------------------------------- */
+
+uint64_t *gw_test_keys64(const uint32_t *keys, size_t n)
+{
+	uint64_t *k = malloc((n ? n : 1) * sizeof(*k));
+	GW_CHECK(k, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		k[i] = keys[i];
+	return k;
 }
 
 uint32_t gw_test_ld32(const uint8_t *p)

@@ -1,8 +1,10 @@
-/* 3LC encodes byte for byte as specified: trits t = q + 1 packed five per byte, first element most significant (a*81 + b*27 + c*9 + d*3 + e); five zeros are byte 121, a run of one stays 121, runs of 2..14 become 243..255, a run of 15 is 255 then 121; pad trits are 1; q rounds half to even (|c| = m/2 gives 0); m = s * max|x| is the float32 param; frames start on multiples of 5, fill their budget exactly and hold whole runs; max_frame_elems and the sparsity bounds are honoured. */
+/* 3LC encodes byte for byte as specified: trits t = q + 1 packed five per byte, first element most significant (a*81 + b*27 + c*9 + d*3 + e); five zeros are byte 121, a run of one stays 121, runs of 2..14 become 243..255, a run of 15 is 255 then 121; pad trits are 1; q rounds half to even (|c| = m/2 gives 0); m = s * max|x| is the float32 param; frames start on multiples of 5, fill their budget exactly and hold whole runs; max_frame_elems and the sparsity bounds are honoured; a poisoned tensor (NaN or +-Inf anywhere in g + e) is m = NaN (0x7fc00000) and nothing but zero runs, on every ISA, and FLT_MAX alone is finite (m clamps to FLT_MAX). */
 #include "gw_test.h"
 
 #include <float.h>
 #include <math.h>
+
+#include "gw_cpu.h"
 
 /* Encodes x[0..n) (sparsity s, no error feedback) at budget; returns the
  * frames. */
@@ -284,15 +286,101 @@ static void test_params_and_budget(void **state)
 	gw_encoder_free(enc);
 }
 
-int main(void)
+/* ---- the poisoned tensor (docs/wire-format.md 2.5) ------------------------- */
+
+#define NP 5003
+
+/* Every frame of a poisoned tensor: m bits 0x7fc00000, every payload byte
+ * a zero run; at budget 100 its 60 payload bytes of runs cover 60 * 70
+ * elements, so 5003 take two frames. */
+static void expect_poison_frames(const char *what, gw_encoder *enc, const float *x)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_zero_runs),
-		cmocka_unit_test(test_base3_digits),
-		cmocka_unit_test(test_rounding_and_m),
-		cmocka_unit_test(test_framing),
-		cmocka_unit_test(test_max_frame_elems),
-		cmocka_unit_test(test_params_and_budget),
-	};
-	return cmocka_run_group_tests_name("3lc_encoding", tests, NULL, NULL);
+	gw_tensor t = gw_test_dense_tensor(8, x, NP);
+	gw_test_frames fr;
+	GW_OK_CALL(gw_test_encode_all(enc, &t, 100, &fr));
+	GW_CHECK(fr.n == 2, "%s: %zu frames for a poisoned tensor", what, fr.n);
+	for (size_t j = 0; j < fr.n; j++) {
+		gw_frame_info h;
+		GW_OK_CALL(gw_frame_verify(fr.f[j].data, fr.f[j].len, &h));
+		const uint8_t *p = fr.f[j].data + GW_FRAME_HDR_LEN;
+		GW_CHECK(gw_test_ld32(p) == 0x7fc00000u, "%s: frame %zu m bits %08x",
+			 what, j, gw_test_ld32(p));
+		for (uint32_t k = 0; k < h.payload_len; k++)
+			GW_CHECK(p[4 + k] >= 243 || p[4 + k] == 121,
+				 "%s: frame %zu payload byte %u is %u, not a zero run",
+				 what, j, k, p[4 + k]);
+	}
+	gw_test_frames_free(&fr);
 }
+
+static void test_poisoned_tensor(void **state)
+{
+	(void)state;
+	float *x = malloc(NP * sizeof(float)), *out = malloc(NP * sizeof(float));
+	GW_CHECK(x && out, "out of memory");
+	gw_test_rng r = {3};
+	static const uint32_t bad[] = {0x7fc00000u, 0xffc00001u, 0x7f800001u,
+				       0x7f800000u, 0xff800000u};
+	static const size_t where[] = {0, 1, 319, 320, NP / 2, NP - 1};
+	for (int isa = 0; isa <= gw_cpu_best_isa(); isa++) {
+		GW_OK_CALL(gw_cpu_force_isa(isa));
+		for (size_t b = 0; b < GW_ARRAY_SIZE(bad); b++) {
+			for (size_t w = 0; w < GW_ARRAY_SIZE(where); w++) {
+				char what[96];
+				snprintf(what, sizeof(what), "%s: %08x at %zu",
+					 gw_cpu_isa_name(isa), bad[b], where[w]);
+				for (size_t i = 0; i < NP; i++)
+					x[i] = gw_test_uniform(&r, -1.0f, 1.0f);
+				/* In g, without feedback and with. */
+				gw_encoder *enc = gw_test_encoder(GW_CODEC_3LC);
+				x[where[w]] = gw_test_float(bad[b]);
+				expect_poison_frames(what, enc, x);
+				gw_ef *ef = gw_ef_create(NP);
+				GW_OK_CALL(gw_encoder_set_ef(enc, ef));
+				for (size_t i = 0; i < NP; i++)
+					gw_ef_data(ef)[i] = 0.5f;
+				expect_poison_frames(what, enc, x);
+				/* In the error buffer. */
+				x[where[w]] = 0.25f;
+				gw_ef_data(ef)[where[w]] = gw_test_float(bad[b]);
+				expect_poison_frames(what, enc, x);
+				gw_ef_free(ef);
+				gw_encoder_free(enc);
+			}
+		}
+		/* g + e overflowing to infinity. */
+		gw_encoder *enc = gw_test_encoder(GW_CODEC_3LC);
+		gw_ef *ef = gw_ef_create(NP);
+		GW_OK_CALL(gw_encoder_set_ef(enc, ef));
+		for (size_t i = 0; i < NP; i++)
+			x[i] = gw_test_uniform(&r, -1.0f, 1.0f);
+		x[777] = FLT_MAX;
+		gw_ef_data(ef)[777] = FLT_MAX;
+		expect_poison_frames("g + e overflows", enc, x);
+		/* FLT_MAX alone is finite: m = FLT_MAX (s * max clamped). */
+		GW_OK_CALL(gw_encoder_set_param(enc, GW_PARAM_SPARSITY, 1.9));
+		gw_tensor t = gw_test_dense_tensor(8, x, NP);
+		gw_test_frames fr;
+		GW_OK_CALL(gw_test_encode_all(enc, &t, 65535, &fr));
+		GW_CHECK(gw_test_float(gw_test_ld32(fr.f[0].data + GW_FRAME_HDR_LEN)) == FLT_MAX,
+			 "m of a tensor holding FLT_MAX at s = 1.9");
+		gw_test_fill(out, NP, 0.0f);
+		gw_test_decode_all(&fr, out, NP);
+		GW_CHECK(out[777] == FLT_MAX, "FLT_MAX decoded to %a", (double)out[777]);
+		GW_CHECK(gw_ef_data(ef)[777] == 0.0f, "error of FLT_MAX: %a",
+			 (double)gw_ef_data(ef)[777]);
+		gw_test_frames_free(&fr);
+		gw_ef_free(ef);
+		gw_encoder_free(enc);
+	}
+	gw_cpu_force_isa(-1);
+	free(x);
+	free(out);
+}
+
+GW_TEST_MAIN("3lc_encoding", 0,
+	     cmocka_unit_test(test_zero_runs), cmocka_unit_test(test_base3_digits),
+	     cmocka_unit_test(test_rounding_and_m), cmocka_unit_test(test_framing),
+	     cmocka_unit_test(test_max_frame_elems),
+	     cmocka_unit_test(test_params_and_budget),
+	     cmocka_unit_test(test_poisoned_tensor))

@@ -110,13 +110,5 @@ static void test_random(void **state)
 	}
 }
 
-int main(int argc, char **argv)
-{
-	(void)argc;
-	gw_test_require_traces(argv[0]);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_traces),
-		cmocka_unit_test(test_random),
-	};
-	return cmocka_run_group_tests_name("3lc_error_bound", tests, NULL, NULL);
-}
+GW_TEST_MAIN("3lc_error_bound", 1,
+	     cmocka_unit_test(test_traces), cmocka_unit_test(test_random))

@@ -40,10 +40,5 @@ static void test_refused_begin_leaves_state(void **state)
 	print_message("  %d codecs refuse max_frame_elems = 2 on dense input\n", refused);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_refused_begin_leaves_state),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("begin_refused", 0,
+	     cmocka_unit_test(test_refused_begin_leaves_state))

@@ -189,13 +189,8 @@ static void test_bulk_against_reference(void **state)
 	free(v);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exact_cases_dense),
-		cmocka_unit_test(test_exact_cases_sparse),
-		cmocka_unit_test(test_nan_quieted),
-		cmocka_unit_test(test_bulk_against_reference),
-	};
-	return cmocka_run_group_tests_name("bf16_rounding", tests, NULL, NULL);
-}
+GW_TEST_MAIN("bf16_rounding", 0,
+	     cmocka_unit_test(test_exact_cases_dense),
+	     cmocka_unit_test(test_exact_cases_sparse),
+	     cmocka_unit_test(test_nan_quieted),
+	     cmocka_unit_test(test_bulk_against_reference))

@@ -107,33 +107,12 @@ static void build_keyset(struct frame *f, const struct keyset *k)
 
 /* ---- the checks ------------------------------------------------------------ */
 
-static float pattern(uint64_t i)
-{
-	return (float)i + 0.25f;
-}
-
 /* gw_decode of f into a guarded output of out_len floats returns want; a
  * rejected frame leaves every element as it was. */
 static int decode(const struct frame *f, size_t len, uint64_t out_len, int want,
 		  const char *what)
 {
-	gw_test_guard fg, og;
-	gw_test_guard_copy(&fg, f->b, len);
-	gw_test_guard_alloc(&og, out_len * sizeof(float));
-	float *out = (float *)(void *)og.p;
-	for (uint64_t i = 0; i < out_len; i++)
-		out[i] = pattern(i);
-	int rc = gw_decode(fg.p, len, out, out_len);
-	GW_CHECK(rc == want, "%s: gw_decode returned %d (%s), expected %d (%s)", what,
-		 rc, gw_error_name(rc), want, gw_error_name(want));
-	if (rc < 0)
-		for (uint64_t i = 0; i < out_len; i++)
-			GW_CHECK(gw_test_bits(out[i]) == gw_test_bits(pattern(i)),
-				 "%s: rejected (%s) but element %llu changed", what,
-				 gw_error_name(rc), (unsigned long long)i);
-	gw_test_guard_free(&fg);
-	gw_test_guard_free(&og);
-	return rc;
+	return gw_test_decode_forged(f->b, len, out_len, want, what);
 }
 
 /* gw_keyset_decode of f returns want; rejected, it writes nothing. */
@@ -483,15 +462,10 @@ static void test_empty_tensor(void **state)
 	gw_encoder_free(enc);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dense_valid),
-		cmocka_unit_test(test_dense_hostile),
-		cmocka_unit_test(test_keyset_valid),
-		cmocka_unit_test(test_keyset_hostile),
-		cmocka_unit_test(test_encoder_refusals),
-		cmocka_unit_test(test_empty_tensor),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("countsketch_hostile", 0,
+	     cmocka_unit_test(test_dense_valid),
+	     cmocka_unit_test(test_dense_hostile),
+	     cmocka_unit_test(test_keyset_valid),
+	     cmocka_unit_test(test_keyset_hostile),
+	     cmocka_unit_test(test_encoder_refusals),
+	     cmocka_unit_test(test_empty_tensor))

@@ -335,13 +335,8 @@ static void test_linearity_trace(void **state)
 		gw_test_dense_free(&g[w]);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hash_is_specified),
-		cmocka_unit_test(test_one_coordinate_on_the_wire),
-		cmocka_unit_test(test_linearity_random),
-		cmocka_unit_test(test_linearity_trace),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("countsketch_linearity", 0,
+	     cmocka_unit_test(test_hash_is_specified),
+	     cmocka_unit_test(test_one_coordinate_on_the_wire),
+	     cmocka_unit_test(test_linearity_random),
+	     cmocka_unit_test(test_linearity_trace))

@@ -260,12 +260,7 @@ static void test_top_abs_matches_sort(void **state)
 	GW_EXPECT_RC((int)gw_top_abs(one, 1, 1, NULL), GW_EINVAL, "sel NULL");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_top_abs_matches_sort),
-		cmocka_unit_test(test_recall_cnn),
-		cmocka_unit_test(test_recall_spam),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("countsketch_recall", 0,
+	     cmocka_unit_test(test_top_abs_matches_sort),
+	     cmocka_unit_test(test_recall_cnn),
+	     cmocka_unit_test(test_recall_spam))

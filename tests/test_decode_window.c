@@ -131,12 +131,7 @@ static void test_bad_bases_refused(void **state)
 	gw_encoder_free(enc);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_slice_names_its_range),
-		cmocka_unit_test(test_window_refuses_outside),
-		cmocka_unit_test(test_bad_bases_refused),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("decode_window", 0,
+	     cmocka_unit_test(test_slice_names_its_range),
+	     cmocka_unit_test(test_window_refuses_outside),
+	     cmocka_unit_test(test_bad_bases_refused))

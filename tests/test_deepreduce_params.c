@@ -118,12 +118,7 @@ static void test_begin_checks_combination(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_combination_by_name),
-		cmocka_unit_test(test_bad_strings),
-		cmocka_unit_test(test_begin_checks_combination),
-	};
-	return cmocka_run_group_tests_name("deepreduce_params", tests, NULL, NULL);
-}
+GW_TEST_MAIN("deepreduce_params", 0,
+	     cmocka_unit_test(test_every_combination_by_name),
+	     cmocka_unit_test(test_bad_strings),
+	     cmocka_unit_test(test_begin_checks_combination))

@@ -154,11 +154,5 @@ static void test_cnn(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spam),
-		cmocka_unit_test(test_cnn),
-	};
-	return cmocka_run_group_tests_name("deepreduce_policies", tests, NULL, NULL);
-}
+GW_TEST_MAIN("deepreduce_policies", 0,
+	     cmocka_unit_test(test_spam), cmocka_unit_test(test_cnn))

@@ -77,11 +77,5 @@ static void test_rejects(void **state)
 		     GW_ECORRUPT, "an increment that wraps");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_patterns),
-		cmocka_unit_test(test_rejects),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("delta_binary", 0,
+	     cmocka_unit_test(test_patterns), cmocka_unit_test(test_rejects))

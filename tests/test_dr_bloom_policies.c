@@ -157,13 +157,6 @@ static void test_p2_not_worse(void **state)
 	}
 }
 
-int main(void)
-{
-	gw_test_require_traces("test_dr_bloom_policies");
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spam),
-		cmocka_unit_test(test_cnn_top1),
-		cmocka_unit_test(test_p2_not_worse),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("dr_bloom_policies", 1,
+	     cmocka_unit_test(test_spam), cmocka_unit_test(test_cnn_top1),
+	     cmocka_unit_test(test_p2_not_worse))

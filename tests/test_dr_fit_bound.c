@@ -179,36 +179,6 @@ static void test_synthetic_curves(void **state)
 
 /* ---- real traces ----------------------------------------------------------- */
 
-static const float *top_v;
-
-static int by_mag_desc(const void *a, const void *b)
-{
-	float x = fabsf(top_v[*(const uint32_t *)a]);
-	float y = fabsf(top_v[*(const uint32_t *)b]);
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-static int by_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static float *top_k(const float *v, size_t n, uint32_t k)
-{
-	uint32_t *idx = malloc(n * sizeof(*idx));
-	float *out = malloc(k * sizeof(*out));
-	GW_CHECK(idx && out, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		idx[i] = (uint32_t)i;
-	top_v = v;
-	qsort(idx, n, sizeof(*idx), by_mag_desc);
-	qsort(idx, k, sizeof(*idx), by_u32);
-	for (uint32_t i = 0; i < k; i++)
-		out[i] = v[idx[i]];
-	free(idx);
-	return out;
-}
 
 static void test_cnn(void **state)
 {
@@ -221,10 +191,10 @@ static void test_cnn(void **state)
 			idx = i;
 	gw_test_load_dense(idx, &d);
 	uint32_t k = (uint32_t)(d.n / 100);
-	float *t = top_k(d.v, d.n, k);
+	float *t = gw_test_top_k_values(d.v, d.n, k);
 	sweep("cnn it100 fc.weight top 1%", t, k);
 	free(t);
-	t = top_k(d.v, d.n, (uint32_t)(d.n / 10));
+	t = gw_test_top_k_values(d.v, d.n, (uint32_t)(d.n / 10));
 	sweep("cnn it100 fc.weight top 10%", t, (uint32_t)(d.n / 10));
 	free(t);
 	sweep("cnn it100 fc.weight", d.v, (uint32_t)d.n);
@@ -251,13 +221,7 @@ static void test_spam(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exact_models),
-		cmocka_unit_test(test_synthetic_curves),
-		cmocka_unit_test(test_cnn),
-		cmocka_unit_test(test_spam),
-	};
-	return cmocka_run_group_tests_name("dr_fit_bound", tests, NULL, NULL);
-}
+GW_TEST_MAIN("dr_fit_bound", 0,
+	     cmocka_unit_test(test_exact_models),
+	     cmocka_unit_test(test_synthetic_curves),
+	     cmocka_unit_test(test_cnn), cmocka_unit_test(test_spam))

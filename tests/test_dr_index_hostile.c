@@ -321,16 +321,9 @@ static void test_encoder_contract(void **state)
 		     GW_EINVAL, "bloom: no cfg");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_frame_shape),
-		cmocka_unit_test(test_raw),
-		cmocka_unit_test(test_delta),
-		cmocka_unit_test(test_rle),
-		cmocka_unit_test(test_bloom_header),
-		cmocka_unit_test(test_bloom_counts),
-		cmocka_unit_test(test_encoder_contract),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("dr_index_hostile", 0,
+	     cmocka_unit_test(test_frame_shape), cmocka_unit_test(test_raw),
+	     cmocka_unit_test(test_delta), cmocka_unit_test(test_rle),
+	     cmocka_unit_test(test_bloom_header),
+	     cmocka_unit_test(test_bloom_counts),
+	     cmocka_unit_test(test_encoder_contract))

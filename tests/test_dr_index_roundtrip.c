@@ -473,14 +473,9 @@ static void test_hash_vector(void **state)
 	GW_CHECK(enc[12] == bits, "filter byte 0x%02x, expected 0x%02x", enc[12], bits);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_synthetic),
-		cmocka_unit_test(test_spam_windows),
-		cmocka_unit_test(test_lossy_policies),
-		cmocka_unit_test(test_false_positive_rate),
-		cmocka_unit_test(test_hash_vector),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("dr_index_roundtrip", 0,
+	     cmocka_unit_test(test_synthetic),
+	     cmocka_unit_test(test_spam_windows),
+	     cmocka_unit_test(test_lossy_policies),
+	     cmocka_unit_test(test_false_positive_rate),
+	     cmocka_unit_test(test_hash_vector))

@@ -179,16 +179,7 @@ static void test_spec_and_determinism(void **state)
 	free(v);
 }
 
-int main(int argc, char **argv)
-{
-	(void)argc;
-	gw_test_require_traces(argv[0]);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spec_and_determinism),
-		cmocka_unit_test(test_s127_b512),
-		cmocka_unit_test(test_s1_b4096),
-		cmocka_unit_test(test_s15_b64),
-		cmocka_unit_test(test_s3_b1),
-	};
-	return cmocka_run_group_tests_name("dr_qsgd_unbiased", tests, NULL, NULL);
-}
+GW_TEST_MAIN("dr_qsgd_unbiased", 1,
+	     cmocka_unit_test(test_spec_and_determinism),
+	     cmocka_unit_test(test_s127_b512), cmocka_unit_test(test_s1_b4096),
+	     cmocka_unit_test(test_s15_b64), cmocka_unit_test(test_s3_b1))

@@ -72,6 +72,30 @@ static void test_f32(void **state)
 	expect("long", &dr_value_f32, sec, len, N - 1, GW_ELENGTH);
 }
 
+/* vals deflated into bad: raw (no zlib wrapper), or with a preset
+ * dictionary. Returns the length. */
+static size_t deflate_vals(int dict)
+{
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	if (dict) {
+		GW_CHECK(deflateInit(&zs, 6) == Z_OK, "deflateInit");
+		GW_CHECK(deflateSetDictionary(&zs, (const Bytef *)"gradwire", 8) == Z_OK,
+			 "dictionary");
+	} else {
+		GW_CHECK(deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK,
+			 "deflateInit2");
+	}
+	zs.next_in = (Bytef *)vals;
+	zs.avail_in = sizeof(vals);
+	zs.next_out = bad;
+	zs.avail_out = sizeof(bad);
+	GW_CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END, "deflate");
+	size_t len = zs.total_out;
+	deflateEnd(&zs);
+	return len;
+}
+
 static void test_deflate(void **state)
 {
 	(void)state;
@@ -84,33 +108,11 @@ static void test_deflate(void **state)
 	expect("n + 1: output too short", &dr_value_deflate, sec, len, N + 1,
 	       GW_ECORRUPT);
 
-	/* Raw deflate without the zlib header and trailer. */
-	z_stream zs;
-	memset(&zs, 0, sizeof(zs));
-	GW_CHECK(deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK,
-		 "deflateInit2");
-	zs.next_in = (Bytef *)vals;
-	zs.avail_in = sizeof(vals);
-	zs.next_out = bad;
-	zs.avail_out = sizeof(bad);
-	GW_CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END, "raw deflate");
-	size_t rl = zs.total_out;
-	deflateEnd(&zs);
-	expect("raw deflate", &dr_value_deflate, bad, rl, N, GW_ECORRUPT);
-
-	/* A preset dictionary (FDICT) is not part of the format. */
-	memset(&zs, 0, sizeof(zs));
-	GW_CHECK(deflateInit(&zs, 6) == Z_OK, "deflateInit");
-	GW_CHECK(deflateSetDictionary(&zs, (const Bytef *)"gradwire", 8) == Z_OK,
-		 "dictionary");
-	zs.next_in = (Bytef *)vals;
-	zs.avail_in = sizeof(vals);
-	zs.next_out = bad;
-	zs.avail_out = sizeof(bad);
-	GW_CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END, "deflate");
-	rl = zs.total_out;
-	deflateEnd(&zs);
-	expect("preset dictionary", &dr_value_deflate, bad, rl, N, GW_ECORRUPT);
+	/* Raw deflate without the zlib header and trailer; a preset
+	 * dictionary (FDICT), which is not part of the format. */
+	expect("raw deflate", &dr_value_deflate, bad, deflate_vals(0), N, GW_ECORRUPT);
+	expect("preset dictionary", &dr_value_deflate, bad, deflate_vals(1), N,
+	       GW_ECORRUPT);
 
 	/* A bomb: 1 MiB of zeros in about a kilobyte, for 16 values. */
 	uint8_t *zeros = calloc(1, 1 << 20);
@@ -134,6 +136,15 @@ static void test_deflate(void **state)
 	expect("empty", &dr_value_deflate, bad, 0, N, GW_ECORRUPT);
 }
 
+/* The section sec[0..len) with stmt applied to a copy (bad) decodes, by
+ * the function's ops, as code. */
+#define MUT(what, code, stmt)                                                  \
+	do {                                                                   \
+		memcpy(bad, sec, len);                                         \
+		stmt;                                                          \
+		expect(what, ops, bad, len, N, code);                          \
+	} while (0)
+
 static void put_f32(uint8_t *p, uint32_t bits)
 {
 	gw_st32(p, bits);
@@ -147,13 +158,7 @@ static void test_qsgd(void **state)
 	size_t len = encode(&dr_value_qsgd, &cfg);
 	GW_CHECK(len == 6 + 16 + (N * 3 + 7) / 8, "qsgd length %zu", len);
 	lengths(&dr_value_qsgd, len, GW_ELENGTH, GW_ELENGTH);
-	const struct dr_value_ops *q = &dr_value_qsgd;
-#define MUT(what, code, stmt)                                                  \
-	do {                                                                   \
-		memcpy(bad, sec, len);                                         \
-		stmt;                                                          \
-		expect(what, q, bad, len, N, code);                            \
-	} while (0)
+	const struct dr_value_ops *ops = &dr_value_qsgd;
 	MUT("s 0", GW_ECORRUPT, gw_st16(bad, 0));
 	MUT("s too big", GW_ECORRUPT, gw_st16(bad, DR_LEVELS_MAX + 1));
 	MUT("bucket 0", GW_ECORRUPT, gw_st32(bad + 2, 0));
@@ -182,9 +187,8 @@ static void test_qsgd(void **state)
 		vals[i] = 0.0f;
 	int l2 = dr_value_qsgd.encode(vals, N, &cfg, sec, sizeof(sec));
 	GW_CHECK(l2 == (int)len, "zero bucket: %d", l2);
-	expect("zero bucket", q, sec, len, N, 0);
+	expect("zero bucket", ops, sec, len, N, 0);
 	MUT("level in a zero bucket", GW_ECORRUPT, bad[co] |= 0x01);
-#undef MUT
 }
 
 /* Offsets of a poly section with degree 1 and pieces of lengths > 1:
@@ -194,19 +198,13 @@ static void test_poly(void **state)
 	(void)state;
 	struct dr_value_cfg cfg = {.degree = 1, .pieces = 3};
 	size_t len = encode(&dr_value_poly, &cfg);
-	const struct dr_value_ops *p = &dr_value_poly;
+	const struct dr_value_ops *ops = &dr_value_poly;
 	unsigned np = gw_ld16(sec + 2);
 	GW_CHECK(np == 3 && len == 12 + 3 * 12 + (N * 6 + 7) / 8,
 		 "poly: %u pieces, %zu bytes", np, len);
-	lengths(p, len, GW_ELENGTH, GW_ELENGTH);
+	lengths(ops, len, GW_ELENGTH, GW_ELENGTH);
 	uint32_t L0 = gw_ld32(sec + 12), L1 = gw_ld32(sec + 24);
 	size_t map = 12 + 36;
-#define MUT(what, code, stmt)                                                  \
-	do {                                                                   \
-		memcpy(bad, sec, len);                                         \
-		stmt;                                                          \
-		expect(what, p, bad, len, N, code);                            \
-	} while (0)
 	MUT("degree 9", GW_ECORRUPT, bad[0] = DR_DEGREE_MAX + 1);
 	MUT("degree 2: longer pieces", GW_ELENGTH, bad[0] = 2);
 	MUT("reserved byte", GW_ECORRUPT, bad[1] = 1);
@@ -233,20 +231,19 @@ static void test_poly(void **state)
 	    (bad[map] = (uint8_t)((bad[map] & 0xc0) | (((bad[map] >> 6) | (bad[map + 1] << 2)) & 0x3f))));
 	MUT("map entry 63 >= n", GW_ECORRUPT, bad[map] |= 0x3f);
 	MUT("map pad bits", GW_ECORRUPT, bad[len - 1] |= 0x80);   /* 222 bits */
-#undef MUT
 	/* One piece per value, degree 8 given but 0 used. */
 	struct dr_value_cfg c8 = {.degree = 8, .pieces = 256};
-	len = encode(p, &c8);
-	expect("degree 8, short pieces", p, sec, len, N, 0);
+	len = encode(ops, &c8);
+	expect("degree 8, short pieces", ops, sec, len, N, 0);
 	/* n = 1: no map bits at all. */
 	float one = 0.5f;
-	int l1 = p->encode(&one, 1, &cfg, sec, sizeof(sec));
+	int l1 = ops->encode(&one, 1, &cfg, sec, sizeof(sec));
 	GW_CHECK(l1 == 12 + 8, "n = 1: %d bytes", l1);
-	expect("n = 1", p, sec, (size_t)l1, 1, 0);
-	expect("n = 1 as n = 2", p, sec, (size_t)l1, 2, GW_ELENGTH);
+	expect("n = 1", ops, sec, (size_t)l1, 1, 0);
+	expect("n = 1 as n = 2", ops, sec, (size_t)l1, 2, GW_ELENGTH);
 	memcpy(bad, sec, (size_t)l1);
 	bad[l1] = 0;
-	expect("n = 1 trailing", p, bad, (size_t)l1 + 1, 1, GW_ELENGTH);
+	expect("n = 1 trailing", ops, bad, (size_t)l1 + 1, 1, GW_ELENGTH);
 }
 
 static void test_dexp(void **state)
@@ -254,15 +251,9 @@ static void test_dexp(void **state)
 	(void)state;
 	struct dr_value_cfg cfg = {0};
 	size_t len = encode(&dr_value_dexp, &cfg);
-	const struct dr_value_ops *p = &dr_value_dexp;
+	const struct dr_value_ops *ops = &dr_value_dexp;
 	GW_CHECK(len == 20 + (N * 6 + 7) / 8, "dexp: %zu bytes", len);
-	lengths(p, len, GW_ELENGTH, GW_ELENGTH);
-#define MUT(what, code, stmt)                                                  \
-	do {                                                                   \
-		memcpy(bad, sec, len);                                         \
-		stmt;                                                          \
-		expect(what, p, bad, len, N, code);                            \
-	} while (0)
+	lengths(ops, len, GW_ELENGTH, GW_ELENGTH);
 	for (int k = 0; k < 4; k++) {
 		MUT("NaN parameter", GW_ECORRUPT, put_f32(bad + 4 * k, 0x7fc00000u));
 		MUT("Inf parameter", GW_ECORRUPT, put_f32(bad + 4 * k, 0xff800000u));
@@ -284,18 +275,10 @@ static void test_dexp(void **state)
 	    (bad[20] = (uint8_t)((bad[20] & 0xc0) | (((bad[20] >> 6) | (bad[21] << 2)) & 0x3f))));
 	MUT("map entry 63 >= n", GW_ECORRUPT, bad[20] |= 0x3f);
 	MUT("map pad bits", GW_ECORRUPT, bad[len - 1] |= 0x80);
-#undef MUT
-	expect("n = 0", p, sec, 20, 0, GW_ELENGTH);
+	expect("n = 0", ops, sec, 20, 0, GW_ELENGTH);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_f32),
-		cmocka_unit_test(test_deflate),
-		cmocka_unit_test(test_qsgd),
-		cmocka_unit_test(test_poly),
-		cmocka_unit_test(test_dexp),
-	};
-	return cmocka_run_group_tests_name("dr_value_hostile", tests, NULL, NULL);
-}
+GW_TEST_MAIN("dr_value_hostile", 0,
+	     cmocka_unit_test(test_f32), cmocka_unit_test(test_deflate),
+	     cmocka_unit_test(test_qsgd), cmocka_unit_test(test_poly),
+	     cmocka_unit_test(test_dexp))

@@ -224,38 +224,6 @@ static int dense_index(const char *name)
 	return -1;
 }
 
-static const float *top_v;
-
-static int by_mag_desc(const void *a, const void *b)
-{
-	float x = fabsf(top_v[*(const uint32_t *)a]);
-	float y = fabsf(top_v[*(const uint32_t *)b]);
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-static int by_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The k largest magnitudes of v, in position order (what a top-k index
- * codec hands the value codec). */
-static float *top_k(const float *v, size_t n, uint32_t k)
-{
-	uint32_t *idx = malloc(n * sizeof(*idx));
-	float *out = malloc(k * sizeof(*out));
-	GW_CHECK(idx && out, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		idx[i] = (uint32_t)i;
-	top_v = v;
-	qsort(idx, n, sizeof(*idx), by_mag_desc);
-	qsort(idx, k, sizeof(*idx), by_u32);
-	for (uint32_t i = 0; i < k; i++)
-		out[i] = v[idx[i]];
-	free(idx);
-	return out;
-}
 
 static void all_codecs(const char *what, const float *v, uint32_t n)
 {
@@ -275,7 +243,7 @@ static void test_cnn(void **state)
 	gw_test_dense d;
 	gw_test_load_dense(dense_index("cnn/it100_fc.weight.f32"), &d);
 	uint32_t k = (uint32_t)(d.n / 100);
-	float *t = top_k(d.v, d.n, k);
+	float *t = gw_test_top_k_values(d.v, d.n, k);
 	all_codecs("fc.weight top 1%", t, k);
 	all_codecs("fc.weight", d.v, (uint32_t)d.n);
 	free(t);
@@ -302,16 +270,10 @@ static void test_spam(void **state)
 	gw_test_sparse_free(&s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_f32_length),
-		cmocka_unit_test(test_lossless_specials),
-		cmocka_unit_test(test_lossy_synthetic),
-		cmocka_unit_test(test_lossy_nonfinite),
-		cmocka_unit_test(test_budgets),
-		cmocka_unit_test(test_cnn),
-		cmocka_unit_test(test_spam),
-	};
-	return cmocka_run_group_tests_name("dr_value_roundtrip", tests, NULL, NULL);
-}
+GW_TEST_MAIN("dr_value_roundtrip", 0,
+	     cmocka_unit_test(test_f32_length),
+	     cmocka_unit_test(test_lossless_specials),
+	     cmocka_unit_test(test_lossy_synthetic),
+	     cmocka_unit_test(test_lossy_nonfinite),
+	     cmocka_unit_test(test_budgets), cmocka_unit_test(test_cnn),
+	     cmocka_unit_test(test_spam))

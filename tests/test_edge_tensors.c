@@ -1,4 +1,4 @@
-/* Edge-case tensors: empty, one element, all zeros, sparse with 0/1 keys, 64-bit keys with gaps >= 2^32, and the NaN/Inf policy of raw, bf16 and int8 (with and without error feedback). */
+/* Edge-case tensors, every codec: empty, one element, all zeros (and with error feedback the buffer stays +0), one-sided (all non-negative, all negative), sparse with 0/1 keys, 64-bit keys with gaps >= 2^32, keys near 2^64, 32-bit keys spanning 2^32 - 1; decoded values keep each codec's promise (tests/gw_test_codecs.c). NaN and Inf: test_nonfinite_input. */
 #include "gw_test.h"
 
 #include <float.h>
@@ -64,15 +64,18 @@ static void test_empty_tensors(void **state)
 }
 
 /* Encodes t with every codec that takes it (budget 9000), decodes into a
- * -0.0 buffer of out_len and checks each codec's promise per element. */
-static void encode_decode_check(const gw_tensor *t, uint64_t out_len,
-				const char *what)
+ * -0.0 buffer of out_len and checks each codec's promise; with zeros_stay,
+ * a zero decodes to zero. keys32: t's keys as 32-bit integers (sparse). */
+static void check_codecs(const gw_tensor *t, const uint32_t *keys32,
+			 uint64_t out_len, int zeros_stay, const char *what)
 {
 	int ids[GW_TEST_MAX_CODECS];
 	int nc = gw_test_codecs(ids);
 	float *out = malloc(out_len * sizeof(float));
 	GW_CHECK(out, "out of memory");
 	uint64_t n = t->keys ? t->nnz : t->dim;
+	gw_test_input in = {.name = what, .t = *t, .keys = keys32, .vals = t->values,
+			    .n = n, .dim = out_len};
 	for (int c = 0; c < nc; c++) {
 		int id = ids[c];
 		if (!gw_test_codec_accepts(id, t->keys != NULL))
@@ -83,37 +86,33 @@ static void encode_decode_check(const gw_tensor *t, uint64_t out_len,
 			     "%s: encoding %s failed", gw_codec_name(id), what);
 		GW_CHECK(n == 0 || fr.n >= 1, "%s: %s produced no frame",
 			 gw_codec_name(id), what);
+		gw_frame_info *info = calloc(fr.n ? fr.n : 1, sizeof(*info));
+		GW_CHECK(info, "out of memory");
+		for (size_t j = 0; j < fr.n; j++)
+			GW_OK_CALL(gw_frame_verify(fr.f[j].data, fr.f[j].len, &info[j]));
 		gw_test_fill(out, out_len, -0.0f);
 		gw_test_decode_all(&fr, out, out_len);
-		double m = 0;
-		for (uint64_t i = 0; i < n; i++)
-			m = fmax(m, fabs((double)t->values[i]));
+		char where[160];
+		snprintf(where, sizeof(where), "%s: %s", gw_codec_name(id), what);
+		gw_test_check_promise(enc, &in, t->values, &fr, info, out, where);
 		for (uint64_t i = 0; i < n; i++) {
 			uint64_t k = t->keys ? gw_tensor_key(t, i) : i;
-			float x = t->values[i], y = out[k];
-			if (id == GW_CODEC_RAW)
-				GW_CHECK(gw_test_bits(x) == gw_test_bits(y),
-					 "raw: %s: element %llu %a decoded as %a", what,
-					 (unsigned long long)k, (double)x, (double)y);
-			else if (id == GW_CODEC_BF16)
-				GW_CHECK(gw_test_bits(y) ==
-						 (uint32_t)gw_test_bf16_rne(x) << 16,
-					 "bf16: %s: element %llu %a decoded as %a", what,
-					 (unsigned long long)k, (double)x, (double)y);
-			else if (id == GW_CODEC_INT8)
-				GW_CHECK(fabs((double)y - x) <=
-						 m / 254.0 + m * 0x1p-21 + 0x1p-120,
-					 "int8: %s: element %llu %a decoded as %a", what,
-					 (unsigned long long)k, (double)x, (double)y);
-			if (x == 0.0f)
-				GW_CHECK(y == 0.0f, "%s: %s: zero at %llu decoded as %a",
+			if (zeros_stay && t->values[i] == 0.0f)
+				GW_CHECK(out[k] == 0.0f, "%s: %s: zero at %llu decoded as %a",
 					 gw_codec_name(id), what, (unsigned long long)k,
-					 (double)y);
+					 (double)out[k]);
 		}
+		free(info);
 		gw_test_frames_free(&fr);
 		gw_encoder_free(enc);
 	}
 	free(out);
+}
+
+static void encode_decode_check(const gw_tensor *t, const uint32_t *keys32,
+				uint64_t out_len, const char *what)
+{
+	check_codecs(t, keys32, out_len, 1, what);
 }
 
 static void test_one_element(void **state)
@@ -121,20 +120,53 @@ static void test_one_element(void **state)
 	(void)state;
 	float v[1] = {0.3f};
 	gw_tensor t = gw_test_dense_tensor(1, v, 1);
-	encode_decode_check(&t, 1, "dense tensor of one element");
+	encode_decode_check(&t, NULL, 1, "dense tensor of one element");
 	v[0] = -1e-30f;
-	encode_decode_check(&t, 1, "dense tensor of one tiny element");
+	encode_decode_check(&t, NULL, 1, "dense tensor of one tiny element");
 
 	uint32_t k_last[1] = {999};
 	uint32_t k_first[1] = {0};
 	v[0] = -2.5f;
 	t = gw_test_sparse_tensor(1, 1000, k_last, 32, v, 1);
-	encode_decode_check(&t, 1000, "sparse tensor with its only key last");
+	encode_decode_check(&t, k_last, 1000, "sparse tensor with its only key last");
 	t = gw_test_sparse_tensor(1, 1000, k_first, 32, v, 1);
-	encode_decode_check(&t, 1000, "sparse tensor with its only key first");
+	encode_decode_check(&t, k_first, 1000, "sparse tensor with its only key first");
 	uint64_t k64[1] = {999};
 	t = gw_test_sparse_tensor(1, 1000, k64, 64, v, 1);
-	encode_decode_check(&t, 1000, "64-bit sparse tensor with one key");
+	encode_decode_check(&t, k_last, 1000, "64-bit sparse tensor with one key");
+}
+
+/* All non-negative, all negative: onebit sends 0 for the absent side's
+ * level (its promise), in one frame at 64 bytes. */
+static void test_one_sided(void **state)
+{
+	(void)state;
+	float pos[9] = {0, 1, 2, 3, 0, 5, 6, 7, 8};
+	float neg[9] = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
+	uint32_t keys[9];
+	for (uint32_t i = 0; i < 9; i++)
+		keys[i] = 5 * i + 2;
+	float *ins[2] = {pos, neg};
+	for (int c = 0; c < 2; c++) {
+		gw_tensor t = gw_test_dense_tensor(1, ins[c], 9);
+		check_codecs(&t, NULL, 9, 0, c ? "all negative" : "all non-negative");
+		t = gw_test_sparse_tensor(1, 50, keys, 32, ins[c], 9);
+		check_codecs(&t, keys, 50, 0, c ? "all negative, sparse"
+						: "all non-negative, sparse");
+		gw_encoder *enc = gw_test_encoder(GW_CODEC_ONEBIT);
+		t = gw_test_dense_tensor(1, ins[c], 9);
+		gw_test_frames fr;
+		GW_OK_CALL(gw_test_encode_all(enc, &t, 64, &fr));
+		GW_CHECK(fr.n == 1, "onebit: %zu frames for 9 values at 64 bytes", fr.n);
+		const uint8_t *p = fr.f[0].data + GW_FRAME_HDR_LEN;
+		float a = gw_test_float(gw_test_ld32(p));
+		float b = gw_test_float(gw_test_ld32(p + 4));
+		GW_CHECK(c == 0 ? (a == (float)(32.0 / 9) && gw_test_bits(b) == 0)
+				: (gw_test_bits(a) == 0 && b == -5.0f),
+			 "onebit levels %a %a", (double)a, (double)b);
+		gw_test_frames_free(&fr);
+		gw_encoder_free(enc);
+	}
 }
 
 static void test_all_zeros(void **state)
@@ -147,14 +179,17 @@ static void test_all_zeros(void **state)
 	for (uint32_t i = 0; i < N; i++)
 		k[i] = 3 * i + 1;
 	gw_tensor t = gw_test_dense_tensor(2, z, N);
-	encode_decode_check(&t, N, "all-zero dense tensor");
+	encode_decode_check(&t, NULL, N, "all-zero dense tensor");
 	t = gw_test_sparse_tensor(2, 3 * N + 1, k, 32, z, N);
-	encode_decode_check(&t, 3 * N + 1, "all-zero sparse tensor");
+	encode_decode_check(&t, k, 3 * N + 1, "all-zero sparse tensor");
 
-	/* Error feedback of zeros stays exactly zero. */
-	static const int lossy[] = {GW_CODEC_BF16, GW_CODEC_INT8};
-	for (size_t c = 0; c < 2; c++) {
-		gw_encoder *enc = gw_test_encoder(lossy[c]);
+	/* Error feedback of zeros stays exactly zero, for every codec. */
+	int ids[GW_TEST_MAX_CODECS];
+	int nc = gw_test_codecs(ids);
+	for (int c = 0; c < nc; c++) {
+		if (!gw_test_codec_accepts(ids[c], 0))
+			continue;
+		gw_encoder *enc = gw_test_encoder(ids[c]);
 		gw_ef *ef = gw_ef_create(N);
 		GW_CHECK(ef, "gw_ef_create failed");
 		GW_OK_CALL(gw_encoder_set_ef(enc, ef));
@@ -167,7 +202,7 @@ static void test_all_zeros(void **state)
 		for (size_t i = 0; i < N; i++)
 			GW_CHECK(gw_test_bits(gw_ef_data(ef)[i]) == 0,
 				 "%s: error buffer of an all-zero tensor is %a at %zu",
-				 gw_codec_name(lossy[c]), (double)gw_ef_data(ef)[i], i);
+				 gw_codec_name(ids[c]), (double)gw_ef_data(ef)[i], i);
 		gw_ef_free(ef);
 		gw_encoder_free(enc);
 	}
@@ -213,15 +248,11 @@ static void test_key64_gaps(void **state)
 			      "keys above 2^32 is not checked\n",
 			      (unsigned long long)dim);
 	int ids[GW_TEST_MAX_CODECS];
-	int nc = gw_test_codecs(ids);
+	int nc = gw_test_codecs_taking(1, ids);
 	for (int c = 0; c < nc; c++) {
 		int id = ids[c];
-		if (!gw_test_codec_accepts(id, 1))
-			continue;
-		gw_encoder *enc = gw_test_encoder(id);
 		gw_test_frames fr;
-		GW_EXPECT_RC(gw_test_encode_all(enc, &t, 9000, &fr), 0,
-			     "%s: encoding 64-bit keys failed", gw_codec_name(id));
+		gw_test_encode_with(id, NULL, &t, 9000, &fr, "64-bit keys with gaps");
 		int kn = known(id);
 		uint64_t kidx = 0, prev_end = 0;
 		for (size_t j = 0; j < fr.n; j++) {
@@ -300,7 +331,6 @@ static void test_key64_gaps(void **state)
 			}
 		}
 		gw_test_frames_free(&fr);
-		gw_encoder_free(enc);
 	}
 	if (out)
 		munmap(out, bytes);
@@ -314,15 +344,11 @@ static void test_key64_top(void **state)
 	float vals[3] = {1, 2, 3};
 	gw_tensor t = gw_test_sparse_tensor(4, UINT64_MAX, keys, 64, vals, 3);
 	int ids[GW_TEST_MAX_CODECS];
-	int nc = gw_test_codecs(ids);
+	int nc = gw_test_codecs_taking(1, ids);
 	for (int c = 0; c < nc; c++) {
 		int id = ids[c];
-		if (!gw_test_codec_accepts(id, 1))
-			continue;
-		gw_encoder *enc = gw_test_encoder(id);
 		gw_test_frames fr;
-		GW_EXPECT_RC(gw_test_encode_all(enc, &t, 9000, &fr), 0,
-			     "%s: encoding keys near 2^64 failed", gw_codec_name(id));
+		gw_test_encode_with(id, NULL, &t, 9000, &fr, "keys near 2^64");
 		if (known(id))
 			GW_CHECK(fr.n == 3, "%s: %zu frames for keys 2^63 apart, want 3",
 				 gw_codec_name(id), fr.n);
@@ -354,7 +380,6 @@ static void test_key64_top(void **state)
 			}
 		}
 		gw_test_frames_free(&fr);
-		gw_encoder_free(enc);
 	}
 }
 
@@ -369,17 +394,14 @@ static void test_key32_full_range(void **state)
 	size_t bytes;
 	float *out = huge_out(dim, &bytes);
 	int ids[GW_TEST_MAX_CODECS];
-	int nc = gw_test_codecs(ids);
+	int nc = gw_test_codecs_taking(1, ids);
 	for (int c = 0; c < nc; c++) {
 		int id = ids[c];
-		if (!gw_test_codec_accepts(id, 1))
-			continue;
 		for (int v = 0; v < 2; v++) {
 			const uint32_t *k = v ? fits : split;
 			gw_tensor t = gw_test_sparse_tensor(5, dim, k, 32, vals, 2);
-			gw_encoder *enc = gw_test_encoder(id);
 			gw_test_frames fr;
-			GW_OK_CALL(gw_test_encode_all(enc, &t, 9000, &fr));
+			gw_test_encode_with(id, NULL, &t, 9000, &fr, "keys 0 and 2^32 - 1");
 			size_t want = v ? 1 : 2;
 			uint64_t held = 0;
 			for (size_t j = 0; j < fr.n; j++) {
@@ -418,242 +440,14 @@ static void test_key32_full_range(void **state)
 						 (double)out[k[1]]);
 			}
 			gw_test_frames_free(&fr);
-			gw_encoder_free(enc);
 		}
 	}
 	if (out)
 		munmap(out, bytes);
 }
 
-/* ---- NaN / Inf policy ---------------------------------------------------- */
-
-static const uint32_t special_bits[] = {
-	0x7fc12345u,  /* quiet NaN with payload */
-	0xffc00001u,  /* negative quiet NaN */
-	0x7fffffffu,  /* all-ones quiet NaN */
-	0x7f800000u,  /* +Inf */
-	0xff800000u,  /* -Inf */
-	0x80000000u,  /* -0.0 */
-	0x00000000u,  /* +0.0 */
-	0x7f7fffffu,  /* FLT_MAX */
-	0xff7fffffu,  /* -FLT_MAX */
-	0x00800000u,  /* FLT_MIN */
-	0x00000001u,  /* smallest subnormal */
-	0x807fffffu,  /* largest negative subnormal */
-	0x3f800000u,  /* 1.0 */
-	0x7f800001u,  /* signalling NaN */
-	0xff812345u,  /* negative signalling NaN */
-};
-#define N_SPECIAL (sizeof(special_bits) / sizeof(special_bits[0]))
-
-static int is_snan(uint32_t u)
-{
-	return (u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu) &&
-	       !(u & 0x00400000u);
-}
-
-static void check_raw_special(float x, float y, const char *what)
-{
-	uint32_t u = gw_test_bits(x), w = gw_test_bits(y);
-	if (is_snan(u))
-		/* Decode-accumulate is a float add, which quiets a signalling
-		 * NaN (sets bit 22); sign and payload survive. */
-		GW_CHECK((w | 0x00400000u) == (u | 0x00400000u),
-			 "raw %s: signalling NaN %08x decoded as %08x", what, u, w);
-	else
-		GW_CHECK(u == w, "raw %s: %08x decoded as %08x (must be bit-exact)",
-			 what, u, w);
-}
-
-static void check_bf16_special(float x, float y, const char *what)
-{
-	uint32_t u = gw_test_bits(x), w = gw_test_bits(y);
-	if (isnan(x))
-		GW_CHECK(isnan(y) && (w >> 31) == (u >> 31),
-			 "bf16 %s: NaN %08x decoded as %08x, want NaN of same sign",
-			 what, u, w);
-	else if (isinf(x))
-		GW_CHECK(w == u, "bf16 %s: %08x (inf) decoded as %08x", what, u, w);
-	else
-		GW_CHECK(w == (uint32_t)gw_test_bf16_rne(x) << 16,
-			 "bf16 %s: %08x decoded as %08x", what, u, w);
-}
-
-static void test_special_values_raw_bf16(void **state)
-{
-	(void)state;
-	float v[N_SPECIAL];
-	uint32_t k[N_SPECIAL];
-	for (size_t i = 0; i < N_SPECIAL; i++) {
-		v[i] = gw_test_float(special_bits[i]);
-		k[i] = (uint32_t)(10 * i + 3);
-	}
-	float out[10 * N_SPECIAL + 3];
-	static const int codecs[] = {GW_CODEC_RAW, GW_CODEC_BF16};
-	for (int c = 0; c < 2; c++) {
-		for (int sparse = 0; sparse < 2; sparse++) {
-			gw_encoder *enc = gw_test_encoder(codecs[c]);
-			gw_tensor t = sparse ? gw_test_sparse_tensor(6, 10 * N_SPECIAL + 3,
-								     k, 32, v, N_SPECIAL)
-					     : gw_test_dense_tensor(6, v, N_SPECIAL);
-			uint64_t out_len = sparse ? 10 * N_SPECIAL + 3 : N_SPECIAL;
-			gw_test_frames fr;
-			GW_OK_CALL(gw_test_encode_all(enc, &t, 9000, &fr));
-			gw_test_fill(out, out_len, -0.0f);
-			gw_test_decode_all(&fr, out, out_len);
-			for (size_t i = 0; i < N_SPECIAL; i++) {
-				float y = out[sparse ? k[i] : i];
-				const char *what = sparse ? "sparse" : "dense";
-				if (codecs[c] == GW_CODEC_RAW)
-					check_raw_special(v[i], y, what);
-				else
-					check_bf16_special(v[i], y, what);
-			}
-			gw_test_frames_free(&fr);
-			gw_encoder_free(enc);
-		}
-	}
-}
-
-/* int8 tensor of 1000 elements in frames of 100: NaN in frame 2, +Inf in
- * frame 5, -Inf in frame 9, FLT_MAX and -FLT_MAX in frame 7. */
-enum { NI = 1000, FI = 100 };
-
-static void int8_special_tensor(float *v)
-{
-	gw_test_rng r = {42};
-	for (int i = 0; i < NI; i++)
-		v[i] = gw_test_uniform(&r, -1.0f, 1.0f);
-	v[250] = NAN;
-	v[520] = INFINITY;
-	v[999] = -INFINITY;
-	v[700] = FLT_MAX;
-	v[705] = -FLT_MAX;
-}
-
-static int poisoned_frame(int f)
-{
-	return f == 2 || f == 5 || f == 9;
-}
-
-static void check_int8_special(const float *v, const float *out, const char *what)
-{
-	for (int f = 0; f < NI / FI; f++) {
-		double m = 0;
-		for (int i = f * FI; i < (f + 1) * FI; i++)
-			m = fmax(m, fabs((double)v[i]));
-		for (int i = f * FI; i < (f + 1) * FI; i++) {
-			if (poisoned_frame(f)) {
-				GW_CHECK(isnan(out[i]), "int8 %s: element %d of a frame "
-					 "holding NaN/Inf decoded as %a, want NaN", what, i,
-					 (double)out[i]);
-			} else {
-				GW_CHECK(isfinite(out[i]) &&
-						 fabs((double)out[i] - v[i]) <=
-							 m / 254 + m * 0x1p-21,
-					 "int8 %s: element %d (frame %d, no NaN/Inf) %a "
-					 "decoded as %a", what, i, f, (double)v[i],
-					 (double)out[i]);
-			}
-		}
-	}
-}
-
-static void test_special_values_int8(void **state)
-{
-	(void)state;
-	float *v = malloc(NI * sizeof(float)), *out = malloc(NI * sizeof(float));
-	uint32_t *k = malloc(NI * sizeof(uint32_t));
-	GW_CHECK(v && out && k, "out of memory");
-	int8_special_tensor(v);
-	for (uint32_t i = 0; i < NI; i++)
-		k[i] = 2 * i;
-	for (int sparse = 0; sparse < 2; sparse++) {
-		for (int with_ef = 0; with_ef < 2; with_ef++) {
-			gw_encoder *enc = gw_test_encoder(GW_CODEC_INT8);
-			GW_OK_CALL(gw_encoder_set_param(enc, GW_PARAM_MAX_FRAME_ELEMS, FI));
-			uint64_t dim = sparse ? 2 * NI : NI;
-			gw_ef *ef = NULL;
-			if (with_ef) {
-				ef = gw_ef_create(dim);
-				GW_CHECK(ef, "gw_ef_create failed");
-				GW_OK_CALL(gw_encoder_set_ef(enc, ef));
-			}
-			gw_tensor t = sparse ? gw_test_sparse_tensor(8, dim, k, 32, v, NI)
-					     : gw_test_dense_tensor(8, v, NI);
-			const char *what = sparse ? (with_ef ? "sparse+ef" : "sparse")
-						  : (with_ef ? "dense+ef" : "dense");
-			gw_test_frames fr;
-			GW_OK_CALL(gw_test_encode_all(enc, &t, 9000, &fr));
-			GW_CHECK(fr.n == NI / FI, "int8 %s: %zu frames, want %d", what,
-				 fr.n, NI / FI);
-			float *full = malloc(dim * sizeof(float));
-			GW_CHECK(full, "out of memory");
-			gw_test_fill(full, dim, 0.0f);
-			gw_test_decode_all(&fr, full, dim);
-			for (int i = 0; i < NI; i++)
-				out[i] = full[sparse ? k[i] : (uint32_t)i];
-			check_int8_special(v, out, what);
-
-			if (ef) {
-				const float *e = gw_ef_data(ef);
-				for (int i = 0; i < NI; i++) {
-					uint64_t s = sparse ? k[i] : (uint64_t)i;
-					GW_CHECK(isfinite(e[s]), "int8 %s: error buffer at %d "
-						 "is %a, must stay finite", what, i,
-						 (double)e[s]);
-					if (poisoned_frame(i / FI))
-						GW_CHECK(e[s] == 0.0f, "int8 %s: error buffer "
-							 "at %d of a NaN/Inf frame is %a, want 0",
-							 what, i, (double)e[s]);
-					else
-						GW_CHECK(e[s] == v[i] - out[i],
-							 "int8 %s: error buffer at %d is %a, "
-							 "want input - decoded = %a", what, i,
-							 (double)e[s], (double)(v[i] - out[i]));
-				}
-				/* Next round: finite input, so every frame decodes
-				 * finite: no NaN carried over through the buffer. */
-				float *g = malloc(NI * sizeof(float));
-				GW_CHECK(g, "out of memory");
-				for (int i = 0; i < NI; i++)
-					g[i] = isfinite(v[i]) && fabsf(v[i]) < 2.0f ? v[i] : 1.0f;
-				gw_tensor t2 = sparse ? gw_test_sparse_tensor(8, dim, k, 32,
-									      g, NI)
-						      : gw_test_dense_tensor(8, g, NI);
-				gw_test_frames fr2;
-				GW_OK_CALL(gw_test_encode_all(enc, &t2, 9000, &fr2));
-				gw_test_fill(full, dim, 0.0f);
-				gw_test_decode_all(&fr2, full, dim);
-				for (uint64_t i = 0; i < dim; i++)
-					GW_CHECK(isfinite(full[i]), "int8 %s: round after "
-						 "NaN/Inf decodes %a at %llu", what,
-						 (double)full[i], (unsigned long long)i);
-				gw_test_frames_free(&fr2);
-				free(g);
-			}
-			free(full);
-			gw_test_frames_free(&fr);
-			gw_ef_free(ef);
-			gw_encoder_free(enc);
-		}
-	}
-	free(v);
-	free(out);
-	free(k);
-}
-
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_empty_tensors),
-		cmocka_unit_test(test_one_element),
-		cmocka_unit_test(test_all_zeros),
-		cmocka_unit_test(test_key64_gaps),
-		cmocka_unit_test(test_key64_top),
-		cmocka_unit_test(test_key32_full_range),
-		cmocka_unit_test(test_special_values_raw_bf16),
-		cmocka_unit_test(test_special_values_int8),
-	};
-	return cmocka_run_group_tests_name("edge_tensors", tests, NULL, NULL);
-}
+GW_TEST_MAIN("edge_tensors", 0,
+	     cmocka_unit_test(test_empty_tensors), cmocka_unit_test(test_one_element),
+	     cmocka_unit_test(test_one_sided), cmocka_unit_test(test_all_zeros),
+	     cmocka_unit_test(test_key64_gaps), cmocka_unit_test(test_key64_top),
+	     cmocka_unit_test(test_key32_full_range))

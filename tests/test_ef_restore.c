@@ -127,12 +127,7 @@ static void test_restore_rejects_bad_frames(void **state)
 	gw_ef_free(ef);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dropped_frames_restored),
-		cmocka_unit_test(test_abandon_keeps_rest),
-		cmocka_unit_test(test_restore_rejects_bad_frames),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("ef_restore", 0,
+	     cmocka_unit_test(test_dropped_frames_restored),
+	     cmocka_unit_test(test_abandon_keeps_rest),
+	     cmocka_unit_test(test_restore_rejects_bad_frames))

@@ -99,11 +99,6 @@ static void test_chunked_topk_conserves(void **state)
 	free(fed);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_view_bounds),
-		cmocka_unit_test(test_chunked_topk_conserves),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("ef_view", 0,
+	     cmocka_unit_test(test_view_bounds),
+	     cmocka_unit_test(test_chunked_topk_conserves))

@@ -277,6 +277,14 @@ static void test_registry(void **state)
 			 "codec %d must be \"%s\" with caps %#x", first[i].id,
 			 first[i].name, first[i].caps);
 	}
+	/* The tests' own table (tests/gw_test_codecs.c) knows every codec and
+	 * its caps: a codec added to the registry is refused here until it
+	 * says what it promises. */
+	for (int i = 0; i < n; i++)
+		GW_CHECK(gw_test_codec_of(ids[i])->caps == gw_codec_caps(ids[i]),
+			 "%s: caps %#x, tests/gw_test_codecs.c says %#x",
+			 gw_codec_name(ids[i]), gw_codec_caps(ids[i]),
+			 gw_test_codec_of(ids[i])->caps);
 	GW_CHECK(gw_codec_name(0) == NULL && gw_codec_name(-1) == NULL &&
 			 gw_codec_name(256) == NULL,
 		 "invalid ids must have no name");
@@ -499,17 +507,12 @@ static void test_budget_clamp(void **state)
 	free(v);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_wire_layout),
-		cmocka_unit_test(test_peek_fields),
-		cmocka_unit_test(test_checksum_roles),
-		cmocka_unit_test(test_error_names),
-		cmocka_unit_test(test_registry),
-		cmocka_unit_test(test_api_misuse),
-		cmocka_unit_test(test_budget_retry),
-		cmocka_unit_test(test_budget_clamp),
-	};
-	return cmocka_run_group_tests_name("frame_header", tests, NULL, NULL);
-}
+GW_TEST_MAIN("frame_header", 0,
+	     cmocka_unit_test(test_wire_layout),
+	     cmocka_unit_test(test_peek_fields),
+	     cmocka_unit_test(test_checksum_roles),
+	     cmocka_unit_test(test_error_names),
+	     cmocka_unit_test(test_registry),
+	     cmocka_unit_test(test_api_misuse),
+	     cmocka_unit_test(test_budget_retry),
+	     cmocka_unit_test(test_budget_clamp))

@@ -1,4 +1,4 @@
-/* Frames are independent: any subset, in any order, decodes to exactly what the in-order decode gives for its frames and leaves dropped frames' elements untouched; a duplicated frame adds twice. */
+/* Frames are independent: each frame alone writes only inside its own range and gives there, bit for bit, what all frames give (every codec and variant, every trace, several budgets), all frames in reverse order give what forward order gives; any subset, in any order, decodes to exactly what the in-order decode gives for its frames and leaves dropped frames' elements untouched; a duplicated frame adds twice. */
 #include "gw_test.h"
 
 #include <math.h>
@@ -137,6 +137,64 @@ static void independence(int id, const gw_tensor *t, const char *name,
 	gw_encoder_free(enc);
 }
 
+/* ---- each frame alone ---------------------------------------------------- */
+
+/* Each frame alone, into -0.0, changes only its own range and gives there
+ * what all frames gave (frames decoded last to first); the whole output is
+ * scanned for stray writes after every (n/8 + 1)-th frame and the first.
+ * Then all frames in reverse order give bitwise what forward order gave. */
+static void alone(gw_test_case *c, void *arg)
+{
+	(void)arg;
+	uint64_t dim = c->in->dim;
+	float *full = gw_test_scratch(0, dim * sizeof(float));
+	float *one = gw_test_scratch(1, dim * sizeof(float));
+	float *rev = gw_test_scratch(2, dim * sizeof(float));
+	float *nz = gw_test_scratch(3, dim * sizeof(float));   /* all -0.0 */
+	const gw_test_frames *fr = &c->fr;
+	gw_test_fill(nz, dim, -0.0f);
+	gw_test_fill(full, dim, -0.0f);
+	gw_test_decode_all(fr, full, dim);
+	gw_test_fill(one, dim, -0.0f);
+	gw_test_fill(rev, dim, -0.0f);
+	size_t every = fr->n / 8 + 1;
+	for (size_t j = fr->n; j-- > 0;) {
+		const gw_frame_info *h = &c->info[j];
+		GW_EXPECT_RC(gw_decode(fr->f[j].data, fr->f[j].len, one, dim),
+			     (int)h->count, "%s: frame %zu alone", c->what, j);
+		size_t bytes = (size_t)h->span * sizeof(float);
+		if (memcmp(one + h->start, full + h->start, bytes))
+			for (uint64_t k = h->start; k < h->start + h->span; k++)
+				GW_CHECK(gw_test_bits(one[k]) == gw_test_bits(full[k]),
+					 "%s: frame %zu alone gives %a at %llu, all frames "
+					 "%a", c->what, j, (double)one[k],
+					 (unsigned long long)k, (double)full[k]);
+		memcpy(one + h->start, nz + h->start, bytes);
+		/* (memcmp first: the element loop only says where) */
+		if (j % every == 0 && memcmp(one, nz, dim * sizeof(float)))
+			for (uint64_t k = 0; k < dim; k++)
+				GW_CHECK(gw_test_bits(one[k]) == 0x80000000u,
+					 "%s: element %llu written outside frame %zu's "
+					 "range [%llu,+%u) (or an earlier one's)", c->what,
+					 (unsigned long long)k, j,
+					 (unsigned long long)h->start, h->span);
+		GW_OK_CALL(gw_decode(fr->f[j].data, fr->f[j].len, rev, dim));
+	}
+	if (memcmp(rev, full, dim * sizeof(float)))
+		for (uint64_t k = 0; k < dim; k++)
+			GW_CHECK(gw_test_bits(rev[k]) == gw_test_bits(full[k]),
+				 "%s: reverse order differs at %llu", c->what,
+				 (unsigned long long)k);
+}
+
+static void test_each_frame_alone(void **state)
+{
+	(void)state;
+	gw_test_each_case(GW_TEST_BUDGETS_COARSE, alone, NULL);
+}
+
+/* ---- subsets and duplicates ------------------------------------------------ */
+
 static void test_dense_independence(void **state)
 {
 	(void)state;
@@ -171,13 +229,7 @@ static void test_sparse_independence(void **state)
 	gw_test_sparse_free(&s);
 }
 
-int main(int argc, char **argv)
-{
-	(void)argc;
-	gw_test_require_traces(argv[0]);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dense_independence),
-		cmocka_unit_test(test_sparse_independence),
-	};
-	return cmocka_run_group_tests_name("frame_independence", tests, NULL, NULL);
-}
+GW_TEST_MAIN("frame_independence", 1,
+	     cmocka_unit_test(test_each_frame_alone),
+	     cmocka_unit_test(test_dense_independence),
+	     cmocka_unit_test(test_sparse_independence))

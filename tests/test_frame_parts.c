@@ -59,11 +59,6 @@ static void test_undescribed_codec(void **state)
 	gw_encoder_free(enc);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sketchml_parts_add_up),
-		cmocka_unit_test(test_undescribed_codec),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("frame_parts", 0,
+	     cmocka_unit_test(test_sketchml_parts_add_up),
+	     cmocka_unit_test(test_undescribed_codec))

@@ -1,5 +1,7 @@
-/* Hostile frames are rejected with the right GW_E* code, without reading past the frame (it ends at a PROT_NONE page) and without touching the output buffer. */
+/* Hostile frames are rejected with the right GW_E* code, without reading past the frame (it ends at a PROT_NONE page) and without touching the output buffer: header attacks, truncations, trailing bytes, dense ranges past the output, every single-bit flip of real frames and random garbage for every codec; and each codec's own payload forgeries (hostile_payloads.c: raw/bf16/int8 keys and int8 codes and scales, 3LC's m, pad trits and zero runs on every ISA, terngrad's trits and scale, onebit's levels and padding, top-k's varint gaps, deepreduce's framing), which every registered codec must list. */
 #include "gw_test.h"
+
+#include "hostile_payloads.h"
 
 #include <math.h>
 
@@ -214,26 +216,16 @@ static void header_attacks(struct ctx *c, int id, int kind,
 	MUTATE(GW_ELENGTH, "payload_len - 1 (a trailing byte)",
 	       gw_test_st32(b + GW_TEST_OFF_PAYLOAD_LEN, pl - 1));
 	MUTATE(GW_ETRUNC, "param_len 255", b[GW_TEST_OFF_PARAM_LEN] = 255);
-	if (h.param_len < 255) {
-		/* Same total length, boundary between params and payload moved. */
+	/* Same total length, boundary between params and payload moved. */
+	for (int d = -1; d <= 1; d += 2) {
+		if (d > 0 ? h.param_len == 255 : h.param_len == 0)
+			continue;
 		memcpy(b, f->data, f->len);
-		b[GW_TEST_OFF_PARAM_LEN] = (uint8_t)(h.param_len + 1);
-		gw_test_st32(b + GW_TEST_OFF_PAYLOAD_LEN, pl - 1);
+		b[GW_TEST_OFF_PARAM_LEN] = (uint8_t)(h.param_len + d);
+		gw_test_st32(b + GW_TEST_OFF_PAYLOAD_LEN, (uint32_t)(pl - d));
 		gw_frame_seal(b, f->len);
-		snprintf(what, sizeof(what), "%s %s frame: param_len + 1, payload_len - 1",
-			 cn, kind_name[kind]);
-		if (known(id))
-			reject(c, b, f->len, GW_ELENGTH, what);
-		else
-			reject_or_accept(c, b, f->len, what);
-	}
-	if (h.param_len > 0) {
-		memcpy(b, f->data, f->len);
-		b[GW_TEST_OFF_PARAM_LEN] = (uint8_t)(h.param_len - 1);
-		gw_test_st32(b + GW_TEST_OFF_PAYLOAD_LEN, pl + 1);
-		gw_frame_seal(b, f->len);
-		snprintf(what, sizeof(what), "%s %s frame: param_len - 1, payload_len + 1",
-			 cn, kind_name[kind]);
+		snprintf(what, sizeof(what), "%s %s frame: param_len %+d, payload_len %+d",
+			 cn, kind_name[kind], d, -d);
 		if (known(id))
 			reject(c, b, f->len, GW_ELENGTH, what);
 		else
@@ -303,219 +295,106 @@ static void header_attacks(struct ctx *c, int id, int kind,
 	free(b);
 }
 
-static void test_header_attacks(void **state)
+/* Calls fn for the frames (budget 256) of the source in every kind up to
+ * kinds that every codec takes. */
+static void each_frames(int kinds, void (*fn)(int id, int kind, const gw_test_frames *fr,
+					      uint64_t out_len))
 {
-	(void)state;
 	struct src s;
 	src_init(&s);
 	int ids[GW_TEST_MAX_CODECS];
 	int nc = gw_test_codecs(ids);
 	for (int ci = 0; ci < nc; ci++) {
-		for (int kind = 0; kind < 3; kind++) {
+		for (int kind = 0; kind < kinds; kind++) {
 			gw_test_frames fr;
 			uint64_t out_len;
 			if (!make_frames(ids[ci], kind, &s, 256, &fr, &out_len))
 				continue;
-			struct ctx c;
-			ctx_init(&c, out_len);
-			header_attacks(&c, ids[ci], kind, &fr.f[0]);
-			if (fr.n > 1)
-				header_attacks(&c, ids[ci], kind, &fr.f[fr.n - 1]);
-			ctx_free(&c);
+			fn(ids[ci], kind, &fr, out_len);
 			gw_test_frames_free(&fr);
 		}
 	}
+}
+
+static void first_and_last(int id, int kind, const gw_test_frames *fr, uint64_t out_len)
+{
+	struct ctx c;
+	ctx_init(&c, out_len);
+	header_attacks(&c, id, kind, &fr->f[0]);
+	if (fr->n > 1)
+		header_attacks(&c, id, kind, &fr->f[fr->n - 1]);
+	ctx_free(&c);
+}
+
+static void test_header_attacks(void **state)
+{
+	(void)state;
+	each_frames(3, first_and_last);
 }
 
 /* A valid dense frame whose range ends past out_len is GW_ERANGE; the
  * same frame into exactly enough output decodes. */
+static void out_of_range(int id, int kind, const gw_test_frames *fr, uint64_t out_len)
+{
+	(void)kind;
+	(void)out_len;
+	for (size_t j = 0; j < fr->n; j++) {
+		gw_frame_info h;
+		GW_OK_CALL(gw_frame_peek(fr->f[j].data, fr->f[j].len, &h));
+		uint64_t end = h.start + h.span;
+		struct ctx c;
+		ctx_init(&c, end - 1);
+		char what[96];
+		snprintf(what, sizeof(what), "%s frame [%llu,+%u) into %llu outputs",
+			 gw_codec_name(id), (unsigned long long)h.start, h.span,
+			 (unsigned long long)(end - 1));
+		reject(&c, fr->f[j].data, fr->f[j].len, GW_ERANGE, what);
+		ctx_free(&c);
+		ctx_init(&c, end);
+		const uint8_t *p = place(&c, fr->f[j].data, fr->f[j].len);
+		int rc = gw_decode(p, fr->f[j].len, c.out, end);
+		GW_CHECK(rc == (int)h.count, "%s frame [%llu,+%u) into exactly %llu "
+			 "outputs: %s", gw_codec_name(id), (unsigned long long)h.start,
+			 h.span, (unsigned long long)end, gw_error_name(rc));
+		ctx_free(&c);
+	}
+}
+
 static void test_dense_out_of_range(void **state)
 {
 	(void)state;
-	struct src s;
-	src_init(&s);
+	each_frames(1, out_of_range);
+}
+
+/* ---- each codec's own payload ---------------------------------------------- */
+
+static void test_payload_attacks(void **state)
+{
+	(void)state;
 	int ids[GW_TEST_MAX_CODECS];
-	int nc = gw_test_codecs(ids);
-	for (int ci = 0; ci < nc; ci++) {
-		gw_test_frames fr;
-		uint64_t out_len;
-		if (!make_frames(ids[ci], 0, &s, 256, &fr, &out_len))
+	int n = gw_codec_list(ids, GW_TEST_MAX_CODECS);
+	GW_CHECK(n > 0 && n <= GW_TEST_MAX_CODECS, "gw_codec_list returned %d", n);
+	for (int c = 0; c < n; c++) {
+		const char *name = gw_codec_name(ids[c]);
+		const struct hostile_payload *hp = NULL;
+		for (size_t i = 0; i < hostile_npayloads; i++)
+			if (!strcmp(hostile_payloads[i].codec, name))
+				hp = &hostile_payloads[i];
+		GW_CHECK(hp, "codec \"%s\" has no entry in tests/hostile_payloads.c: "
+			 "add its payload forgeries there (or say why it has none)",
+			 name);
+		if (!hp->attack) {
+			print_message("  %s: no payload forgeries of its own: %s\n", name,
+				      hp->why_none);
 			continue;
-		for (size_t j = 0; j < fr.n; j++) {
-			gw_frame_info h;
-			GW_OK_CALL(gw_frame_peek(fr.f[j].data, fr.f[j].len, &h));
-			uint64_t end = h.start + h.span;
-			struct ctx c;
-			ctx_init(&c, end - 1);
-			char what[96];
-			snprintf(what, sizeof(what), "%s frame [%llu,+%u) into %llu outputs",
-				 gw_codec_name(ids[ci]), (unsigned long long)h.start,
-				 h.span, (unsigned long long)(end - 1));
-			reject(&c, fr.f[j].data, fr.f[j].len, GW_ERANGE, what);
-			ctx_free(&c);
-			ctx_init(&c, end);
-			const uint8_t *p = place(&c, fr.f[j].data, fr.f[j].len);
-			int rc = gw_decode(p, fr.f[j].len, c.out, end);
-			GW_CHECK(rc == (int)h.count, "%s frame [%llu,+%u) into exactly "
-				 "%llu outputs: %s", gw_codec_name(ids[ci]),
-				 (unsigned long long)h.start, h.span,
-				 (unsigned long long)end, gw_error_name(rc));
-			ctx_free(&c);
 		}
-		gw_test_frames_free(&fr);
-	}
-}
-
-/* ---- sparse keys (raw, bf16, int8: keys are a plain array) ---------------- */
-
-static uint64_t get_key(const uint8_t *keys, unsigned kb, uint32_t i)
-{
-	return kb == 8 ? gw_test_ld64(keys + 8 * (size_t)i)
-		       : gw_test_ld32(keys + 4 * (size_t)i);
-}
-
-static void put_key(uint8_t *keys, unsigned kb, uint32_t i, uint64_t k)
-{
-	if (kb == 8)
-		gw_test_st64(keys + 8 * (size_t)i, k);
-	else
-		gw_test_st32(keys + 4 * (size_t)i, (uint32_t)k);
-}
-
-static void test_sparse_key_attacks(void **state)
-{
-	(void)state;
-	struct src s;
-	src_init(&s);
-	static const int codecs[] = {GW_CODEC_RAW, GW_CODEC_BF16, GW_CODEC_INT8};
-	for (int ci = 0; ci < 3; ci++) {
-		int id = codecs[ci];
-		for (int kind = 1; kind < 3; kind++) {
-			gw_test_frames fr;
-			uint64_t out_len;
-			GW_CHECK(make_frames(id, kind, &s, 256, &fr, &out_len),
-				 "%s must accept sparse tensors", gw_codec_name(id));
-			const gw_test_frame *f = &fr.f[0];
-			gw_frame_info h;
-			GW_OK_CALL(gw_frame_verify(f->data, f->len, &h));
-			GW_CHECK(h.count >= 3, "%s: first frame has %u keys, want >= 3",
-				 gw_codec_name(id), h.count);
-			unsigned kb = kind == 2 ? 8 : 4;
-			size_t koff = GW_FRAME_HDR_LEN + h.param_len;
-			uint8_t *b = dup_frame(f, 0);
-			uint8_t *keys = b + koff;
-			uint32_t n = h.count;
-			uint64_t k0 = get_key(f->data + koff, kb, 0);
-			uint64_t k1 = get_key(f->data + koff, kb, 1);
-			uint64_t kl = get_key(f->data + koff, kb, n - 1);
-			GW_CHECK(k0 == h.start && kl == h.start + h.span - 1,
-				 "%s: keys %llu..%llu do not span the header range "
-				 "[%llu,+%u)", gw_codec_name(id), (unsigned long long)k0,
-				 (unsigned long long)kl, (unsigned long long)h.start,
-				 h.span);
-			struct ctx c;
-			ctx_init(&c, out_len);
-			char what[128];
-#define KEYS(want, desc, ...)                                                  \
-	do {                                                                   \
-		memcpy(b, f->data, f->len);                                    \
-		__VA_ARGS__;                                                   \
-		gw_frame_seal(b, f->len);                                      \
-		snprintf(what, sizeof(what), "%s %s frame: %s",                \
-			 gw_codec_name(id), kind_name[kind], desc);            \
-		reject(&c, b, f->len, want, what);                             \
-	} while (0)
-			KEYS(GW_ECORRUPT, "keys 0 and 1 swapped",
-			     put_key(keys, kb, 0, k1); put_key(keys, kb, 1, k0));
-			KEYS(GW_ECORRUPT, "key 1 duplicates key 0",
-			     put_key(keys, kb, 1, k0));
-			KEYS(GW_ECORRUPT, "last key = start + span (outside span)",
-			     put_key(keys, kb, n - 1, h.start + h.span));
-			KEYS(GW_ECORRUPT, "first key below start",
-			     put_key(keys, kb, 0, h.start - 1));
-			KEYS(GW_ECORRUPT, "last key far above the span",
-			     put_key(keys, kb, n - 1, kl + (1ull << 31)));
-			if (kb == 8)
-				KEYS(GW_ECORRUPT, "64-bit key above 2^32 outside span",
-				     put_key(keys, kb, n - 1, kl + (1ull << 32)));
-			KEYS(GW_ECORRUPT, "middle key below its predecessor",
-			     put_key(keys, kb, n / 2, h.start));
-			/* Keys in the span but at or past the end of the output:
-			 * shift the whole frame to end exactly at out_len. */
-			KEYS(GW_ERANGE, "frame moved to end at out_len",
-			     uint64_t shift = out_len - h.start - h.span + 1;
-			     gw_test_st64(b + GW_TEST_OFF_START, h.start + shift);
-			     for (uint32_t i = 0; i < n; i++)
-				     put_key(keys, kb, i, get_key(f->data + koff, kb, i) + shift));
-#undef KEYS
-			/* The unmodified frame into an output one short of its
-			 * last key. */
-			ctx_free(&c);
-			ctx_init(&c, kl);
-			snprintf(what, sizeof(what), "%s %s frame with last key %llu into "
-				 "%llu outputs", gw_codec_name(id), kind_name[kind],
-				 (unsigned long long)kl, (unsigned long long)kl);
-			reject(&c, f->data, f->len, GW_ERANGE, what);
-			ctx_free(&c);
-			free(b);
-			gw_test_frames_free(&fr);
+		/* Codecs with SIMD paths give every verdict on each of them. */
+		const gw_test_codec *cd = gw_test_codec_of(ids[c]);
+		for (int isa = 0; isa < gw_test_isa_count(cd); isa++) {
+			gw_test_isa(cd, isa);
+			hp->attack(ids[c]);
 		}
-	}
-}
-
-/* ---- int8 payload --------------------------------------------------------- */
-
-static void test_int8_payload_attacks(void **state)
-{
-	(void)state;
-	struct src s;
-	src_init(&s);
-	for (int kind = 0; kind < 3; kind++) {
-		gw_test_frames fr;
-		uint64_t out_len;
-		GW_CHECK(make_frames(GW_CODEC_INT8, kind, &s, 256, &fr, &out_len),
-			 "int8 must take %s tensors", kind_name[kind]);
-		const gw_test_frame *f = &fr.f[0];
-		gw_frame_info h;
-		GW_OK_CALL(gw_frame_verify(f->data, f->len, &h));
-		GW_CHECK(h.param_len == 4, "int8 param_len %u, want 4", h.param_len);
-		size_t soff = GW_FRAME_HDR_LEN;
-		size_t qoff = GW_FRAME_HDR_LEN + 4 + (size_t)h.count *
-			      (kind == 0 ? 0 : kind == 1 ? 4 : 8);
-		uint8_t *b = dup_frame(f, 0);
-		struct ctx c;
-		ctx_init(&c, out_len);
-		char what[96];
-#define INT8(want, desc, ...)                                                  \
-	do {                                                                   \
-		memcpy(b, f->data, f->len);                                    \
-		__VA_ARGS__;                                                   \
-		gw_frame_seal(b, f->len);                                      \
-		snprintf(what, sizeof(what), "int8 %s frame: %s",              \
-			 kind_name[kind], desc);                               \
-		reject(&c, b, f->len, want, what);                             \
-	} while (0)
-		INT8(GW_ECORRUPT, "first byte -128", b[qoff] = 0x80);
-		INT8(GW_ECORRUPT, "last byte -128", b[f->len - 1] = 0x80);
-		INT8(GW_ECORRUPT, "scale -1", gw_test_st32(b + soff, gw_test_bits(-1.0f)));
-		INT8(GW_ECORRUPT, "scale -FLT_MIN", gw_test_st32(b + soff, 0x80800000u));
-		INT8(GW_ECORRUPT, "scale +Inf", gw_test_st32(b + soff, 0x7f800000u));
-		INT8(GW_ECORRUPT, "scale -Inf", gw_test_st32(b + soff, 0xff800000u));
-#undef INT8
-		/* NaN scale is the poison marker: accepted, all NaN. */
-		memcpy(b, f->data, f->len);
-		gw_test_st32(b + soff, 0x7fc00000u);
-		gw_frame_seal(b, f->len);
-		float *o = calloc(out_len, sizeof(float));
-		GW_CHECK(o, "out of memory");
-		int rc = gw_decode(b, f->len, o, out_len);
-		GW_CHECK(rc == (int)h.count, "int8 %s frame with NaN scale: %s, want "
-			 "it accepted as a poisoned frame", kind_name[kind],
-			 gw_error_name(rc));
-		free(o);
-		ctx_free(&c);
-		free(b);
-		gw_test_frames_free(&fr);
+		gw_test_isa(cd, -1);
 	}
 }
 
@@ -632,15 +511,9 @@ static int report(void **state)
 	return 0;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_header_attacks, report),
-		cmocka_unit_test_teardown(test_dense_out_of_range, report),
-		cmocka_unit_test_teardown(test_sparse_key_attacks, report),
-		cmocka_unit_test_teardown(test_int8_payload_attacks, report),
-		cmocka_unit_test_teardown(test_bit_flips, report),
-		cmocka_unit_test_teardown(test_garbage, report),
-	};
-	return cmocka_run_group_tests_name("hostile_frames", tests, NULL, NULL);
-}
+GW_TEST_MAIN("hostile_frames", 0,
+	     cmocka_unit_test_teardown(test_header_attacks, report),
+	     cmocka_unit_test_teardown(test_dense_out_of_range, report),
+	     cmocka_unit_test(test_payload_attacks),
+	     cmocka_unit_test_teardown(test_bit_flips, report),
+	     cmocka_unit_test_teardown(test_garbage, report))

@@ -298,13 +298,8 @@ static void test_decode_adds(void **state)
 	free(want);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_encode_refusals),
-		cmocka_unit_test(test_fit_and_bound),
-		cmocka_unit_test(test_decode_adds),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("keyset", 0,
+	     cmocka_unit_test(test_roundtrip),
+	     cmocka_unit_test(test_encode_refusals),
+	     cmocka_unit_test(test_fit_and_bound),
+	     cmocka_unit_test(test_decode_adds))

@@ -108,11 +108,6 @@ static void test_refusals(void **state)
 	gw_kll_free(&t);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_trace_quantiles),
-		cmocka_unit_test(test_refusals),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("kll", 0,
+	     cmocka_unit_test(test_trace_quantiles),
+	     cmocka_unit_test(test_refusals))

@@ -201,7 +201,7 @@ static int known(int id)
 static void max_elems(int id, const gw_tensor *t, const char *name,
 		      uint32_t lim, size_t budget)
 {
-	int subset = gw_test_sends_subset(id);
+	int subset = (gw_test_codec_of(id)->flags & GW_TEST_SUBSET) != 0;
 	gw_encoder *enc = gw_test_encoder(id);
 	GW_OK_CALL(gw_encoder_set_param(enc, GW_PARAM_MAX_FRAME_ELEMS, lim));
 	gw_test_frames fr;
@@ -271,14 +271,9 @@ static void test_max_frame_elems(void **state)
 	gw_test_sparse_free(&sp);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_param_names),
-		cmocka_unit_test(test_bounds_lookup),
-		cmocka_unit_test(test_set_get),
-		cmocka_unit_test(test_set_while_encoding),
-		cmocka_unit_test(test_max_frame_elems),
-	};
-	return cmocka_run_group_tests_name("params", tests, NULL, NULL);
-}
+GW_TEST_MAIN("params", 0,
+	     cmocka_unit_test(test_param_names),
+	     cmocka_unit_test(test_bounds_lookup),
+	     cmocka_unit_test(test_set_get),
+	     cmocka_unit_test(test_set_while_encoding),
+	     cmocka_unit_test(test_max_frame_elems))

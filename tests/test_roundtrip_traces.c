@@ -1,78 +1,7 @@
-/* Every registered codec round-trips every real trace at every budget: frames fit the budget, cover each element once, and decode to raw bits / bf16 RNE / int8 within scale/2. */
+/* Every registered codec, at its defaults and every variant of tests/gw_test_codecs.c, round-trips every real trace at every budget: frames fit the budget, name their codec and tensor, come in ascending disjoint ranges that tile a dense tensor and cover each element once (subsets and supersets where the codec says), start on multiples of 5 where it cuts groups, decode to the value promise of the codec (raw bits, bf16 RNE, int8 within scale/2, 3LC's sign(x) m, terngrad's {-m, 0, m}, onebit's two means, top-k's k largest, sketchml's kept sign, deepreduce's stated bound), write nothing outside their ranges, and add what they decode (twice decoded is twice the values, at the packet budget); smaller budgets make more frames; a kind a codec lacks is refused at begin. */
 #include "gw_test.h"
 
 #include <math.h>
-
-/* Budgets besides gw_encode_min_budget() and min + 1: a tiny one, a few
- * packet-ish sizes (1500 - 78: an MTU minus IPv6/UDP/tunnel headers), jumbo
- * and the frame maximum (budgets above it: test_frame_header). A budget
- * equal to an earlier one (min is often 64) is run once. */
-static const size_t budgets[] = {64, 100, 256, 1000, 1500 - 78, 4096, 9000,
-				 65535};
-#define N_BUDGETS (2 + sizeof(budgets) / sizeof(budgets[0]))
-
-static size_t budget_at(int min, int i)
-{
-	if (i == 0)
-		return (size_t)min;
-	if (i == 1)
-		return (size_t)min + 1;
-	return budgets[i - 2];
-}
-
-/* int8 error bound for an element of a frame whose largest magnitude is m:
- * with s = fl(m/127), inv = fl(127/m), q = rne(fl(c * inv)) and the decoded
- * value fl(q * s), |c - q*s| <= s/2 plus a few float roundings of
- * magnitude <= 2^-24 * m each (the c*inv product, inv, s and the final
- * product): 2^-21 * m covers them with room. Frames with m below ~2^-121
- * send scale 0 and decode to 0: the 2^-120 absolute term covers those. */
-static double int8_bound(double m)
-{
-	return m / 127.0 / 2.0 + m * 0x1p-21 + 0x1p-120;
-}
-
-/* raw, bf16, int8: the codecs whose per-element promise this file checks
- * exactly. Other codecs get the promises every codec makes. */
-static int known(int id)
-{
-	return id == GW_CODEC_RAW || id == GW_CODEC_BF16 || id == GW_CODEC_INT8;
-}
-
-/* A codec with a "fraction" parameter (top-k) sends a subset of the
- * elements; every other codec sends each element exactly once. */
-
-/* The tensor under test: dense (keys == NULL: element i is key i) or
- * sparse with 32-bit keys for range queries (t may carry them as 64-bit). */
-struct input {
-	const char *name;
-	const gw_tensor *t;
-	const uint32_t *keys;
-	const float *vals;
-	uint64_t n;     /* elements / entries */
-	uint64_t dim;   /* output length */
-	int coarse;     /* only min, min + 1, 1422 and 65535 (a repeat run) */
-};
-
-/* Index of the first entry whose key is >= k. */
-static uint64_t lower_bound(const struct input *in, uint64_t k)
-{
-	if (!in->keys)
-		return k < in->n ? k : in->n;
-	uint64_t lo = 0, hi = in->n;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (in->keys[mid] < k)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static uint64_t key_of(const struct input *in, uint64_t i)
-{
-	return in->keys ? in->keys[i] : i;
-}
 
 static int cmp_start(const void *a, const void *b)
 {
@@ -80,237 +9,182 @@ static int cmp_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Header checks for every frame; fills info[j]. */
-static void check_headers(int id, const struct input *in, size_t budget,
-			  const gw_test_frames *fr, gw_frame_info *info)
+/* Header checks for every frame of c. */
+static void check_headers(const gw_test_case *c)
 {
-	const gw_tensor *t = in->t;
-	size_t eff = budget < GW_FRAME_MAX ? budget : GW_FRAME_MAX;
+	const gw_tensor *t = &c->in->t;
 	uint16_t want_flags = 0;
 	if (t->keys)
 		want_flags = GW_FF_SPARSE | (t->key_bits == 64 ? GW_FF_KEY64 : 0);
-	for (size_t j = 0; j < fr->n; j++) {
-		const gw_test_frame *f = &fr->f[j];
-		GW_CHECK(f->len > 0 && f->len <= eff,
-			 "%s on %s: frame %zu is %zu bytes, budget %zu",
-			 gw_codec_name(id), in->name, j, f->len, budget);
-		int rc = gw_frame_verify(f->data, f->len, &info[j]);
-		GW_CHECK(rc == 0, "%s on %s, budget %zu: frame %zu fails verify: %s",
-			 gw_codec_name(id), in->name, budget, j, gw_error_name(rc));
-		GW_CHECK(info[j].codec == id && info[j].tensor == t->id &&
-				 info[j].frame_len == f->len,
-			 "%s on %s, budget %zu: frame %zu header codec %u tensor %u "
-			 "len %u does not match the tensor encoded",
-			 gw_codec_name(id), in->name, budget, j, info[j].codec,
-			 info[j].tensor, info[j].frame_len);
-		if (known(id) || t->keys)
-			/* A sparse input never becomes dense frames; the
-			 * known codecs keep the input's kind and key width. */
-			GW_CHECK(known(id) ? info[j].flags == want_flags
-					   : (info[j].flags & GW_FF_SPARSE) != 0,
-				 "%s on %s: frame %zu has flags %#x, want %#x",
-				 gw_codec_name(id), in->name, j, info[j].flags,
-				 want_flags);
-		GW_CHECK(info[j].count > 0, "%s on %s: frame %zu has no entries",
-			 gw_codec_name(id), in->name, j);
+	int keeps = (c->codec->flags & GW_TEST_KEEPS_KIND) != 0;
+	int tiles = !(c->codec->flags & (GW_TEST_SUBSET | GW_TEST_SUPERSET)) && !t->keys;
+	uint64_t next = 0;
+	for (size_t j = 0; j < c->fr.n; j++) {
+		const gw_frame_info *h = &c->info[j];
+		/* Frames come in ascending, disjoint ranges; a dense tensor's
+		 * frames tile it from 0 unless the codec sends a subset. */
+		GW_CHECK(tiles ? h->start == next : h->start >= next, "%s: frame %zu "
+			 "[%llu,+%u) starts before the end of the previous one (%llu)%s",
+			 c->what, j, (unsigned long long)h->start, h->span,
+			 (unsigned long long)next, tiles ? " or leaves a gap" : "");
+		GW_CHECK(h->codec == c->id && h->tensor == t->id &&
+				 h->frame_len == c->fr.f[j].len,
+			 "%s: frame %zu header codec %u tensor %u len %u does not "
+			 "match the tensor encoded", c->what, j, h->codec, h->tensor,
+			 h->frame_len);
+		if (keeps || t->keys)
+			/* A sparse input never becomes dense frames; the codecs
+			 * that keep the kind keep the key width too. */
+			GW_CHECK(keeps ? h->flags == want_flags
+				       : (h->flags & GW_FF_SPARSE) != 0,
+				 "%s: frame %zu has flags %#x, want %#x", c->what, j,
+				 h->flags, want_flags);
+		GW_CHECK(h->count > 0, "%s: frame %zu has no entries", c->what, j);
+		if ((c->codec->flags & GW_TEST_GROUPS5) && !t->keys)
+			GW_CHECK(h->start % 5 == 0 &&
+					 (h->count % 5 == 0 || h->start + h->count == t->dim),
+				 "%s: frame %zu [%llu,+%u) not on a multiple of 5", c->what,
+				 j, (unsigned long long)h->start, h->count);
+		next = h->start + h->span;
 	}
 }
 
-/* Value promise of the known codecs for input x decoded (into -0.0) as y,
- * m being the largest magnitude of x's frame. */
-static void check_value(int id, const struct input *in, size_t budget,
-			uint64_t key, float x, float y, double m)
+/* Ranges are disjoint, inside the tensor, and each holds exactly (subset
+ * codecs: at least; superset codecs with a sparse input: at most) its
+ * count of the tensor's keys; together, unless a subset, every key once.
+ * Marks in written[] the coordinates inside some frame's range. */
+static void check_coverage(const gw_test_case *c, gw_frame_info *sorted,
+			   uint8_t *written)
 {
-	GW_CHECK(isfinite(y), "%s on %s budget %zu: finite input %a at %llu "
-		 "decoded to %a", gw_codec_name(id), in->name, budget, (double)x,
-		 (unsigned long long)key, (double)y);
-	if (id == GW_CODEC_RAW || !(gw_codec_caps(id) & GW_CODEC_LOSSY)) {
-		GW_CHECK(gw_test_bits(x) == gw_test_bits(y),
-			 "%s on %s budget %zu: element %llu: %a decoded as %a "
-			 "(lossless codec)", gw_codec_name(id), in->name, budget,
-			 (unsigned long long)key, (double)x, (double)y);
-	} else if (id == GW_CODEC_BF16) {
-		uint32_t want = (uint32_t)gw_test_bf16_rne(x) << 16;
-		GW_CHECK(gw_test_bits(y) == want,
-			 "bf16 on %s budget %zu: element %llu: %a decoded as %a, "
-			 "RNE reference %a", in->name, budget,
-			 (unsigned long long)key, (double)x, (double)y,
-			 (double)gw_test_float(want));
-	} else if (id == GW_CODEC_INT8) {
-		double err = fabs((double)y - (double)x);
-		GW_CHECK(err <= int8_bound(m),
-			 "int8 on %s budget %zu: element %llu: %a decoded as %a, "
-			 "error %g > bound %g (frame max %g)", in->name, budget,
-			 (unsigned long long)key, (double)x, (double)y, err,
-			 int8_bound(m), m);
+	const gw_test_input *in = c->in;
+	const int superset = (c->codec->flags & GW_TEST_SUPERSET) != 0;
+	const int exact = !(c->codec->flags & GW_TEST_SUBSET) && !superset;
+	memcpy(sorted, c->info, c->fr.n * sizeof(*sorted));
+	qsort(sorted, c->fr.n, sizeof(*sorted), cmp_start);
+	memset(written, 0, in->dim);
+	uint64_t covered = 0;
+	for (size_t j = 0; j < c->fr.n; j++) {
+		uint64_t lo = sorted[j].start, hi = lo + sorted[j].span;
+		GW_CHECK(hi <= in->dim, "%s: frame range [%llu,+%u) beyond dim %llu",
+			 c->what, (unsigned long long)lo, sorted[j].span,
+			 (unsigned long long)in->dim);
+		GW_CHECK(j == 0 || sorted[j - 1].start + sorted[j - 1].span <= lo,
+			 "%s: frame ranges overlap at %llu", c->what,
+			 (unsigned long long)lo);
+		uint64_t a = gw_test_lower_bound(in, lo), z = gw_test_lower_bound(in, hi);
+		GW_CHECK(exact ? z - a == sorted[j].count :
+			 superset && in->keys ? z - a <= sorted[j].count
+					      : z - a >= sorted[j].count,
+			 "%s: range [%llu,+%u) holds %llu keys of the tensor, frame "
+			 "says %u", c->what, (unsigned long long)lo, sorted[j].span,
+			 (unsigned long long)(z - a), sorted[j].count);
+		covered += sorted[j].count;
+		memset(written + lo, 1, sorted[j].span);
 	}
+	if (exact)
+		GW_CHECK(covered == in->n, "%s: frames hold %llu of %llu elements",
+			 c->what, (unsigned long long)covered,
+			 (unsigned long long)in->n);
 }
 
-static void roundtrip(int id, const struct input *in)
+/* Finite in, finite out; nothing written outside the frames' ranges nor
+ * (sparse input) at a coordinate without a key, but a superset codec's
+ * false positive (a 0 within the frame's stated bound: the promise). */
+static void check_untouched(const gw_test_case *c, const uint8_t *written,
+			    const float *out)
 {
-	gw_encoder *enc = gw_test_encoder(id);
-	const gw_tensor *t = in->t;
-	int min = gw_encode_min_budget(enc, t);
-	GW_CHECK(min >= (int)GW_BUDGET_MIN && min <= (int)GW_FRAME_MAX,
-		 "%s: min budget %d out of [64, 65535]", gw_codec_name(id), min);
-	float *out = malloc(in->dim * sizeof(float));
-	uint8_t *written = malloc(in->dim);
-	GW_CHECK(out && written, "out of memory");
-
-	const int superset = gw_test_sends_superset(id);
-	const int exact = !gw_test_sends_subset(id) && !superset;
-	for (size_t b = 0; b < N_BUDGETS; b++) {
-		size_t budget = budget_at(min, (int)b);
-		int seen = 0;
-		for (size_t p = 0; p < b; p++)
-			seen |= budget_at(min, (int)p) == budget;
-		if (seen || (in->coarse && b >= 2 && budget != 1500 - 78 && budget != 65535))
+	const gw_test_input *in = c->in;
+	const int superset = (c->codec->flags & GW_TEST_SUPERSET) != 0;
+	uint64_t ki = 0;
+	for (uint64_t k = 0; k < in->dim; k++) {
+		int has_key = !in->keys || (ki < in->n && in->keys[ki] == k);
+		if (in->keys && has_key)
+			ki++;
+		if ((has_key || superset) && written[k]) {
+			GW_CHECK(isfinite(out[k]), "%s: coordinate %llu decoded to %a",
+				 c->what, (unsigned long long)k, (double)out[k]);
 			continue;
+		}
+		GW_CHECK(gw_test_bits(out[k]) == 0x80000000u, "%s: coordinate %llu is in no frame (or has no key) but was "
+			 "written (%a)", c->what, (unsigned long long)k, (double)out[k]);
+	}
+}
+
+static void roundtrip(gw_test_case *c, void *arg)
+{
+	(void)arg;
+	const gw_test_input *in = c->in;
+	float *out = gw_test_scratch(0, in->dim * sizeof(float));
+	float *once = gw_test_scratch(1, in->dim * sizeof(float));
+	uint8_t *written = gw_test_scratch(2, in->dim);
+	gw_frame_info *sorted = malloc((c->fr.n ? c->fr.n : 1) * sizeof(*sorted));
+	GW_CHECK(sorted, "out of memory");
+	check_headers(c);
+
+	/* Decode into -0.0, the identity of +: -0 + x == x bitwise. */
+	gw_test_fill(out, in->dim, -0.0f);
+	for (size_t j = 0; j < c->fr.n; j++) {
+		int rc = gw_decode(c->fr.f[j].data, c->fr.f[j].len, out, in->dim);
+		GW_CHECK(rc == (int)c->info[j].count, "%s: decode of frame %zu returned "
+			 "%d (%s), header count %u", c->what, j, rc, gw_error_name(rc),
+			 c->info[j].count);
+	}
+	check_coverage(c, sorted, written);
+	check_untouched(c, written, out);
+	gw_test_check_promise(c->enc, in, in->vals, &c->fr, c->info, out, c->what);
+
+	/* Decode-accumulate: a second pass adds the same again (at the packet
+	 * budget: the rule does not depend on it). */
+	if (c->budget != 1500 - GW_PKT_RESERVE) {
+		free(sorted);
+		return;
+	}
+	memcpy(once, out, in->dim * sizeof(float));
+	gw_test_decode_all(&c->fr, out, in->dim);
+	for (uint64_t k = 0; k < in->dim; k++)
+		GW_CHECK(gw_test_bits(out[k]) == gw_test_bits(once[k] + once[k]),
+			 "%s: coordinate %llu decoded twice gives %a, once %a", c->what,
+			 (unsigned long long)k, (double)out[k], (double)once[k]);
+	free(sorted);
+}
+
+static void test_every_codec_every_trace(void **state)
+{
+	(void)state;
+	gw_test_each_case(GW_TEST_BUDGETS_ALL, roundtrip, NULL);
+}
+
+/* Small budgets still make progress, large ones hold more per frame: the
+ * cnn iteration 135 (25,290 values; a fifth of them where a codec sends
+ * a fraction) in more frames at 160 bytes than at 65,535. */
+static void more_frames(const gw_test_variant *v, void *arg)
+{
+	const gw_tensor *t = arg;
+	if (!gw_test_codec_accepts(v->id, 0))
+		return;
+	size_t counts[2], budgets[2] = {160, GW_FRAME_MAX};
+	for (int b = 0; b < 2; b++) {
+		gw_encoder *enc = gw_test_encoder_fraction(v->id, v->params, 0.2);
 		gw_test_frames fr;
-		int rc = gw_test_encode_all(enc, t, budget, &fr);
-		GW_CHECK(rc == 0, "%s on %s, budget %zu: encode failed: %s",
-			 gw_codec_name(id), in->name, budget, gw_error_name(rc));
-		gw_frame_info *info = calloc(fr.n ? fr.n : 1, sizeof(*info));
-		GW_CHECK(info, "out of memory");
-		check_headers(id, in, budget, &fr, info);
-
-		/* Decode into -0.0, the identity of +: -0 + x == x bitwise. */
-		gw_test_fill(out, in->dim, -0.0f);
-		for (size_t j = 0; j < fr.n; j++) {
-			rc = gw_decode(fr.f[j].data, fr.f[j].len, out, in->dim);
-			GW_CHECK(rc == (int)info[j].count,
-				 "%s on %s budget %zu: decode of frame %zu returned %d "
-				 "(%s), header count %u", gw_codec_name(id), in->name,
-				 budget, j, rc, gw_error_name(rc), info[j].count);
-		}
-
-		/* Coverage: ranges are disjoint, inside the tensor, and each
-		 * holds exactly (subset codecs: at most) its count of the
-		 * tensor's keys; together every key once. */
-		qsort(info, fr.n, sizeof(*info), cmp_start);
-		memset(written, 0, in->dim);
-		uint64_t covered = 0;
-		for (size_t j = 0; j < fr.n; j++) {
-			uint64_t lo = info[j].start, hi = lo + info[j].span;
-			GW_CHECK(hi <= in->dim, "%s on %s budget %zu: frame range "
-				 "[%llu,+%u) beyond dim %llu", gw_codec_name(id),
-				 in->name, budget, (unsigned long long)lo,
-				 info[j].span, (unsigned long long)in->dim);
-			GW_CHECK(j == 0 || info[j - 1].start + info[j - 1].span <= lo,
-				 "%s on %s budget %zu: frame ranges overlap at %llu",
-				 gw_codec_name(id), in->name, budget,
-				 (unsigned long long)lo);
-			uint64_t a = lower_bound(in, lo), z = lower_bound(in, hi);
-			GW_CHECK(exact ? z - a == info[j].count :
-				 superset && in->keys ? z - a <= info[j].count : z - a >= info[j].count,
-				 "%s on %s budget %zu: range [%llu,+%u) holds %llu keys "
-				 "of the tensor, frame says %u", gw_codec_name(id),
-				 in->name, budget, (unsigned long long)lo, info[j].span,
-				 (unsigned long long)(z - a), info[j].count);
-			covered += info[j].count;
-			memset(written + lo, 1, info[j].span);
-
-			double m = 0;
-			for (uint64_t i = a; i < z; i++)
-				m = fmax(m, fabs((double)in->vals[i]));
-			for (uint64_t i = a; known(id) && i < z; i++)
-				check_value(id, in, budget, key_of(in, i), in->vals[i],
-					    out[key_of(in, i)], m);
-		}
-		if (exact)
-			GW_CHECK(covered == in->n, "%s on %s budget %zu: frames hold "
-				 "%llu of %llu elements", gw_codec_name(id), in->name,
-				 budget, (unsigned long long)covered,
-				 (unsigned long long)in->n);
-
-		/* Every codec: finite in, finite out; nothing written outside
-		 * the frames' ranges nor (sparse input) at a coordinate
-		 * without a key. */
-		uint64_t ki = 0;
-		for (uint64_t k = 0; k < in->dim; k++) {
-			int has_key = !in->keys || (ki < in->n && in->keys[ki] == k);
-			if (in->keys && has_key)
-				ki++;
-			if (has_key && written[k]) {
-				GW_CHECK(isfinite(out[k]), "%s on %s budget %zu: "
-					 "coordinate %llu decoded to %a",
-					 gw_codec_name(id), in->name, budget,
-					 (unsigned long long)k, (double)out[k]);
-				continue;
-			}
-			/* a superset codec's false positive adds a 0 there */
-			GW_CHECK(gw_test_bits(out[k]) == 0x80000000u ||
-					 (superset && written[k] && out[k] == 0.0f),
-				 "%s on %s budget %zu: coordinate %llu is in no frame "
-				 "(or has no key) but was written (%a)",
-				 gw_codec_name(id), in->name, budget,
-				 (unsigned long long)k, (double)out[k]);
-		}
-		free(info);
+		GW_EXPECT_RC(gw_test_encode_all(enc, t, budgets[b], &fr), 0,
+			     "%s budget %zu", v->name, budgets[b]);
+		counts[b] = fr.n;
 		gw_test_frames_free(&fr);
+		gw_encoder_free(enc);
 	}
-	free(written);
-	free(out);
-	gw_encoder_free(enc);
+	GW_CHECK(counts[0] > counts[1], "%s: %zu frames at 160 B, %zu at 64 KiB",
+		 v->name, counts[0], counts[1]);
 }
 
-static void test_dense_traces(void **state)
+static void test_smaller_budgets_more_frames(void **state)
 {
 	(void)state;
-	int ids[GW_TEST_MAX_CODECS];
-	int nc = gw_test_codecs(ids);
-	for (int i = 0; i < GW_TEST_N_DENSE; i++) {
-		gw_test_dense d;
-		gw_test_load_dense(i, &d);
-		gw_tensor t = gw_test_dense_tensor(0x1000u + (uint32_t)i, d.v, d.n);
-		struct input in = {d.name, &t, NULL, d.v, d.n, d.n, 0};
-		for (int c = 0; c < nc; c++)
-			if (gw_test_codec_accepts(ids[c], 0))
-				roundtrip(ids[c], &in);
-		gw_test_dense_free(&d);
-	}
-}
-
-static void sparse_traces(unsigned key_bits)
-{
-	int ids[GW_TEST_MAX_CODECS];
-	int nc = gw_test_codecs(ids);
-	for (int i = 0; i < GW_TEST_N_SPARSE; i++) {
-		gw_test_sparse s;
-		gw_test_load_sparse(i, &s);
-		uint64_t *k64 = NULL;
-		const void *keys = s.keys;
-		if (key_bits == 64) {
-			k64 = malloc(s.nnz * sizeof(*k64));
-			GW_CHECK(k64, "out of memory");
-			for (size_t j = 0; j < s.nnz; j++)
-				k64[j] = s.keys[j];
-			keys = k64;
-		}
-		gw_tensor t = gw_test_sparse_tensor(0x2000u + (uint32_t)i, s.dim,
-						    keys, key_bits, s.vals, s.nnz);
-		/* 64-bit keys repeat the 32-bit run on the same data: the
-		 * key width matters at the frame edges, not at every budget. */
-		struct input in = {s.name, &t, s.keys, s.vals, s.nnz, s.dim,
-				   key_bits == 64};
-		for (int c = 0; c < nc; c++)
-			if (gw_test_codec_accepts(ids[c], 1))
-				roundtrip(ids[c], &in);
-		free(k64);
-		gw_test_sparse_free(&s);
-	}
-}
-
-static void test_sparse_traces_key32(void **state)
-{
-	(void)state;
-	sparse_traces(32);
-}
-
-static void test_sparse_traces_key64(void **state)
-{
-	(void)state;
-	sparse_traces(64);
+	GW_TEST_NEED_TRACES();
+	size_t n;
+	float *g = gw_test_load_cnn_iter(3, &n);
+	gw_tensor t = gw_test_dense_tensor(1, g, n);
+	gw_test_each_variant(0, more_frames, &t);
+	free(g);
 }
 
 /* A codec that takes neither kind of tensor is refused at begin. */
@@ -337,15 +211,7 @@ static void test_unsupported_kind_refused(void **state)
 	}
 }
 
-int main(int argc, char **argv)
-{
-	(void)argc;
-	gw_test_require_traces(argv[0]);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dense_traces),
-		cmocka_unit_test(test_sparse_traces_key32),
-		cmocka_unit_test(test_sparse_traces_key64),
-		cmocka_unit_test(test_unsupported_kind_refused),
-	};
-	return cmocka_run_group_tests_name("roundtrip_traces", tests, NULL, NULL);
-}
+GW_TEST_MAIN("roundtrip_traces", 1,
+	     cmocka_unit_test(test_every_codec_every_trace),
+	     cmocka_unit_test(test_smaller_budgets_more_frames),
+	     cmocka_unit_test(test_unsupported_kind_refused))

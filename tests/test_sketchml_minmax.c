@@ -66,10 +66,5 @@ static void test_minmax_on_traces(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_minmax_on_traces),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("sketchml_minmax", 0,
+	     cmocka_unit_test(test_minmax_on_traces))

@@ -1,4 +1,4 @@
-/* terngrad is reproducible: the same seed and tensor id give the same frame bytes from two encoders, every budget and max_frame_elems (>= 5; dense frames start on multiples of 5, smaller limits are refused) decodes to bitwise the same values (draws depend only on seed, tensor id and element index, the scale is the tensor's), and a different seed or tensor id changes the draws. */
+/* terngrad is reproducible: the same seed and tensor id give the same frame bytes from two encoders, every budget and max_frame_elems (>= 5; dense frames start on multiples of 5, smaller limits are refused) decodes to bitwise the same values (draws depend only on seed, tensor id and element index, the scale is the tensor's), and a different seed or tensor id changes the draws; caps say lossy, the seed is a whole number in [0, 2^53 - 1], and an all-zero tensor (scale 0) decodes to zeros. */
 #include "gw_test.h"
 
 #include <math.h>
@@ -132,14 +132,40 @@ static void test_seed_and_tensor_change_draws(void **state)
 	free(v);
 }
 
-int main(int argc, char **argv)
+/* An all-zero tensor has scale 0 and decodes to zeros; caps say lossy and
+ * the seed is a whole number in [0, 2^53 - 1]. */
+static void test_zero_tensor_and_caps(void **state)
 {
-	(void)argc;
-	gw_test_require_traces(argv[0]);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_same_seed_same_bytes),
-		cmocka_unit_test(test_budget_independent),
-		cmocka_unit_test(test_seed_and_tensor_change_draws),
-	};
-	return cmocka_run_group_tests_name("terngrad_reproducible", tests, NULL, NULL);
+	(void)state;
+	int caps = gw_codec_caps(GW_CODEC_TERNGRAD);
+	GW_CHECK(caps == (GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY),
+		 "terngrad caps %#x", caps);
+	GW_CHECK(gw_codec_by_name("terngrad") == GW_CODEC_TERNGRAD, "by name");
+	gw_bounds b;
+	GW_OK_CALL(gw_param_bounds(GW_CODEC_TERNGRAD, GW_PARAM_SEED, &b));
+	GW_CHECK(b.lo == 0 && b.hi == 9007199254740991.0 && b.integer, "seed bounds");
+	GW_EXPECT_RC(gw_param_bounds(GW_CODEC_TERNGRAD, GW_PARAM_FRACTION, NULL),
+		     GW_EPARAM, "terngrad has no fraction");
+	gw_encoder *enc = gw_test_encoder(GW_CODEC_TERNGRAD);
+	GW_EXPECT_RC(gw_encoder_set_param(enc, GW_PARAM_SEED, 1.5), GW_EBOUNDS,
+		     "fractional seed");
+	GW_EXPECT_RC(gw_encoder_set_param(enc, GW_PARAM_SEED, -1), GW_EBOUNDS,
+		     "negative seed");
+	float z[23] = {0};
+	gw_tensor t = gw_test_dense_tensor(1, z, 23);
+	gw_test_frames fr;
+	GW_OK_CALL(gw_test_encode_all(enc, &t, 64, &fr));
+	float out[23];
+	gw_test_fill(out, 23, -0.0f);
+	gw_test_decode_all(&fr, out, 23);
+	for (int i = 0; i < 23; i++)
+		GW_CHECK(out[i] == 0.0f, "zero input decoded to %a", (double)out[i]);
+	gw_test_frames_free(&fr);
+	gw_encoder_free(enc);
 }
+
+GW_TEST_MAIN("terngrad_reproducible", 1,
+	     cmocka_unit_test(test_same_seed_same_bytes),
+	     cmocka_unit_test(test_budget_independent),
+	     cmocka_unit_test(test_seed_and_tensor_change_draws),
+	     cmocka_unit_test(test_zero_tensor_and_caps))

@@ -96,13 +96,6 @@ static void test_conv2_weight_small_frames(void **state)
 	unbiased("cnn/it001_conv2.weight.f32", 100);
 }
 
-int main(int argc, char **argv)
-{
-	(void)argc;
-	gw_test_require_traces(argv[0]);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fc_weight),
-		cmocka_unit_test(test_conv2_weight_small_frames),
-	};
-	return cmocka_run_group_tests_name("terngrad_unbiased", tests, NULL, NULL);
-}
+GW_TEST_MAIN("terngrad_unbiased", 1,
+	     cmocka_unit_test(test_fc_weight),
+	     cmocka_unit_test(test_conv2_weight_small_frames))

@@ -296,16 +296,9 @@ static void test_adversarial_patterns(void **state)
 	free(v);
 }
 
-int main(int argc, char **argv)
-{
-	(void)argc;
-	gw_test_require_traces(argv[0]);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dense_traces),
-		cmocka_unit_test(test_sparse_traces),
-		cmocka_unit_test(test_ties_lowest_index),
-		cmocka_unit_test(test_fraction_param),
-		cmocka_unit_test(test_adversarial_patterns),
-	};
-	return cmocka_run_group_tests_name("topk_select", tests, NULL, NULL);
-}
+GW_TEST_MAIN("topk_select", 1,
+	     cmocka_unit_test(test_dense_traces),
+	     cmocka_unit_test(test_sparse_traces),
+	     cmocka_unit_test(test_ties_lowest_index),
+	     cmocka_unit_test(test_fraction_param),
+	     cmocka_unit_test(test_adversarial_patterns))
