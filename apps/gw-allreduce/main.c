@@ -2,8 +2,8 @@
  * benchmarks. Each round it allreduces a seeded synthetic gradient (every
  * rank's is different, and every rank can compute every other's), then
  * checks the result bit for bit against an in-process model of the whole
- * job (reference.c) — until a chunk comes back short, which only the
- * loss-tolerant mode allows and no model can predict.
+ * job (tests/oracle/dense.c) — until a chunk comes back short, which only
+ * the loss-tolerant mode allows and no model can predict.
  *
  *   gw-allreduce [EAL options --] --rank R --workers W --dim N
  *                --agg IP:PORT[,IP:PORT...] --local IP:PORT [options]
@@ -15,8 +15,8 @@
  *
  * With --up countsketch each round is one Sketched-SGD step
  * (gw_allreduce_sketched): the result is the k-sparse update, checked
- * against the in-process model of sk_model.c, and the residual is the error
- * accumulation v (the mass check holds with --momentum 0).
+ * against the in-process model of tests/oracle/sketched.c, and the residual
+ * is the error accumulation v (the mass check holds with --momentum 0).
  */
 #include <getopt.h>
 #include <math.h>
@@ -27,8 +27,7 @@
 
 #include "coll_cli.h"
 #include "coll_mpi.h"
-#include "reference.h"
-#include "sk_model.h"
+#include "oracle.h"
 
 struct opts {
 	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round, lag_ms;
@@ -328,8 +327,8 @@ int main(int argc, char **argv)
 	rc = 1;
 	gw_dp *dp = NULL;
 	gw_comm *comm = NULL;
-	struct reference *ref = NULL;
-	struct sk_model *skm = NULL;
+	struct oracle_dense *ref = NULL;
+	struct oracle_sketched *skm = NULL;
 	uint64_t n = c.dim, W = c.workers;
 	float *g = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
 	float *want = malloc(n * sizeof(float)), *recv = calloc(n, sizeof(float));
@@ -365,9 +364,9 @@ int main(int argc, char **argv)
 	bool sketched = job.up_codec == GW_CODEC_COUNTSKETCH;
 	if (o.verify) {
 		if (sketched)
-			skm = sk_model_create(&job);
+			skm = oracle_sketched_create(&job);
 		else
-			ref = reference_create(&job);
+			ref = oracle_dense_create(&job);
 		for (uint64_t w = 0; (ref || skm) && w < W; w++)
 			if (!(all[w] = malloc(n * sizeof(float))))
 				break;
@@ -408,13 +407,14 @@ int main(int argc, char **argv)
 		if (modelled) {
 			for (uint64_t w = 0; w < W; w++)
 				synth(all[w], n, o.seed, w, r);
-			if ((sketched ? sk_model_round(skm, (const float *const *)all, want)
-				      : reference_round(ref, (const float *const *)all, want)) < 0) {
+			const float *const *a = (const float *const *)all;
+			if ((sketched ? oracle_sketched_round(skm, a, want)
+				      : oracle_dense_round(ref, a, want)) < 0) {
 				fprintf(stderr, "gw-allreduce: the model failed\n");
 				goto done;
 			}
 			if (r == 0 && !info.short_chunks && !sketched &&
-			    !within_bound(&job, (const float *const *)all, out)) {
+			    !within_bound(&job, a, out)) {
 				fprintf(stderr, "gw-allreduce: rank %llu: round 0 outside the "
 					"codecs' error bound\n", (unsigned long long)o.rank);
 				goto done;
@@ -488,8 +488,8 @@ done:
 	free(out);
 	free(want);
 	free(recv);
-	reference_free(ref);
-	sk_model_free(skm);
+	oracle_dense_free(ref);
+	oracle_sketched_free(skm);
 	gw_comm_free(comm);
 	gw_dp_close(dp);
 	cli_mpi_finalize();
