@@ -8,7 +8,6 @@
  *
  * Exit codes: 0 ok, 1 the run failed (wrong sum, no memory), 2 bad command
  * line. */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -18,6 +17,8 @@
 #include <string.h>
 
 #include <mpi.h>
+
+#include "app.h"
 
 #define EUSAGE 2
 /* Elements each rank checks after a rep: enough to catch a misplaced or
@@ -32,23 +33,6 @@ static void usage(FILE *f)
 		"  --reps R     timed allreduces (default 5)\n"
 		"  --warmup K   untimed allreduces first, 0 for none (default 1)\n"
 		"  --json       one JSON object instead of the table\n");
-}
-
-/* Only rank 0 talks, so W ranks parsing the same bad line print it once. */
-static bool parse_u64(bool talk, const char *opt, const char *s, uint64_t lo,
-		      uint64_t hi, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (!*s || *end || errno || s[0] == '-' || v < lo || v > hi) {
-		if (talk)
-			fprintf(stderr, "mpi_allreduce: %s: '%s' is not an integer in [%llu, %llu]\n",
-				opt, s, (unsigned long long)lo, (unsigned long long)hi);
-		return false;
-	}
-	*out = v;
-	return true;
 }
 
 /* Small integers, so every partial sum is exact in float32 whatever order
@@ -98,6 +82,8 @@ static int parse(int argc, char **argv, bool talk, uint64_t *elems, uint64_t *re
 		{"elems", required_argument, 0, 'n'}, {"reps", required_argument, 0, 'r'},
 		{"warmup", required_argument, 0, 'w'}, {"json", no_argument, 0, 'j'},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	/* Only rank 0 talks, so W ranks parsing the same bad line print it once. */
+	const char *prog = talk ? "mpi_allreduce" : NULL;
 	int c;
 
 	opterr = 0;  /* our message names the argument; getopt's would repeat per rank */
@@ -106,9 +92,9 @@ static int parse(int argc, char **argv, bool talk, uint64_t *elems, uint64_t *re
 		bool ok = true;
 		switch (c) {
 		/* MPI counts are int. */
-		case 'n': ok = parse_u64(talk, "--elems", optarg, 1, INT_MAX, elems); break;
-		case 'r': ok = parse_u64(talk, "--reps", optarg, 1, 1000000, reps); break;
-		case 'w': ok = parse_u64(talk, "--warmup", optarg, 0, 1000000, warmup); break;
+		case 'n': ok = app_opt_u64(prog, "elems", optarg, 1, INT_MAX, elems); break;
+		case 'r': ok = app_opt_u64(prog, "reps", optarg, 1, 1000000, reps); break;
+		case 'w': ok = app_opt_u64(prog, "warmup", optarg, 0, 1000000, warmup); break;
 		case 'j': *json = true; break;
 		case 'h':
 			if (talk)
@@ -198,13 +184,18 @@ int main(int argc, char **argv)
 		 * tensor, per second: comparable to the link rate. */
 		double bus_gbit = 2.0 * (ranks - 1) / ranks * bytes * 8 / med / 1e9;
 		if (json) {
-			printf("{\"tool\": \"mpi_allreduce\", \"ranks\": %d, \"elems\": %llu, "
-			       "\"bytes\": %.0f, \"reps\": %llu, \"median_s\": %.6g, \"min_s\": %.6g, "
-			       "\"elems_per_s\": %.6g, \"max_s\": %.6g, \"warmup\": %llu, "
-			       "\"bus_gbit_s\": %.4f}\n",
-			       ranks, (unsigned long long)elems, bytes, (unsigned long long)reps,
-			       med, times[0], elems / med, times[reps - 1],
-			       (unsigned long long)warmup, bus_gbit);
+			const struct app_json_member m[] = {
+				APP_JS("tool", "mpi_allreduce"), APP_JU("ranks", (uint64_t)ranks),
+				APP_JU("elems", elems), APP_JF("bytes", 0, bytes),
+				APP_JU("reps", reps), APP_JG("median_s", 6, med),
+				APP_JG("min_s", 6, times[0]), APP_JG("elems_per_s", 6, elems / med),
+				APP_JG("max_s", 6, times[reps - 1]), APP_JU("warmup", warmup),
+				APP_JF("bus_gbit_s", 4, bus_gbit),
+			};
+			struct app_json j;
+			app_json_begin(&j, stdout, true);
+			app_json_members(&j, m, APP_JSON_N(m));
+			app_json_end(&j);
 		} else {
 			printf("  ------------------- mpi_allreduce -------------------\n");
 			printf("  ranks: %-6d elems: %-12llu bytes: %.0f\n",

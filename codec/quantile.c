@@ -4,15 +4,8 @@
 #include <string.h>
 
 #include "codec_internal.h"
+#include "gw_rand.h"
 #include "quantile.h"
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /* Float bits mapped so that unsigned order is float order. */
 static inline uint32_t order_key(float v)
@@ -170,7 +163,7 @@ static int compress(gw_kll *s)
 	/* An odd item out stays (the smallest); the rest halve, in place (the
 	 * survivors' index 2i + off >= i), then join the level above. */
 	uint32_t keep = m & 1u, pairs = m / 2;
-	uint32_t off = (uint32_t)(splitmix(&s->rng) & 1u);
+	uint32_t off = (uint32_t)(gw_splitmix64(&s->rng) & 1u);
 	for (uint32_t i = 0; i < pairs; i++)
 		a[keep + i] = a[keep + 2 * i + off];
 	int rc = merge_run(s, h + 1, a + keep, pairs);

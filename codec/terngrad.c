@@ -36,8 +36,9 @@
 #include <stdlib.h>
 
 #include "codec_internal.h"
+#include "gw_rand.h"
 
-#define GOLDEN 0x9e3779b97f4a7c15ull
+#define GOLDEN GW_SPLITMIX_GAMMA
 #define TRIT_ZERO_BYTE 121u      /* five trits q = 0: 1+3+9+27+81 */
 #define TRIT_MAX_BYTE 242u       /* 3^5 - 1 */
 
@@ -47,20 +48,13 @@ struct tg_state {
 	uint64_t key;            /* random stream key of (seed, tensor) */
 };
 
-static inline uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Trit digit (q + 1) of value x whose stream counter is z: the draw is the
- * top 24 bits r of mix64(z), and q != 0 iff r < |x| * 2^24 / m, i.e.
+ * top 24 bits r of gw_mix64(z), and q != 0 iff r < |x| * 2^24 / m, i.e.
  * r * 2^-24 < |x| / m (scaling by 2^24 is exact in double). */
 static inline unsigned trit(double inv24, float x, uint64_t z)
 {
 	double p24 = (double)fabsf(x) * inv24;
-	unsigned nz = (double)(int64_t)(mix64(z) >> 40) < p24;
+	unsigned nz = (double)(int64_t)(gw_mix64(z) >> 40) < p24;
 	unsigned pos = x > 0.0f;
 	return 1u + nz * 2u * pos - nz;   /* nz ? (pos ? 2 : 0) : 1 */
 }
@@ -118,7 +112,7 @@ static int tg_begin(gw_encoder *enc)
 	memcpy(&s->m, &mb, 4);
 	s->inv24 = s->m > 0.0f ? 0x1p24 / (double)s->m : 0.0;
 	uint64_t seed = (uint64_t)enc->param[GW_PARAM_SEED];
-	s->key = mix64(seed ^ mix64(0x7465726e67726164ull ^ enc->t.id));
+	s->key = gw_mix64(seed ^ gw_mix64(0x7465726e67726164ull ^ enc->t.id));
 	return GW_OK;
 }
 

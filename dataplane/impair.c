@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gw_rand.h"
 #include "impair.h"
 
 #define IMPAIR_HOLD_MAX 256u      /* packets held back at once */
@@ -37,20 +38,9 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t splitmix(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static uint64_t rnd(struct gw_impair *im)
 {
-	uint64_t z = (im->rng += 0x9e3779b97f4a7c15ull);   /* splitmix64 */
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return gw_splitmix64(&im->rng);
 }
 
 /* One draw per decision, always, so the sequence does not depend on P. */
@@ -140,7 +130,7 @@ int gw_impair_split(const char *opts, struct gw_impair **im, char **rest)
 		}
 		**im = sp.cfg;
 		uint64_t seed = sp.cfg.rng ^ 0x7478667531ull;   /* "txfu1" */
-		(*im)->tx_rng = splitmix(&seed);
+		(*im)->tx_rng = gw_splitmix64(&seed);
 	}
 	*rest = sp.rest;
 	return GW_OK;
@@ -294,11 +284,11 @@ int gw_impair_tx(gw_dp *dp, gw_pkt **pkts, unsigned n)
 	struct gw_impair *im = dp->impair;
 	if (im->txfull <= 0.0 || !n)
 		return dp->ops->tx_burst(dp, pkts, n);
-	double u = (double)(splitmix(&im->tx_rng) >> 11) * 0x1p-53;
+	double u = (double)(gw_splitmix64(&im->tx_rng) >> 11) * 0x1p-53;
 	if (u >= im->txfull)
 		return dp->ops->tx_burst(dp, pkts, n);
 	/* The device queue "fills" after k of the n packets. */
-	unsigned k = (unsigned)(splitmix(&im->tx_rng) % n);
+	unsigned k = (unsigned)(gw_splitmix64(&im->tx_rng) % n);
 	int r = k ? dp->ops->tx_burst(dp, pkts, k) : 0;
 	if (r < 0)
 		return r;

@@ -18,6 +18,7 @@
 /* Private helpers (gw_frame_seal, gw_frame_checksum): tests link the
  * internal archive so they may forge frames. */
 #include "../codec/codec_internal.h"
+#include "gw_rand.h"   /* the PRNG: common/ */
 
 /* ---- main ------------------------------------------------------------------ */
 
@@ -195,10 +196,7 @@ typedef struct gw_test_rng {
 
 static inline uint64_t gw_test_rand(gw_test_rng *r)
 {
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);   /* splitmix64 */
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return gw_splitmix64(&r->s);
 }
 /* Uniform in [0, n) (n > 0); the modulo bias is irrelevant for tests. */
 static inline uint64_t gw_test_below(gw_test_rng *r, uint64_t n)

@@ -1,30 +1,14 @@
 /* Shared command line of the collective apps. */
-#include <errno.h>
 #include <ifaddrs.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "coll_cli.h"
-
-bool cli_u64(const char *prog, const char *opt, const char *s, uint64_t lo,
-	     uint64_t hi, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (!*s || *end || errno || s[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr, "%s: --%s: '%s' is not an integer in [%llu, %llu]\n",
-			prog, opt, s, (unsigned long long)lo, (unsigned long long)hi);
-		return false;
-	}
-	*out = v;
-	return true;
-}
 
 void cli_job_usage(FILE *f)
 {
@@ -61,19 +45,6 @@ void cli_job_usage(FILE *f)
 		GW_COLL_WORKERS_MAX, GW_COLL_SHARDS_MAX);
 }
 
-int cli_split_eal(struct cli *c, int argc, char **argv)
-{
-	int dd = 0;
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--")) {
-			dd = i;
-			break;
-		}
-	c->eal_argc = dd ? dd : 1;
-	c->eal_argv = argv;
-	return dd ? dd : 0;
-}
-
 /* auto:PORT -> the first up, non-loopback IPv4 address. */
 static int local_auto(const char *v, gw_endpoint *ep)
 {
@@ -94,6 +65,25 @@ static int local_auto(const char *v, gw_endpoint *ep)
 	return i ? 0 : -1;
 }
 
+/* The shared options that are whole numbers: their range and field. */
+static const struct {
+	const char *name;
+	uint64_t lo, hi;
+	size_t off;
+} u64_opts[] = {
+	{"job", 0, UINT32_MAX, offsetof(struct cli, job_id)},
+	{"dim", 1, 1ull << 34, offsetof(struct cli, dim)},
+	{"chunk-elems", 40, 1u << 20, offsetof(struct cli, chunk_elems)},
+	{"workers", 1, GW_COLL_WORKERS_MAX, offsetof(struct cli, workers)},
+	{"shards", 1, GW_COLL_SHARDS_MAX, offsetof(struct cli, shards)},
+	{"window", 1, GW_COLL_WINDOW_MAX, offsetof(struct cli, window)},
+	{"deadline-us", 1, 60000000, offsetof(struct cli, deadline_us)},
+	{"mtu", 256, 65535, offsetof(struct cli, mtu)},
+	{"topk", 1, UINT32_MAX, offsetof(struct cli, topk)},
+	{"candidates", 1, UINT32_MAX, offsetof(struct cli, candidates)},
+	{"pool", 64, 1u << 22, offsetof(struct cli, pool)},
+};
+
 int cli_job_opt(struct cli *c, const char *name, const char *v)
 {
 	const char *p = c->prog;
@@ -101,39 +91,12 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 		c->mpi = true;
 		return 1;
 	}
-	if (!strcmp(name, "job"))
-		return cli_u64(p, name, v, 0, UINT32_MAX, &c->job_id) ? 1 : -1;
-	if (!strcmp(name, "dim"))
-		return cli_u64(p, name, v, 1, 1ull << 34, &c->dim) ? 1 : -1;
-	if (!strcmp(name, "chunk-elems"))
-		return cli_u64(p, name, v, 40, 1u << 20, &c->chunk_elems) ? 1 : -1;
-	if (!strcmp(name, "workers"))
-		return cli_u64(p, name, v, 1, GW_COLL_WORKERS_MAX, &c->workers) ? 1 : -1;
-	if (!strcmp(name, "shards"))
-		return cli_u64(p, name, v, 1, GW_COLL_SHARDS_MAX, &c->shards) ? 1 : -1;
-	if (!strcmp(name, "window"))
-		return cli_u64(p, name, v, 1, GW_COLL_WINDOW_MAX, &c->window) ? 1 : -1;
-	if (!strcmp(name, "deadline-us"))
-		return cli_u64(p, name, v, 1, 60000000, &c->deadline_us) ? 1 : -1;
-	if (!strcmp(name, "mtu"))
-		return cli_u64(p, name, v, 256, 65535, &c->mtu) ? 1 : -1;
-	if (!strcmp(name, "topk"))
-		return cli_u64(p, name, v, 1, UINT32_MAX, &c->topk) ? 1 : -1;
-	if (!strcmp(name, "candidates"))
-		return cli_u64(p, name, v, 1, UINT32_MAX, &c->candidates) ? 1 : -1;
-	if (!strcmp(name, "sketch-momentum")) {
-		char *end;
-		double m = strtod(v, &end);
-		if (end == v || *end || !(m >= 0 && m < 1)) {
-			fprintf(stderr, "%s: --sketch-momentum: '%s' is not a number in [0, 1)\n",
-				p, v);
-			return -1;
-		}
-		c->momentum = m;
-		return 1;
-	}
-	if (!strcmp(name, "pool"))
-		return cli_u64(p, name, v, 64, 1u << 22, &c->pool) ? 1 : -1;
+	for (size_t i = 0; i < sizeof(u64_opts) / sizeof(u64_opts[0]); i++)
+		if (!strcmp(name, u64_opts[i].name))
+			return app_opt_u64(p, name, v, u64_opts[i].lo, u64_opts[i].hi,
+					   (uint64_t *)((char *)c + u64_opts[i].off)) ? 1 : -1;
+	if (!strcmp(name, "sketch-momentum"))
+		return app_opt_double(p, name, v, 0, 1, APP_OPEN_HI, &c->momentum) ? 1 : -1;
 	const char **s = !strcmp(name, "up") ? &c->up : !strcmp(name, "down") ? &c->down :
 		!strcmp(name, "up-params") ? &c->up_params :
 		!strcmp(name, "down-params") ? &c->down_params :
@@ -284,8 +247,8 @@ int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp)
 		return -1;
 	}
 	gw_dp_config cfg = {.backend = c->backend ? c->backend : "udp",
-			    .pool = (uint32_t)c->pool, .argc = c->eal_argc,
-			    .argv = c->eal_argv};
+			    .pool = (uint32_t)c->pool, .argc = c->args.eal_argc,
+			    .argv = c->args.eal_argv};
 	cfg.local = c->local_ep;
 	char opts[512];
 	const char *extra = c->dp_opts ? c->dp_opts : "";
@@ -322,19 +285,4 @@ int cli_parse_aggs(const char *prog, const char *list, gw_endpoint *ep, unsigned
 	if (*n == 0)
 		fprintf(stderr, "%s: --agg: no endpoint in '%s'\n", prog, list);
 	return *n ? 0 : -1;
-}
-
-double cli_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-uint64_t cli_splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }

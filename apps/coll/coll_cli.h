@@ -9,6 +9,8 @@
 
 #include <gw/collective.h>
 
+#include "app.h"
+
 #define CLI_AGGS_MAX 64
 #define CLI_PORTS_MAX 64
 
@@ -27,13 +29,8 @@ struct cli {
 	uint64_t mtu, pool, ports;
 	bool mpi;                 /* endpoints come from mpirun (coll_mpi.h) */
 	gw_endpoint local_ep;     /* --local, "auto" resolved */
-	int eal_argc;
-	char **eal_argv;
+	struct app_args args;     /* EAL options -- app options (app_split_args) */
 };
-
-/* Splits argv at "--" (EAL options before it, for DPDK); returns the index
- * of the first app option. */
-int cli_split_eal(struct cli *c, int argc, char **argv);
 
 /* Handles a shared long option; returns 1 if taken, 0 if not ours, -1 on a
  * bad value (after printing a message naming the option). */
@@ -71,17 +68,8 @@ int cli_job_check(const struct cli *c);
  * 0 or -1 after printing why. */
 int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp);
 
-bool cli_u64(const char *prog, const char *opt, const char *s, uint64_t lo,
-	     uint64_t hi, uint64_t *out);
-
 /* --agg: "IP:PORT[@MAC],..." into ep[0..GW_COLL_SHARDS_MAX); 0 and *n, or
  * -1 after naming the bad entry. */
 int cli_parse_aggs(const char *prog, const char *list, gw_endpoint *ep, unsigned *n);
-
-/* Monotonic seconds. */
-double cli_now_s(void);
-
-/* splitmix64: the apps' seeded streams (the same on every machine). */
-uint64_t cli_splitmix(uint64_t *s);
 
 #endif

@@ -38,25 +38,28 @@ static void usage(FILE *f)
 	cli_job_usage(f);
 }
 
+/* The counters as one JSON object. */
+#define STAT(name) APP_JU(#name, s->name)
+static void print_json(const gw_agg_stats *s, uint64_t shard)
+{
+	const struct app_json_member m[] = {
+		APP_JS("tool", "gw-aggregator"), APP_JU("shard", shard), STAT(ups),
+		STAT(results_sent), STAT(results_resent), STAT(bytes_down), STAT(chunks_done),
+		STAT(chunks_short), STAT(duplicates), STAT(late), STAT(stale), STAT(early),
+		STAT(foreign), STAT(bad), STAT(corrupt), STAT(unauthenticated), STAT(forged),
+		STAT(tx_refused),
+	};
+	struct app_json j;
+	app_json_begin(&j, stdout, false);
+	app_json_members(&j, m, APP_JSON_N(m));
+	app_json_end(&j);
+}
+#undef STAT
+
 static void print_stats(const gw_agg_stats *s, uint64_t shard, bool json)
 {
 	if (json) {
-		printf("{\"tool\":\"gw-aggregator\",\"shard\":%llu,\"ups\":%llu,"
-		       "\"results_sent\":%llu,\"results_resent\":%llu,\"bytes_down\":%llu,"
-		       "\"chunks_done\":%llu,\"chunks_short\":%llu,\"duplicates\":%llu,"
-		       "\"late\":%llu,\"stale\":%llu,\"early\":%llu,\"foreign\":%llu,\"bad\":%llu,"
-		       "\"corrupt\":%llu,\"unauthenticated\":%llu,\"forged\":%llu,"
-		       "\"tx_refused\":%llu}\n",
-		       (unsigned long long)shard, (unsigned long long)s->ups,
-		       (unsigned long long)s->results_sent,
-		       (unsigned long long)s->results_resent,
-		       (unsigned long long)s->bytes_down, (unsigned long long)s->chunks_done,
-		       (unsigned long long)s->chunks_short, (unsigned long long)s->duplicates,
-		       (unsigned long long)s->late, (unsigned long long)s->stale,
-		       (unsigned long long)s->early,
-		       (unsigned long long)s->foreign, (unsigned long long)s->bad,
-		       (unsigned long long)s->corrupt, (unsigned long long)s->unauthenticated,
-		       (unsigned long long)s->forged, (unsigned long long)s->tx_refused);
+		print_json(s, shard);
 		return;
 	}
 	printf("gw-aggregator shard %llu: %llu chunks (%llu short), %llu ups, "
@@ -79,15 +82,14 @@ int main(int argc, char **argv)
 	bool have_shard = false, json = false;
 	if (cli_mpi_init(&argc, &argv, c.prog) < 0)
 		return 2;
-	int first = cli_split_eal(&c, argc, argv);
+	app_split_args(argc, argv, &c.args);
 	static const struct option lo[] = {
 		CLI_LONGOPTS,
 		{"shard", 1, 0, 's'}, {"ports", 1, 0, 'p'}, {"idle-exit-ms", 1, 0, 'i'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
-	int ac = argc - first;
-	char **av = argv + first;
-	int opt, li;
+	int ac = c.args.argc, opt, li;
+	char **av = c.args.argv;
 	optind = 1;
 	while ((opt = getopt_long(ac, av, "h", lo, &li)) != -1) {
 		switch (opt) {
@@ -96,16 +98,17 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case 's':
-			if (!cli_u64(c.prog, "shard", optarg, 0, GW_COLL_SHARDS_MAX - 1, &shard))
+			if (!app_opt_u64(c.prog, "shard", optarg, 0, GW_COLL_SHARDS_MAX - 1,
+					 &shard))
 				return 2;
 			have_shard = true;
 			break;
 		case 'p':
-			if (!cli_u64(c.prog, "ports", optarg, 1, CLI_PORTS_MAX, &ports))
+			if (!app_opt_u64(c.prog, "ports", optarg, 1, CLI_PORTS_MAX, &ports))
 				return 2;
 			break;
 		case 'i':
-			if (!cli_u64(c.prog, "idle-exit-ms", optarg, 1, 86400000, &idle_ms))
+			if (!app_opt_u64(c.prog, "idle-exit-ms", optarg, 1, 86400000, &idle_ms))
 				return 2;
 			break;
 		case 'j':

@@ -2,8 +2,8 @@
  * benchmarks. Each round it allreduces a seeded synthetic gradient (every
  * rank's is different, and every rank can compute every other's), then
  * checks the result bit for bit against an in-process model of the whole
- * job (reference.c) — until a chunk comes back short, which only the
- * loss-tolerant mode allows and no model can predict.
+ * job (tests/oracle/dense.c) — until a chunk comes back short, which only
+ * the loss-tolerant mode allows and no model can predict.
  *
  *   gw-allreduce [EAL options --] --rank R --workers W --dim N
  *                --agg IP:PORT[,IP:PORT...] --local IP:PORT [options]
@@ -15,8 +15,8 @@
  *
  * With --up countsketch each round is one Sketched-SGD step
  * (gw_allreduce_sketched): the result is the k-sparse update, checked
- * against the in-process model of sk_model.c, and the residual is the error
- * accumulation v (the mass check holds with --momentum 0).
+ * against the in-process model of tests/oracle/sketched.c, and the residual
+ * is the error accumulation v (the mass check holds with --momentum 0).
  */
 #include <getopt.h>
 #include <math.h>
@@ -27,8 +27,8 @@
 
 #include "coll_cli.h"
 #include "coll_mpi.h"
-#include "reference.h"
-#include "sk_model.h"
+#include "gw_rand.h"
+#include "oracle.h"
 
 struct opts {
 	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round, lag_ms;
@@ -43,7 +43,7 @@ static void synth(float *g, uint64_t n, uint64_t seed, uint64_t w, uint64_t r)
 {
 	uint64_t s = seed ^ (w * 0x100000001b3ull) ^ (r << 40);
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t x = cli_splitmix(&s);
+		uint64_t x = gw_splitmix64(&s);
 		double u = ((x >> 11) + 0.5) / 9007199254740992.0;
 		g[i] = (x & 3) == 0 ? 0.0f : (float)(1e-3 * tan(M_PI * (u - 0.45) * 0.9));
 	}
@@ -211,9 +211,32 @@ static bool within_bound(const gw_coll_job *j, const float *const *g, const floa
 	return true;
 }
 
+/* One --json line per round. */
+static void print_round_json(const struct opts *o, uint64_t r, const gw_coll_job *job,
+			     double dt, const gw_allreduce_info *info, const char *verdict)
+{
+	const struct app_json_member m[] = {
+		APP_JS("tool", "gw-allreduce"), APP_JU("rank", o->rank), APP_JU("round", r),
+		APP_JU("workers", job->workers), APP_JU("dim", job->dim),
+		APP_JU("chunk_elems", job->chunk_elems),
+		APP_JS("up", gw_codec_name(job->up_codec)),
+		APP_JS("down", gw_codec_name(job->down_codec)), APP_JF("seconds", 6, dt),
+		APP_JG("elems_per_s", 6, (double)job->dim / dt),
+		APP_JU("bytes_up", info->bytes_up), APP_JU("bytes_down", info->bytes_down),
+		APP_JU("bytes_up_once", info->bytes_up_once),
+		APP_JU("bytes_down_once", info->bytes_down_once),
+		APP_JU("short_chunks", info->short_chunks), APP_JU("left_out", info->left_out),
+		APP_JS("verdict", verdict),
+	};
+	struct app_json j;
+	app_json_begin(&j, stdout, false);
+	app_json_members(&j, m, APP_JSON_N(m));
+	app_json_end(&j);
+}
+
 static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 {
-	int first = cli_split_eal(c, argc, argv);
+	app_split_args(argc, argv, &c->args);
 	static const struct option lo[] = {
 		CLI_LONGOPTS,
 		{"rank", 1, 0, 'r'}, {"agg", 1, 0, 'a'}, {"rounds", 1, 0, 'R'},
@@ -222,8 +245,8 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		{"first-round", 1, 0, 'f'}, {"lag-ms", 1, 0, 'L'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
-	int ac = argc - first, opt, li;
-	char **av = argv + first;
+	int ac = c->args.argc, opt, li;
+	char **av = c->args.argv;
 	optind = 1;
 	while ((opt = getopt_long(ac, av, "h", lo, &li)) != -1) {
 		bool ok = true;
@@ -232,17 +255,18 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 			ok = cli_job_opt(c, lo[li].name, optarg) > 0;
 			break;
 		case 'r':
-			ok = cli_u64(c->prog, "rank", optarg, 0, GW_COLL_WORKERS_MAX - 1, &o->rank);
+			ok = app_opt_u64(c->prog, "rank", optarg, 0, GW_COLL_WORKERS_MAX - 1,
+					 &o->rank);
 			o->have_rank = true;
 			break;
 		case 'a':
 			ok = cli_parse_aggs(c->prog, optarg, o->shard, &o->nshard) == 0;
 			break;
 		case 'R':
-			ok = cli_u64(c->prog, "rounds", optarg, 1, 1000000, &o->rounds);
+			ok = app_opt_u64(c->prog, "rounds", optarg, 1, 1000000, &o->rounds);
 			break;
 		case 's':
-			ok = cli_u64(c->prog, "seed", optarg, 0, UINT64_MAX, &o->seed);
+			ok = app_opt_u64(c->prog, "seed", optarg, 0, UINT64_MAX, &o->seed);
 			break;
 		case 'V':
 			o->verify = false;
@@ -254,16 +278,18 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 			o->check = optarg;
 			break;
 		case 't':
-			ok = cli_u64(c->prog, "timeout-ms", optarg, 1, 3600000, &o->timeout_ms);
+			ok = app_opt_u64(c->prog, "timeout-ms", optarg, 1, 3600000,
+					 &o->timeout_ms);
 			break;
 		case 'o':
-			ok = cli_u64(c->prog, "rto-us", optarg, 10, 10000000, &o->rto_us);
+			ok = app_opt_u64(c->prog, "rto-us", optarg, 10, 10000000, &o->rto_us);
 			break;
 		case 'f':
-			ok = cli_u64(c->prog, "first-round", optarg, 0, UINT32_MAX, &o->first_round);
+			ok = app_opt_u64(c->prog, "first-round", optarg, 0, UINT32_MAX,
+					 &o->first_round);
 			break;
 		case 'L':
-			ok = cli_u64(c->prog, "lag-ms", optarg, 0, 60000, &o->lag_ms);
+			ok = app_opt_u64(c->prog, "lag-ms", optarg, 0, 60000, &o->lag_ms);
 			break;
 		case 'j':
 			o->json = true;
@@ -328,8 +354,8 @@ int main(int argc, char **argv)
 	rc = 1;
 	gw_dp *dp = NULL;
 	gw_comm *comm = NULL;
-	struct reference *ref = NULL;
-	struct sk_model *skm = NULL;
+	struct oracle_dense *ref = NULL;
+	struct oracle_sketched *skm = NULL;
 	uint64_t n = c.dim, W = c.workers;
 	float *g = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
 	float *want = malloc(n * sizeof(float)), *recv = calloc(n, sizeof(float));
@@ -365,9 +391,9 @@ int main(int argc, char **argv)
 	bool sketched = job.up_codec == GW_CODEC_COUNTSKETCH;
 	if (o.verify) {
 		if (sketched)
-			skm = sk_model_create(&job);
+			skm = oracle_sketched_create(&job);
 		else
-			ref = reference_create(&job);
+			ref = oracle_dense_create(&job);
 		for (uint64_t w = 0; (ref || skm) && w < W; w++)
 			if (!(all[w] = malloc(n * sizeof(float))))
 				break;
@@ -384,7 +410,7 @@ int main(int argc, char **argv)
 			nanosleep(&(struct timespec){.tv_sec = (time_t)(o.lag_ms / 1000),
 				  .tv_nsec = (long)(o.lag_ms % 1000) * 1000000L}, NULL);
 		gw_allreduce_info info;
-		double t0 = cli_now_s();
+		double t0 = app_now_s();
 		int e;
 		if (sketched) {
 			gw_sparse_update up;
@@ -395,7 +421,7 @@ int main(int argc, char **argv)
 		} else {
 			e = gw_allreduce(comm, g, out, &info);
 		}
-		double dt = cli_now_s() - t0;
+		double dt = app_now_s() - t0;
 		total += dt;
 		if (e < 0) {
 			fprintf(stderr, "gw-allreduce: rank %llu round %llu: %s\n",
@@ -408,13 +434,14 @@ int main(int argc, char **argv)
 		if (modelled) {
 			for (uint64_t w = 0; w < W; w++)
 				synth(all[w], n, o.seed, w, r);
-			if ((sketched ? sk_model_round(skm, (const float *const *)all, want)
-				      : reference_round(ref, (const float *const *)all, want)) < 0) {
+			const float *const *a = (const float *const *)all;
+			if ((sketched ? oracle_sketched_round(skm, a, want)
+				      : oracle_dense_round(ref, a, want)) < 0) {
 				fprintf(stderr, "gw-allreduce: the model failed\n");
 				goto done;
 			}
 			if (r == 0 && !info.short_chunks && !sketched &&
-			    !within_bound(&job, (const float *const *)all, out)) {
+			    !within_bound(&job, a, out)) {
 				fprintf(stderr, "gw-allreduce: rank %llu: round 0 outside the "
 					"codecs' error bound\n", (unsigned long long)o.rank);
 				goto done;
@@ -435,21 +462,7 @@ int main(int argc, char **argv)
 			}
 		}
 		if (o.json)
-			printf("{\"tool\":\"gw-allreduce\",\"rank\":%llu,\"round\":%llu,"
-			       "\"workers\":%llu,\"dim\":%llu,\"chunk_elems\":%u,\"up\":\"%s\","
-			       "\"down\":\"%s\",\"seconds\":%.6f,\"elems_per_s\":%.6g,"
-			       "\"bytes_up\":%llu,\"bytes_down\":%llu,\"bytes_up_once\":%llu,"
-			       "\"bytes_down_once\":%llu,\"short_chunks\":%u,"
-			       "\"left_out\":%u,"
-			       "\"verdict\":\"%s\"}\n", (unsigned long long)o.rank,
-			       (unsigned long long)r, (unsigned long long)W,
-			       (unsigned long long)n, job.chunk_elems,
-			       gw_codec_name(job.up_codec), gw_codec_name(job.down_codec), dt,
-			       (double)n / dt, (unsigned long long)info.bytes_up,
-			       (unsigned long long)info.bytes_down,
-			       (unsigned long long)info.bytes_up_once,
-			       (unsigned long long)info.bytes_down_once,
-			       info.short_chunks, info.left_out, verdict);
+			print_round_json(&o, r, &job, dt, &info, verdict);
 		else
 			printf("rank %llu round %llu: %.3f ms, %.3g elements/s, %llu bytes up, "
 			       "%u short chunks (%u without this rank), %s\n",
@@ -488,8 +501,8 @@ done:
 	free(out);
 	free(want);
 	free(recv);
-	reference_free(ref);
-	sk_model_free(skm);
+	oracle_dense_free(ref);
+	oracle_sketched_free(skm);
 	gw_comm_free(comm);
 	gw_dp_close(dp);
 	cli_mpi_finalize();

@@ -1,4 +1,5 @@
-/* gw-bench: shared pieces of its modes (argument parsing, timing, files). */
+/* gw-bench: shared pieces of its modes (timing, files); the command line,
+ * numbers and JSON are the apps' (app.h). */
 #ifndef GW_BENCH_H
 #define GW_BENCH_H
 
@@ -6,20 +7,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "app.h"
+
 /* Exit codes: 0 ok, 1 run failed, 2 bad command line. */
 #define BENCH_EUSAGE 2
 
-double bench_now(void);                       /* monotonic seconds */
+/* Strict numbers under gw-bench's name: opt without "--" (app_opt_*). */
+static inline bool bench_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,
+			     uint64_t *out)
+{
+	return app_opt_u64("gw-bench", opt, s, lo, hi, out);
+}
+
+static inline bool bench_num(const char *opt, const char *s, double lo, double hi,
+			     double *out)
+{
+	return app_opt_double("gw-bench", opt, s, lo, hi, 0, out);
+}
 
 /* Reads a whole file; returns NULL and prints why on failure. */
 void *bench_read_file(const char *path, size_t *len);
-
-/* Strict number parsing: the whole string must be a number in [lo, hi];
- * otherwise prints "gw-bench: --opt: ..." and returns false. */
-bool bench_parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,
-		     uint64_t *out);
-bool bench_parse_double(const char *opt, const char *s, double lo, double hi,
-			double *out);
 
 /* Runs fn(arg) repeatedly for at least min_s seconds (and at least once);
  * returns seconds per call, the best of several batches to shed noise. */

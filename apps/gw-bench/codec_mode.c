@@ -11,6 +11,7 @@
 #include <gw/codec.h>
 
 #include "bench.h"
+#include "gw_rand.h"
 
 #ifdef GW_HAVE_ZSTD
 #include <zstd.h>
@@ -66,14 +67,6 @@ static void usage(FILE *f)
 "  --json             one JSON object instead of the table\n", GW_PKT_RESERVE);
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Laplace-distributed values (scale 1e-3) with a quarter exact zeros:
  * roughly the shape of the CNN traces, without the extreme outliers of a
  * Cauchy tail that would make every max-scaled codec look sparse. */
@@ -82,7 +75,7 @@ static void synth(struct input *in, uint64_t n, uint64_t seed)
 	in->dim = in->nnz = n;
 	in->values = malloc((n ? n : 1) * sizeof(float));
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t r = splitmix(&seed);
+		uint64_t r = gw_splitmix64(&seed);
 		double u = ((r >> 11) + 0.5) / 9007199254740992.0;
 		double v = (r & 3) == 0 ? 0.0 : ((r & 4) ? 1e-3 : -1e-3) * -log(u);
 		in->values[i] = (float)v;
@@ -331,8 +324,8 @@ static int run_zstd(const struct input *in, char **params, int np, double min_s,
 	double level = 1;
 	for (int i = 0; i < np; i++)
 		if (strncmp(params[i], "level=", 6) ||
-		    !bench_parse_double("--param level", params[i] + 6, ZSTD_minCLevel(),
-					ZSTD_maxCLevel(), &level)) {
+		    !bench_num("param level", params[i] + 6, ZSTD_minCLevel(), ZSTD_maxCLevel(),
+			       &level)) {
 			if (strncmp(params[i], "level=", 6))
 				fprintf(stderr, "gw-bench: --param %s: zstd takes only level=N\n", params[i]);
 			return -1;
@@ -366,31 +359,53 @@ static int run_zstd(const struct input *in, char **params, int np, double min_s,
 #endif
 }
 
+static void print_json(const struct result *r, double bpv, double eg, double dg)
+{
+	double e = (double)r->elements;
+	const struct app_json_member m[] = {
+		APP_JS("codec", r->codec), APP_JU("elements", r->elements),
+		APP_JU("frames", r->frames), APP_JU("bytes", r->bytes),
+		APP_JF("bits_per_value", 4, bpv), APP_JF("encode_gbps", 3, eg),
+		APP_JF("decode_gbps", 3, dg), APP_JF("memcpy_gbps", 3, r->memcpy_gbps),
+		APP_JG("max_abs_err", 6, r->max_abs), APP_JG("rel_l2_err", 6, r->rel_l2),
+		APP_JF("input_bytes", 0, r->input_bytes),
+		APP_JF("encode_vs_memcpy", 3, eg / r->memcpy_gbps),
+		APP_JF("decode_vs_memcpy", 3, dg / r->memcpy_gbps),
+		APP_JF("ef_bits_per_value", 4, e ? r->ef_bytes * 8.0 / e : 0),
+	};
+	/* Sparse input: bytes per entry, and how much smaller than 8- and
+	 * 12-byte (key, value) pairs. */
+	const struct app_json_member sparse[] = {
+		APP_JF("bytes_per_entry", 4, e ? r->bytes / e : 0),
+		APP_JF("vs_pairs8", 3, r->bytes ? 8 * e / r->bytes : 0),
+		APP_JF("vs_pairs12", 3, r->bytes ? 12 * e / r->bytes : 0),
+	};
+	const struct app_json_member parts[] = {
+		APP_JU("header", r->parts.header), APP_JU("params", r->parts.params),
+		APP_JU("keys", r->parts.keys), APP_JU("tables", r->parts.tables),
+		APP_JU("values", r->parts.values),
+	};
+	struct app_json j;
+	app_json_begin(&j, stdout, true);
+	app_json_members(&j, m, APP_JSON_N(m));
+	if (r->sparse)
+		app_json_members(&j, sparse, APP_JSON_N(sparse));
+	if (r->have_parts) {
+		app_json_f(&j, "key_bytes_per_key", 4, e ? r->parts.keys / e : 0);
+		app_json_object(&j, "parts");
+		app_json_members(&j, parts, APP_JSON_N(parts));
+		app_json_end(&j);
+	}
+	app_json_end(&j);
+}
+
 static void print(const struct result *r, bool json)
 {
 	double bpv = r->elements ? r->bytes * 8.0 / r->elements : 0;
 	double eg = r->input_bytes / r->enc_s / 1e9, dg = r->input_bytes / r->dec_s / 1e9;
 	double e = (double)r->elements;
 	if (json) {
-		printf("{\"codec\": \"%s\", \"elements\": %llu, \"frames\": %llu, "
-		       "\"bytes\": %llu, \"bits_per_value\": %.4f, \"encode_gbps\": %.3f, "
-		       "\"decode_gbps\": %.3f, \"memcpy_gbps\": %.3f, \"max_abs_err\": %.6g, "
-		       "\"rel_l2_err\": %.6g, \"input_bytes\": %.0f, \"encode_vs_memcpy\": %.3f, "
-		       "\"decode_vs_memcpy\": %.3f, \"ef_bits_per_value\": %.4f",
-		       r->codec, (unsigned long long)r->elements, (unsigned long long)r->frames,
-		       (unsigned long long)r->bytes, bpv, eg, dg, r->memcpy_gbps,
-		       r->max_abs, r->rel_l2, r->input_bytes, eg / r->memcpy_gbps,
-		       dg / r->memcpy_gbps, r->elements ? r->ef_bytes * 8.0 / r->elements : 0);
-		if (r->sparse)
-			printf(", \"bytes_per_entry\": %.4f, \"vs_pairs8\": %.3f, "
-			       "\"vs_pairs12\": %.3f", e ? r->bytes / e : 0,
-			       r->bytes ? 8 * e / r->bytes : 0, r->bytes ? 12 * e / r->bytes : 0);
-		if (r->have_parts)
-			printf(", \"key_bytes_per_key\": %.4f, \"parts\": {\"header\": %u, "
-			       "\"params\": %u, \"keys\": %u, \"tables\": %u, \"values\": %u}",
-			       e ? r->parts.keys / e : 0, r->parts.header, r->parts.params,
-			       r->parts.keys, r->parts.tables, r->parts.values);
-		printf("}\n");
+		print_json(r, bpv, eg, dg);
 		return;
 	}
 	printf("  ---------------------- codec %s ----------------------\n", r->codec);
@@ -446,14 +461,14 @@ int bench_codec_main(int argc, char **argv)
 		case 'i': input = optarg; break;
 		case 'k': kf = optarg; break;
 		case 'v': vf = optarg; break;
-		case 'd': ok = bench_parse_u64("--dim", optarg, 1, UINT32_MAX + 1ull, &dim); break;
-		case 's': ok = bench_parse_u64("--synthetic", optarg, 1, 1ull << 31, &synthetic);
+		case 'd': ok = bench_u64("dim", optarg, 1, UINT32_MAX + 1ull, &dim); break;
+		case 's': ok = bench_u64("synthetic", optarg, 1, 1ull << 31, &synthetic);
 			have_syn = true; break;
-		case 'S': ok = bench_parse_u64("--seed", optarg, 0, UINT64_MAX, &seed); break;
-		case 'm': ok = bench_parse_u64("--mtu", optarg, GW_PKT_RESERVE + GW_BUDGET_MIN,
-					       GW_FRAME_MAX + GW_PKT_RESERVE, &mtu); break;
+		case 'S': ok = bench_u64("seed", optarg, 0, UINT64_MAX, &seed); break;
+		case 'm': ok = bench_u64("mtu", optarg, GW_PKT_RESERVE + GW_BUDGET_MIN,
+					 GW_FRAME_MAX + GW_PKT_RESERVE, &mtu); break;
 		case 'n': ef = false; break;
-		case 't': ok = bench_parse_double("--min-time", optarg, 0.001, 60, &min_s); break;
+		case 't': ok = bench_num("min-time", optarg, 0.001, 60, &min_s); break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return BENCH_EUSAGE;

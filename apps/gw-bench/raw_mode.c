@@ -40,8 +40,7 @@ struct raw_args {
 	bool progress;          /* a progress line on stderr (a terminal) */
 	uint64_t size, count, burst;
 	double duration, idle_s;
-	int eal_argc;
-	char **eal_argv;
+	struct app_args args;     /* [EAL options] -- [app options] */
 };
 
 struct raw_result {
@@ -105,7 +104,7 @@ static int run_tx(gw_dp *dp, const struct raw_args *a, uint32_t size, struct raw
 	gw_pkt *pend[BURST_MAX];
 	unsigned np = 0, burst = (unsigned)a->burst;
 	uint64_t seq = 0;
-	double t0 = bench_now(), next_progress = t0 + 1, now = t0;
+	double t0 = app_now_s(), next_progress = t0 + 1, now = t0;
 	while (!force_quit) {
 		if (a->count && seq == a->count && np == 0)
 			break;
@@ -128,7 +127,7 @@ static int run_tx(gw_dp *dp, const struct raw_args *a, uint32_t size, struct raw
 		gw_dp_free(dp, pend, (unsigned)s);
 		np -= (unsigned)s;
 		memmove(pend, pend + s, np * sizeof(pend[0]));
-		now = bench_now();
+		now = app_now_s();
 		if (a->progress && now >= next_progress) {
 			gw_dp_stats st;
 			gw_dp_stats_get(dp, &st);
@@ -138,14 +137,14 @@ static int run_tx(gw_dp *dp, const struct raw_args *a, uint32_t size, struct raw
 		}
 	}
 	gw_dp_free(dp, pend, np);
-	r->seconds = bench_now() - t0;
+	r->seconds = app_now_s() - t0;
 	gw_dp_stats_get(dp, &r->st);
 	r->pkts = r->st.tx_pkts;
 	r->bytes = r->st.tx_bytes;
 	/* Closing a memif port loses what the receiver has not read yet:
 	 * stay a moment (untimed) so the last packets arrive. */
-	double end = bench_now() + 0.5;
-	while (bench_now() < end && !force_quit) {
+	double end = app_now_s() + 0.5;
+	while (app_now_s() < end && !force_quit) {
 		int n = gw_dp_rx_burst(dp, pend, BURST_MAX);
 		if (n > 0)
 			gw_dp_free(dp, pend, (unsigned)n);
@@ -185,13 +184,13 @@ static int run_rx(gw_dp *dp, const struct raw_args *a, uint32_t size, struct raw
 {
 	gw_pkt *pkts[BURST_MAX];
 	uint64_t lo = UINT64_MAX, hi = 0, got = 0;
-	double t0 = bench_now(), first = 0, last = 0, next_progress = 0;
+	double t0 = app_now_s(), first = 0, last = 0, next_progress = 0;
 	/* Before traffic starts: wait as long as a sender could take to come
 	 * up (the EAL, a memif link) plus its run. */
 	double start_limit = t0 + a->duration + 30;
 	while (!force_quit) {
 		int n = gw_dp_rx_burst(dp, pkts, (unsigned)a->burst);
-		double now = bench_now();
+		double now = app_now_s();
 		if (n > 0) {
 			if (!got)
 				first = now;
@@ -242,17 +241,21 @@ static void print(const struct raw_args *a, const struct raw_result *r)
 	double l2 = pps * (r->size + 42) * 8 / 1e9;   /* Ethernet + IPv4 + UDP */
 	const char *role = a->tx ? "tx" : "rx";
 	if (a->json) {
-		printf("{\"mode\": \"raw\", \"backend\": \"%s\", \"role\": \"%s\", \"size\": %u, "
-		       "\"payload_max\": %u, \"packets\": %llu, \"bytes\": %llu, "
-		       "\"seconds\": %.6f, \"pps\": %.1f, \"mpps\": %.4f, \"gbps\": %.4f, "
-		       "\"l2_gbps\": %.4f, \"drops\": %llu, \"corrupt\": %llu, "
-		       "\"wrong_size\": %llu, \"rx_bad\": %llu, \"tx_full\": %llu, "
-		       "\"idle_waits\": %llu}\n",
-		       a->backend, role, r->size, r->payload_max, (unsigned long long)r->pkts,
-		       (unsigned long long)r->bytes, r->seconds, pps, pps / 1e6, gbps, l2,
-		       (unsigned long long)r->lost, (unsigned long long)r->corrupt,
-		       (unsigned long long)r->wrong_size, (unsigned long long)r->st.rx_bad,
-		       (unsigned long long)r->st.tx_full, (unsigned long long)r->st.idle_waits);
+		const struct app_json_member m[] = {
+			APP_JS("mode", "raw"), APP_JS("backend", a->backend), APP_JS("role", role),
+			APP_JU("size", r->size), APP_JU("payload_max", r->payload_max),
+			APP_JU("packets", r->pkts), APP_JU("bytes", r->bytes),
+			APP_JF("seconds", 6, r->seconds), APP_JF("pps", 1, pps),
+			APP_JF("mpps", 4, pps / 1e6), APP_JF("gbps", 4, gbps),
+			APP_JF("l2_gbps", 4, l2), APP_JU("drops", r->lost),
+			APP_JU("corrupt", r->corrupt), APP_JU("wrong_size", r->wrong_size),
+			APP_JU("rx_bad", r->st.rx_bad), APP_JU("tx_full", r->st.tx_full),
+			APP_JU("idle_waits", r->st.idle_waits),
+		};
+		struct app_json j;
+		app_json_begin(&j, stdout, true);
+		app_json_members(&j, m, APP_JSON_N(m));
+		app_json_end(&j);
 		return;
 	}
 	printf("  ------------- raw %s, backend %s, %u-byte payload -------------\n",
@@ -272,22 +275,6 @@ static void print(const struct raw_args *a, const struct raw_result *r)
 	printf("  Time: %.3f s   idle waits: %llu\n", r->seconds,
 	       (unsigned long long)r->st.idle_waits);
 	printf("  ------------------------------------------------------------------\n");
-}
-
-/* Splits "[EAL options] -- [app options]": without "--" everything is an
- * app option. argv[0] ("raw") is the EAL's program name. */
-static int split_eal(int argc, char **argv, struct raw_args *a)
-{
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--")) {
-			a->eal_argc = i;
-			a->eal_argv = argv;
-			argv[i] = argv[0];   /* the app part starts with a name too */
-			return i;
-		}
-	a->eal_argc = 1;
-	a->eal_argv = argv;
-	return 0;
 }
 
 static int parse(int argc, char **argv, struct raw_args *a)
@@ -324,16 +311,16 @@ static int parse(int argc, char **argv, struct raw_args *a)
 			if (!strcmp(optarg, "max"))
 				a->size_max = true;
 			else
-				ok = bench_parse_u64("--size", optarg, RAW_SIZE_MIN, 65535, &a->size);
+				ok = bench_u64("size", optarg, RAW_SIZE_MIN, 65535, &a->size);
 			break;
 		case 'd':
-			ok = bench_parse_double("--duration", optarg, 0.001, 86400, &a->duration);
+			ok = bench_num("duration", optarg, 0.001, 86400, &a->duration);
 			a->duration_set = true;
 			break;
-		case 'c': ok = bench_parse_u64("--count", optarg, 1, UINT64_MAX / 2, &a->count); break;
-		case 'B': ok = bench_parse_u64("--burst", optarg, 1, BURST_MAX, &a->burst); break;
+		case 'c': ok = bench_u64("count", optarg, 1, UINT64_MAX / 2, &a->count); break;
+		case 'B': ok = bench_u64("burst", optarg, 1, BURST_MAX, &a->burst); break;
 		case 'o': a->opts = optarg; break;
-		case 'i': ok = bench_parse_double("--idle", optarg, 0.001, 3600, &a->idle_s); break;
+		case 'i': ok = bench_num("idle", optarg, 0.001, 3600, &a->idle_s); break;
 		case 'v': a->verify = true; break;
 		case 'j': a->json = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -383,12 +370,13 @@ static int parse(int argc, char **argv, struct raw_args *a)
 int bench_raw_main(int argc, char **argv)
 {
 	struct raw_args a = {.duration = 5, .burst = 32, .idle_s = 1};
-	int app = split_eal(argc, argv, &a);
-	if (parse(argc - app, argv + app, &a) < 0)
+	/* argv[0] ("raw") is the EAL's program name. */
+	app_split_args(argc, argv, &a.args);
+	if (parse(a.args.argc, a.args.argv, &a) < 0)
 		return BENCH_EUSAGE;
 
 	gw_dp_config cfg = {.backend = a.backend, .local = a.local, .burst = (uint32_t)a.burst,
-			    .argc = a.eal_argc, .argv = a.eal_argv, .opts = a.opts};
+			    .argc = a.args.eal_argc, .argv = a.args.eal_argv, .opts = a.opts};
 	gw_dp *dp = NULL;
 	int rc = gw_dp_open(&cfg, &dp);
 	if (rc == GW_EINVAL) {

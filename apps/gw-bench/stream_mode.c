@@ -24,6 +24,7 @@
 #include <gw/stream.h>
 
 #include "bench.h"
+#include "gw_rand.h"
 
 #define MAX_PARAMS 16
 
@@ -34,8 +35,7 @@ struct opts {
 	uint64_t synthetic, seed, rounds, window, rto_us, timeout_ms, mtu, job, linger_ms;
 	double duration;
 	bool have_syn, json, ef, verify, frames, preencode, rounds_set;
-	int eal_argc;
-	char **eal_argv;
+	struct app_args args;     /* [EAL options] -- [app options] */
 };
 
 struct fill_arg {
@@ -93,20 +93,12 @@ static void usage(FILE *f)
 		GW_PKT_RESERVE, GW_STREAM_WINDOW_MAX);
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Gradient-like values: heavy tails around zero, a quarter exact zeros. */
 static float *synth(uint64_t n, uint64_t seed)
 {
 	float *v = malloc((n ? n : 1) * sizeof(float));
 	for (uint64_t i = 0; v && i < n; i++) {
-		uint64_t r = splitmix(&seed);
+		uint64_t r = gw_splitmix64(&seed);
 		double u = ((r >> 11) + 0.5) / 9007199254740992.0;
 		v[i] = (r & 3) == 0 ? 0.0f : (float)(2e-5 * tan(M_PI * (u - 0.5)));
 	}
@@ -180,7 +172,7 @@ static int deliver_cb(void *arg, uint32_t chunk, const uint8_t *frame, size_t le
 	struct deliver_arg *d = arg;
 	(void)chunk;
 	if (d->first == 0)
-		d->first = bench_now();
+		d->first = app_now_s();
 	int rc = gw_decode(frame, len, d->acc, d->dim);
 	gw_frame_info fi;
 	if (rc < 0 && d->frames && gw_frame_verify(frame, len, &fi) < 0)
@@ -271,18 +263,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		{"linger-ms", required_argument, 0, 'L'}, {"json", no_argument, 0, 'J'},
 		{"duration", required_argument, 0, 'D'}, {"preencode", no_argument, 0, 'E'},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-	/* EAL options come before "--"; with no "--" every option is ours. */
-	int dd = 0;
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--")) {
-			dd = i;
-			break;
-		}
-	o->eal_argc = dd ? dd : 1;
-	o->eal_argv = argv;
-	char **av = dd ? argv + dd : argv;
-	int ac = dd ? argc - dd : argc;
-	int c;
+	app_split_args(argc, argv, &o->args);
+	char **av = o->args.argv;
+	int ac = o->args.argc, c;
 	optind = 1;
 	while ((c = getopt_long(ac, av, "", lopts, NULL)) != -1) {
 		bool ok = true;
@@ -301,25 +284,25 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->params[o->np++] = optarg;
 			break;
 		case 'i': o->input = optarg; break;
-		case 's': ok = bench_parse_u64("--synthetic", optarg, 1, 1ull << 30, &o->synthetic);
+		case 's': ok = bench_u64("synthetic", optarg, 1, 1ull << 30, &o->synthetic);
 			o->have_syn = true; break;
-		case 'S': ok = bench_parse_u64("--seed", optarg, 0, UINT64_MAX, &o->seed); break;
-		case 'R': ok = bench_parse_u64("--rounds", optarg, 1, 1000000, &o->rounds);
+		case 'S': ok = bench_u64("seed", optarg, 0, UINT64_MAX, &o->seed); break;
+		case 'R': ok = bench_u64("rounds", optarg, 1, 1000000, &o->rounds);
 			o->rounds_set = true; break;
-		case 'm': ok = bench_parse_u64("--mtu", optarg, GW_PKT_RESERVE + GW_BUDGET_MIN,
-					       GW_FRAME_MAX + GW_PKT_RESERVE, &o->mtu); break;
-		case 'w': ok = bench_parse_u64("--window", optarg, 1, GW_STREAM_WINDOW_MAX,
-					       &o->window); break;
-		case 'T': ok = bench_parse_u64("--rto-us", optarg, 10, 10000000, &o->rto_us); break;
-		case 't': ok = bench_parse_u64("--timeout-ms", optarg, 1, 3600000, &o->timeout_ms); break;
+		case 'm': ok = bench_u64("mtu", optarg, GW_PKT_RESERVE + GW_BUDGET_MIN,
+					 GW_FRAME_MAX + GW_PKT_RESERVE, &o->mtu); break;
+		case 'w': ok = bench_u64("window", optarg, 1, GW_STREAM_WINDOW_MAX,
+					 &o->window); break;
+		case 'T': ok = bench_u64("rto-us", optarg, 10, 10000000, &o->rto_us); break;
+		case 't': ok = bench_u64("timeout-ms", optarg, 1, 3600000, &o->timeout_ms); break;
 		case 'o': o->dp_opts = optarg; break;
-		case 'j': ok = bench_parse_u64("--job", optarg, 0, UINT32_MAX, &o->job); break;
+		case 'j': ok = bench_u64("job", optarg, 0, UINT32_MAX, &o->job); break;
 		case 'n': o->ef = false; break;
 		case 'V': o->verify = false; break;
 		case 'F': o->frames = false; break;
-		case 'L': ok = bench_parse_u64("--linger-ms", optarg, 0, 60000, &o->linger_ms); break;
+		case 'L': ok = bench_u64("linger-ms", optarg, 0, 60000, &o->linger_ms); break;
 		case 'J': o->json = true; break;
-		case 'D': ok = bench_parse_double("--duration", optarg, 0.001, 3600, &o->duration);
+		case 'D': ok = bench_num("duration", optarg, 0.001, 3600, &o->duration);
 			break;
 		case 'E': o->preencode = true; break;
 		case 'h': usage(stdout); return -1;
@@ -400,25 +383,30 @@ static void print(const struct result *r)
 	double s = r->seconds > 0 ? r->seconds : 1e-9;
 	double mpps = pkts / s / 1e6, gbps = bytes * 8.0 / s / 1e9;
 	double tgbps = (double)r->dim * 4 * r->rounds * 8.0 / s / 1e9;
-	const char *vf = r->verified < 0 ? "null" : r->verified ? "true" : "false";
 	if (o->json) {
-		printf("{\"mode\": \"stream\", \"role\": \"%s\", \"backend\": \"%s\", "
-		       "\"codec\": \"%s\", \"elements\": %llu, \"rounds\": %llu, "
-		       "\"chunks\": %llu, \"packets\": %llu, \"bytes\": %llu, "
-		       "\"seconds\": %.6f, \"mpps\": %.4f, \"gbps\": %.4f, \"tensor_gbps\": %.4f, "
-		       "\"retransmits\": %llu, \"acks_sent\": %llu, \"acks_received\": %llu, "
-		       "\"duplicates\": %llu, \"bad\": %llu, \"corrupt\": %llu, \"stale\": %llu, "
-		       "\"tx_full\": %llu, \"idle_waits\": %llu, \"frames\": %s, "
-		       "\"preencode\": %s, \"verified\": %s}\n",
-		       o->role, o->backend, o->codec, (unsigned long long)r->dim,
-		       (unsigned long long)r->rounds, (unsigned long long)r->chunks,
-		       (unsigned long long)pkts, (unsigned long long)bytes, r->seconds, mpps, gbps,
-		       tgbps, (unsigned long long)r->st.retransmits,
-		       (unsigned long long)r->st.acks_sent, (unsigned long long)r->st.acks_received,
-		       (unsigned long long)r->st.duplicates, (unsigned long long)r->st.bad,
-		       (unsigned long long)r->st.corrupt, (unsigned long long)r->st.stale,
-		       (unsigned long long)r->ds.tx_full, (unsigned long long)r->ds.idle_waits,
-		       o->frames ? "true" : "false", o->preencode ? "true" : "false", vf);
+		const struct app_json_member m[] = {
+			APP_JS("mode", "stream"), APP_JS("role", o->role),
+			APP_JS("backend", o->backend), APP_JS("codec", o->codec),
+			APP_JU("elements", r->dim), APP_JU("rounds", r->rounds),
+			APP_JU("chunks", r->chunks), APP_JU("packets", pkts), APP_JU("bytes", bytes),
+			APP_JF("seconds", 6, r->seconds), APP_JF("mpps", 4, mpps),
+			APP_JF("gbps", 4, gbps), APP_JF("tensor_gbps", 4, tgbps),
+			APP_JU("retransmits", r->st.retransmits),
+			APP_JU("acks_sent", r->st.acks_sent),
+			APP_JU("acks_received", r->st.acks_received),
+			APP_JU("duplicates", r->st.duplicates), APP_JU("bad", r->st.bad),
+			APP_JU("corrupt", r->st.corrupt), APP_JU("stale", r->st.stale),
+			APP_JU("tx_full", r->ds.tx_full), APP_JU("idle_waits", r->ds.idle_waits),
+			APP_JB("frames", o->frames), APP_JB("preencode", o->preencode),
+		};
+		struct app_json j;
+		app_json_begin(&j, stdout, true);
+		app_json_members(&j, m, APP_JSON_N(m));
+		if (r->verified < 0)
+			app_json_null(&j, "verified");
+		else
+			app_json_bool(&j, "verified", r->verified);
+		app_json_end(&j);
 		return;
 	}
 	printf("  ---------------- stream %s: %s, codec %s, %llu floats x %llu rounds ----------------\n",
@@ -487,7 +475,7 @@ int bench_stream_main(int argc, char **argv)
 	if (o.peer)
 		gw_endpoint_parse(o.peer, &peer);
 	gw_dp_config dc = {.backend = o.backend, .local = local, .opts = o.dp_opts,
-			   .argc = o.eal_argc, .argv = o.eal_argv};
+			   .argc = o.args.eal_argc, .argv = o.args.eal_argv};
 	int drc = gw_dp_open(&dc, &dp);
 	if (drc < 0) {
 		fprintf(stderr, "gw-bench: --backend %s --local %s%s%s: %s\n", o.backend, o.local,
@@ -534,11 +522,11 @@ int bench_stream_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	double t0 = bench_now(), t1 = t0;
+	double t0 = app_now_s(), t1 = t0;
 	/* tx: --rounds tensors, or rounds until --duration has passed, then the
 	 * empty tensor that ends the run; rx: tensors until that one. */
 	for (uint64_t r = 0;; r++) {
-		bool last = tx && (o.duration > 0 ? r > 0 && bench_now() - t0 >= o.duration
+		bool last = tx && (o.duration > 0 ? r > 0 && app_now_s() - t0 >= o.duration
 						   : r == o.rounds);
 		int n;
 		if (tx) {
@@ -563,7 +551,7 @@ int bench_stream_main(int argc, char **argv)
 			break;
 		res.chunks += (uint64_t)n;
 		res.rounds++;
-		t1 = bench_now();
+		t1 = app_now_s();
 	}
 	frames_free(&pre);
 	/* rx: timed from its first frame, not from when it started waiting. */

@@ -1,18 +1,10 @@
-/* gw-bench helpers: timing, file loading, strict argument parsing. */
+/* gw-bench helpers: timing, file loading. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
-
-double bench_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void *bench_read_file(const char *path, size_t *len)
 {
@@ -42,36 +34,6 @@ out:
 	return buf;
 }
 
-bool bench_parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,
-		     uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (!*s || *end || errno || s[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr, "gw-bench: %s: '%s' is not an integer in [%llu, %llu]\n",
-			opt, s, (unsigned long long)lo, (unsigned long long)hi);
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
-bool bench_parse_double(const char *opt, const char *s, double lo, double hi,
-			double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (!*s || *end || errno || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "gw-bench: %s: '%s' is not a number in [%g, %g]\n",
-			opt, s, lo, hi);
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
 double bench_time(void (*fn)(void *), void *arg, double min_s)
 {
 	/* Five batches; each runs until it has taken min_s/5. The fastest
@@ -79,11 +41,11 @@ double bench_time(void (*fn)(void *), void *arg, double min_s)
 	double best = 1e30;
 	for (int b = 0; b < 5; b++) {
 		long reps = 0;
-		double t0 = bench_now(), t;
+		double t0 = app_now_s(), t;
 		do {
 			fn(arg);
 			reps++;
-			t = bench_now() - t0;
+			t = app_now_s() - t0;
 		} while (t < min_s / 5);
 		if (t / reps < best)
 			best = t / reps;

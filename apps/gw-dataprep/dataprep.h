@@ -50,9 +50,6 @@ void dp_buf_free(struct dp_buf *b);
 int dp_rows_add(struct dp_rows *r, const struct dp_buf *b);
 void dp_rows_free(struct dp_rows *r);
 
-/* splitmix64 (Steele, Lea, Flood 2014): the one PRNG of the split. */
-uint64_t dp_splitmix64(uint64_t *state);
-
 /* Shuffles the row order with the seed, takes the first
  * round(test_frac * n) rows (at least 1 and at most n - 1) as the test
  * set and the rest as the training set, and writes PREFIX.test.svm and

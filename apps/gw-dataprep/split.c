@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dataprep.h"
+#include "gw_rand.h"
 
 void dp_err(const char *fmt, ...)
 {
@@ -143,23 +144,15 @@ int dp_slurp(const char *path, struct dp_buf *buf)
 	return 0;
 }
 
-uint64_t dp_splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, bound): draws above the largest multiple of bound are
- * drawn again, so there is no modulo bias. */
+/* Uniform in [0, bound) from splitmix64, the one PRNG of the split: draws
+ * above the largest multiple of bound are drawn again, so there is no
+ * modulo bias. */
 static uint64_t uniform(uint64_t *state, uint64_t bound)
 {
 	uint64_t lim = UINT64_MAX - UINT64_MAX % bound, x;
 
 	do
-		x = dp_splitmix64(state);
+		x = gw_splitmix64(state);
 	while (x >= lim);
 	return x % bound;
 }

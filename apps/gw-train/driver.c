@@ -5,15 +5,12 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "train.h"
-
-extern char **environ;
 
 #define ARGV_MAX 128
 
@@ -195,17 +192,8 @@ static int run_job(const struct train_opts *o, bool raw, const char *label, stru
 		free(a);
 		return -1;
 	}
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_addclose(&fa, out[0]);
-	if (errfd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, errfd, 2);
 	pid_t pid;
-	int e = posix_spawn(&pid, a->v[0], &fa, NULL, a->v, environ);
-	if (e == ENOENT || e == EACCES)
-		e = posix_spawnp(&pid, a->v[0], &fa, NULL, a->v, environ);
-	posix_spawn_file_actions_destroy(&fa);
+	int e = app_spawn(&pid, a->v, out[1], errfd, out[0]);
 	close(out[1]);
 	if (e != 0) {
 		fprintf(stderr, "gw-train: cannot start %s: %s\n", a->v[0], strerror(e));
@@ -231,15 +219,13 @@ static int run_job(const struct train_opts *o, bool raw, const char *label, stru
 	}
 	if (f)
 		fclose(f);
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && run->n > 0) {
+	int st = app_wait(pid);
+	char how[48];
+	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && run->n > 0) {
 		rc = 0;
 	} else {
-		fprintf(stderr, "gw-train: the %s job failed (%s %d); its last messages:\n",
-			label, WIFEXITED(st) ? "exit status" : "signal",
-			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		fprintf(stderr, "gw-train: the %s job failed (%s); its last messages:\n",
+			label, st < 0 ? strerror(errno) : app_status_text(st, how, sizeof(how)));
 		if (errfd >= 0)
 			show_tail(errlog, 25);
 	}
@@ -257,61 +243,79 @@ static const struct record *last(const struct run *r)
 	return &r->rec[r->n - 1];
 }
 
-static void summary(const struct train_opts *o, const struct run *run, const struct run *base)
+/* The baseline's target (its final accuracy, less half a point) and each
+ * run's time to it (-1: never reached). */
+struct versus {
+	double target, tb, tr, speedup;
+};
+
+/* The run's --json summary line, against the baseline if there is one. */
+static void summary_json(const struct train_opts *o, const struct run *run,
+			 const struct run *base, const struct versus *v)
 {
 	const struct record *f = last(run);
+	struct app_json j;
+	app_json_begin(&j, stdout, false);
+	app_json_str(&j, "tool", "gw-train");
+	app_json_bool(&j, "summary", true);
+	app_json_str(&j, "label", run->label);
+	if (base)
+		app_json_str(&j, "baseline", base->label);
+	app_json_str(&j, "model", o->model_name);
+	app_json_u64(&j, "workers", o->launch_workers);
+	app_json_f(&j, "final_acc", 4, f->test_acc * 100);
 	if (!base) {
-		if (o->json)
-			printf("{\"tool\":\"gw-train\",\"summary\":true,\"label\":\"%s\","
-			       "\"model\":\"%s\",\"workers\":%llu,\"final_acc\":%.4f,"
-			       "\"epochs\":%.4g,\"time_s\":%.6f,\"bytes_up\":%llu,"
-			       "\"bytes_down\":%llu,\"ratio\":%.6g}\n",
-			       run->label, o->model_name, (unsigned long long)o->launch_workers,
-			       f->test_acc * 100, f->epoch, f->time_s,
-			       (unsigned long long)f->bytes_up, (unsigned long long)f->bytes_down,
-			       f->ratio);
-		else
-			printf("gw-train: %s: test accuracy %.2f%% after %.2f epochs, %.2f s of "
-			       "training, %.3f MB sent per worker (x%.1f smaller than float32)\n",
-			       run->label, f->test_acc * 100, f->epoch, f->time_s,
-			       f->bytes_up / 1e6, f->ratio);
+		const struct app_json_member m[] = {
+			APP_JG("epochs", 4, f->epoch), APP_JF("time_s", 6, f->time_s),
+			APP_JU("bytes_up", f->bytes_up), APP_JU("bytes_down", f->bytes_down),
+			APP_JG("ratio", 6, f->ratio),
+		};
+		app_json_members(&j, m, APP_JSON_N(m));
+		app_json_end(&j);
 		return;
 	}
 	const struct record *b = last(base);
-	/* The target: the baseline's final accuracy, less half a point. */
-	double target = b->test_acc - 0.005;
-	double tb = run_time_to(base, target), tr = run_time_to(run, target);
-	double speedup = tr > 0 ? tb / tr : tr == 0 ? INFINITY : NAN;
+	/* Total traffic, up and down, baseline over this run: null when
+	 * either side's records predate bytes_down. */
+	double traffic = f->bytes_down && b->bytes_down ?
+		(double)(b->bytes_up + b->bytes_down) / (double)(f->bytes_up + f->bytes_down) : NAN;
+	const struct app_json_member m[] = {
+		APP_JF("baseline_acc", 4, b->test_acc * 100),
+		APP_JF("acc_diff", 4, (f->test_acc - b->test_acc) * 100),
+		APP_JF("target_acc", 4, v->target * 100), APP_JF("time_s", 6, f->time_s),
+		APP_JF("baseline_time_s", 6, b->time_s),
+		APP_JF("time_to_target_s", 6, v->tr >= 0 ? v->tr : NAN),
+		APP_JF("baseline_time_to_target_s", 6, v->tb), APP_JG("speedup", 6, v->speedup),
+		APP_JU("bytes_up", f->bytes_up), APP_JU("baseline_bytes_up", b->bytes_up),
+		APP_JU("bytes_down", f->bytes_down), APP_JU("baseline_bytes_down", b->bytes_down),
+		APP_JG("traffic_ratio", 6, traffic),
+	};
+	app_json_members(&j, m, APP_JSON_N(m));
+	app_json_end(&j);
+}
+
+static void summary(const struct train_opts *o, const struct run *run, const struct run *base)
+{
+	const struct record *f = last(run);
+	struct versus v = {0};
+	if (base) {
+		v.target = last(base)->test_acc - 0.005;
+		v.tb = run_time_to(base, v.target);
+		v.tr = run_time_to(run, v.target);
+		v.speedup = v.tr > 0 ? v.tb / v.tr : v.tr == 0 ? INFINITY : NAN;
+	}
 	if (o->json) {
-		printf("{\"tool\":\"gw-train\",\"summary\":true,\"label\":\"%s\",\"baseline\":\"%s\","
-		       "\"model\":\"%s\",\"workers\":%llu,\"final_acc\":%.4f,\"baseline_acc\":%.4f,"
-		       "\"acc_diff\":%.4f,\"target_acc\":%.4f,\"time_s\":%.6f,"
-		       "\"baseline_time_s\":%.6f,", run->label, base->label, o->model_name,
-		       (unsigned long long)o->launch_workers, f->test_acc * 100,
-		       b->test_acc * 100, (f->test_acc - b->test_acc) * 100, target * 100,
-		       f->time_s, b->time_s);
-		if (tr >= 0)
-			printf("\"time_to_target_s\":%.6f,", tr);
-		else
-			printf("\"time_to_target_s\":null,");
-		printf("\"baseline_time_to_target_s\":%.6f,", tb);
-		if (isfinite(speedup))
-			printf("\"speedup\":%.6g,", speedup);
-		else
-			printf("\"speedup\":null,");
-		printf("\"bytes_up\":%llu,\"baseline_bytes_up\":%llu,\"bytes_down\":%llu,"
-		       "\"baseline_bytes_down\":%llu,", (unsigned long long)f->bytes_up,
-		       (unsigned long long)b->bytes_up, (unsigned long long)f->bytes_down,
-		       (unsigned long long)b->bytes_down);
-		/* Total traffic, up and down, baseline over this run: null when
-		 * either side's records predate bytes_down. */
-		if (f->bytes_down && b->bytes_down)
-			printf("\"traffic_ratio\":%.6g}\n",
-			       (double)(b->bytes_up + b->bytes_down) / (double)(f->bytes_up + f->bytes_down));
-		else
-			printf("\"traffic_ratio\":null}\n");
+		summary_json(o, run, base, &v);
 		return;
 	}
+	if (!base) {
+		printf("gw-train: %s: test accuracy %.2f%% after %.2f epochs, %.2f s of "
+		       "training, %.3f MB sent per worker (x%.1f smaller than float32)\n",
+		       run->label, f->test_acc * 100, f->epoch, f->time_s,
+		       f->bytes_up / 1e6, f->ratio);
+		return;
+	}
+	const struct record *b = last(base);
 	printf("gw-train: %s: final test accuracy %.2f%% (%s: %.2f%%, %+.2f points), "
 	       "%.3f MB sent per worker (%s: %.3f MB)\n", run->label, f->test_acc * 100,
 	       base->label, b->test_acc * 100, (f->test_acc - b->test_acc) * 100,
@@ -321,13 +325,13 @@ static void summary(const struct train_opts *o, const struct run *run, const str
 		       "traffic\n", run->label, (f->bytes_up + f->bytes_down) / 1e6, base->label,
 		       (b->bytes_up + b->bytes_down) / 1e6,
 		       (double)(b->bytes_up + b->bytes_down) / (double)(f->bytes_up + f->bytes_down));
-	if (tr >= 0)
+	if (v.tr >= 0)
 		printf("gw-train: time to %.2f%% (%s's final less 0.5 points): %s %.3f s, %s "
-		       "%.3f s: speedup x%.2f\n", target * 100, base->label, base->label, tb,
-		       run->label, tr, speedup);
+		       "%.3f s: speedup x%.2f\n", v.target * 100, base->label, base->label, v.tb,
+		       run->label, v.tr, v.speedup);
 	else
 		printf("gw-train: %s never reached %.2f%% (%s's final less 0.5 points; %s took "
-		       "%.2f s)\n", run->label, target * 100, base->label, base->label, tb);
+		       "%.2f s)\n", run->label, v.target * 100, base->label, base->label, v.tb);
 }
 
 static volatile sig_atomic_t interrupted;

@@ -50,20 +50,6 @@ static void usage(FILE *f)
 	cli_job_usage(f);
 }
 
-static bool num(const char *prog, const char *opt, const char *s, double lo, double hi,
-		double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (!*s || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "%s: --%s: '%s' is not a number in [%g, %g]\n", prog, opt, s,
-			lo, hi);
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
 static int model_parse(const char *s, enum model_kind *k)
 {
 	static const char *names[] = {"logreg", "svm", "linreg", "mlp"};
@@ -104,7 +90,7 @@ static bool set_by_launcher(const char *name)
 static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 		 const char **plot_only, int *first_file)
 {
-	int first = cli_split_eal(c, argc, argv);
+	app_split_args(argc, argv, &c->args);
 	static const struct option lo[] = {
 		CLI_LONGOPTS,
 		{"model", 1, 0, O_MODEL}, {"data", 1, 0, O_DATA}, {"train", 1, 0, O_TRAIN},
@@ -124,8 +110,8 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 	};
 	const char *p = c->prog;
 	bool lr_set = false, batch_set = false, feat_set = false;
-	int ac = argc - first, opt, li;
-	char **av = argv + first;
+	int ac = c->args.argc, opt, li;
+	char **av = c->args.argv;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(ac, av, "", lo, &li)) != -1) {
@@ -156,28 +142,32 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 		case O_TRAIN: o->train_path = optarg; break;
 		case O_TEST: o->test_path = optarg; break;
 		case O_FEATURES:
-			ok = cli_u64(p, "features", optarg, 1, 1u << 28, &o->features);
+			ok = app_opt_u64(p, "features", optarg, 1, 1u << 28, &o->features);
 			feat_set = true;
 			break;
-		case O_HIDDEN: ok = cli_u64(p, "hidden", optarg, 1, 65536, &o->hidden); break;
-		case O_CLASSES: ok = cli_u64(p, "classes", optarg, 2, 256, &o->classes); break;
-		case O_EPOCHS: ok = cli_u64(p, "epochs", optarg, 1, 100000, &o->epochs); break;
+		case O_HIDDEN: ok = app_opt_u64(p, "hidden", optarg, 1, 65536, &o->hidden); break;
+		case O_CLASSES: ok = app_opt_u64(p, "classes", optarg, 2, 256, &o->classes); break;
+		case O_EPOCHS: ok = app_opt_u64(p, "epochs", optarg, 1, 100000, &o->epochs); break;
 		case O_MINEP:
-			ok = cli_u64(p, "min-epochs", optarg, 0, 100000, &o->min_epochs);
+			ok = app_opt_u64(p, "min-epochs", optarg, 0, 100000, &o->min_epochs);
 			break;
-		case O_TARGET: ok = num(p, "target-acc", optarg, 0, 100, &o->target_acc); break;
+		case O_TARGET:
+			ok = app_opt_double(p, "target-acc", optarg, 0, 100, 0, &o->target_acc);
+			break;
 		case O_BATCH:
-			ok = cli_u64(p, "batch", optarg, 1, 65536, &o->batch);
+			ok = app_opt_u64(p, "batch", optarg, 1, 65536, &o->batch);
 			batch_set = true;
 			break;
 		case O_LR:
-			ok = num(p, "lr", optarg, 1e-9, 100, &o->lr);
+			ok = app_opt_double(p, "lr", optarg, 1e-9, 100, 0, &o->lr);
 			lr_set = true;
 			break;
-		case O_MOMENTUM: ok = num(p, "momentum", optarg, 0, 0.999999, &o->momentum); break;
-		case O_L2: ok = num(p, "l2", optarg, 0, 100, &o->l2); break;
-		case O_EVALS: ok = cli_u64(p, "evals", optarg, 1, 1000, &o->evals); break;
-		case O_SEED: ok = cli_u64(p, "seed", optarg, 0, UINT64_MAX, &o->seed); break;
+		case O_MOMENTUM:
+			ok = app_opt_double(p, "momentum", optarg, 0, 0.999999, 0, &o->momentum);
+			break;
+		case O_L2: ok = app_opt_double(p, "l2", optarg, 0, 100, 0, &o->l2); break;
+		case O_EVALS: ok = app_opt_u64(p, "evals", optarg, 1, 1000, &o->evals); break;
+		case O_SEED: ok = app_opt_u64(p, "seed", optarg, 0, UINT64_MAX, &o->seed); break;
 		case O_LINK:
 			ok = !strcmp(optarg, "memif") || !strcmp(optarg, "udp") ||
 			     !strcmp(optarg, "netns");
@@ -200,14 +190,14 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 		case O_JSON: o->json = true; break;
 		case O_VERBOSE: o->verbose = true; break;
 		case O_RANK:
-			ok = cli_u64(p, "rank", optarg, 0, GW_COLL_WORKERS_MAX - 1, &o->rank);
+			ok = app_opt_u64(p, "rank", optarg, 0, GW_COLL_WORKERS_MAX - 1, &o->rank);
 			o->have_rank = true;
 			break;
 		case O_AGG: o->aggs = optarg; break;
 		case O_TIMEOUT:
-			ok = cli_u64(p, "timeout-ms", optarg, 1, 3600000, &o->timeout_ms);
+			ok = app_opt_u64(p, "timeout-ms", optarg, 1, 3600000, &o->timeout_ms);
 			break;
-		case O_RTO: ok = cli_u64(p, "rto-us", optarg, 10, 10000000, &o->rto_us); break;
+		case O_RTO: ok = app_opt_u64(p, "rto-us", optarg, 10, 10000000, &o->rto_us); break;
 		case O_HELP:
 			usage(stdout);
 			exit(0);
@@ -225,7 +215,7 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 		if (!ok)
 			return -1;
 	}
-	*first_file = first + optind;
+	*first_file = c->args.first + optind;
 	if (!*plot_only && optind < ac) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", p, av[optind]);
 		return -1;

@@ -3,40 +3,30 @@
  * plotted with gnuplot. */
 #include <errno.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
 #include "train.h"
 
-extern char **environ;
-
-static void json_num(FILE *f, const char *key, double v, bool comma)
-{
-	/* JSON has no NaN: a missing value is null. */
-	if (isfinite(v))
-		fprintf(f, "\"%s\":%.9g%s", key, v, comma ? "," : "");
-	else
-		fprintf(f, "\"%s\":null%s", key, comma ? "," : "");
-}
-
+/* One record as a JSON line; a value that is not finite (a diverged loss)
+ * is null, as JSON has no NaN. */
 void record_print_json(FILE *f, const struct train_opts *o, const char *up,
 		       const char *down, const struct record *r)
 {
-	fprintf(f, "{\"tool\":\"gw-train\",\"label\":\"%s\",\"model\":\"%s\",\"up\":\"%s\","
-		"\"down\":\"%s\",\"step\":%llu,", o->label ? o->label : up, o->model_name, up,
-		down, (unsigned long long)r->step);
-	json_num(f, "epoch", r->epoch, true);
-	json_num(f, "time_s", r->time_s, true);
-	json_num(f, "train_loss", r->train_loss, true);
-	json_num(f, "test_loss", r->test_loss, true);
-	json_num(f, "test_acc", r->test_acc * 100, true);
-	fprintf(f, "\"bytes_up\":%llu,\"bytes_down\":%llu,\"retransmits\":%llu,",
-		(unsigned long long)r->bytes_up, (unsigned long long)r->bytes_down,
-		(unsigned long long)r->retransmits);
-	json_num(f, "ratio", r->ratio, false);
-	fputs("}\n", f);
+	const struct app_json_member m[] = {
+		APP_JS("tool", "gw-train"), APP_JS("label", o->label ? o->label : up),
+		APP_JS("model", o->model_name), APP_JS("up", up), APP_JS("down", down),
+		APP_JU("step", r->step), APP_JG("epoch", 9, r->epoch),
+		APP_JG("time_s", 9, r->time_s), APP_JG("train_loss", 9, r->train_loss),
+		APP_JG("test_loss", 9, r->test_loss), APP_JG("test_acc", 9, r->test_acc * 100),
+		APP_JU("bytes_up", r->bytes_up), APP_JU("bytes_down", r->bytes_down),
+		APP_JU("retransmits", r->retransmits), APP_JG("ratio", 9, r->ratio),
+	};
+	struct app_json j;
+	app_json_begin(&j, f, false);
+	app_json_members(&j, m, APP_JSON_N(m));
+	app_json_end(&j);
 }
 
 /* The number after "key": in line, or NAN (null, or missing). */
@@ -204,13 +194,13 @@ int runs_plot(const char *prefix, const struct run *runs, unsigned n)
 		return -1;
 	char *argv[] = {"gnuplot", gp, NULL};
 	pid_t pid;
-	int st;
-	if (posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ) != 0) {
+	if (app_spawn(&pid, argv, -1, -1, -1) != 0) {
 		fprintf(stderr, "gw-train: --plot: gnuplot not found (scripts/install-deps.sh "
 			"installs gnuplot-nox); data left in %s\n", dat);
 		return -1;
 	}
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+	int st = app_wait(pid);
+	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "gw-train: --plot: gnuplot failed on %s\n", gp);
 		return -1;
 	}

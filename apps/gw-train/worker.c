@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include "coll_mpi.h"
+#include "gw_rand.h"
 #include "train.h"
 #include "workload.h"
 
@@ -16,7 +17,7 @@
 static void shuffle(uint32_t *v, uint32_t n, uint64_t seed)
 {
 	for (uint32_t i = n; i > 1; i--) {
-		uint32_t j = (uint32_t)(cli_splitmix(&seed) % i);
+		uint32_t j = (uint32_t)(gw_splitmix64(&seed) % i);
 		uint32_t t = v[i - 1];
 		v[i - 1] = v[j];
 		v[j] = t;
@@ -91,9 +92,9 @@ static int train(struct loop *L)
 	int rc = 0;
 	bool done = evaluate(L, 0, 0, 0);
 	for (uint64_t e = 0; !done && e < o->epochs; e++) {
-		shuffle(L->mine, L->nmine, o->seed ^ (e + 1) * 0x9e3779b97f4a7c15ull ^ L->rank);
+		shuffle(L->mine, L->nmine, o->seed ^ (e + 1) * GW_SPLITMIX_GAMMA ^ L->rank);
 		for (uint32_t s = 0; s < steps && !done; s++) {
-			double t0 = cli_now_s();
+			double t0 = app_now_s();
 			workload_grad(&L->wl, L->params, L->mine + (size_t)s * o->batch,
 				      (uint32_t)o->batch, L->g);
 			gw_allreduce_info info;
@@ -108,7 +109,7 @@ static int train(struct loop *L)
 			for (size_t i = 0; i < L->wl.nparams; i++)
 				avg[i] /= (float)W;
 			workload_step(&L->wl, L->params, avg);
-			t += cli_now_s() - t0;
+			t += app_now_s() - t0;
 			step++;
 			/* evals evaluation points per epoch, the last at its end */
 			uint64_t k = o->evals;

@@ -22,6 +22,8 @@
 
 #include <gw/common.h>
 
+#include "gw_rand.h"
+
 /* Wire ids of the index and value codecs (params bytes 0 and 1). */
 enum dr_index_id {
 	DR_INDEX_RAW = 0,    /* u32 offsets, "bypass" */
@@ -135,10 +137,7 @@ unsigned dr_bloom_hashes(double fpr);
  * QSGD's rounding), specified to the bit in docs/wire-format.md. */
 static inline uint64_t dr_rng_next(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return gw_splitmix64(s);
 }
 
 /* Uniform in [0, n) (n >= 1) by Lemire's multiply-shift on 32 bits: the

@@ -299,15 +299,3 @@ uint32_t fc_seal(const struct coll_layout *L, int mode, uint8_t *p,
 		return GW_PKT_HDR_LEN + body_len;
 	}
 }
-
-/* ---- jobs -------------------------------------------------------------- */
-
-void fc_sketch_sizes(gw_coll_job *job, uint8_t cfg7)
-{
-	static const uint32_t topk[] = {0, 1, 5, 50};
-	if (job->up_codec != GW_CODEC_COUNTSKETCH)
-		return;
-	job->topk = topk[(cfg7 & FC_SK_TOPK) >> 5];
-	if (cfg7 & FC_SK_CAND_K)
-		job->candidates = job->topk;   /* 0 with k: the defaults */
-}

@@ -25,7 +25,11 @@
  *    naming one worker and its phase's chunk count (Sketched-SGD);
  *  - while every UP the shard took was genuine, a dense job with a raw
  *    downlink sends exactly 0 + the contributors' decoded frames, summed
- *    in rank order (the reliable mode's bit-identical promise);
+ *    in rank order (the reliable mode's bit-identical promise), as the
+ *    oracle's shard sums them (tests/oracle/: oracle_chunk_add);
+ *  - the job's layout is the oracle's: sparse frames for the same codecs,
+ *    and Sketched-SGD's k, candidates and sketch (oracle_sk_sizes), which
+ *    the harness's own encoders then use;
  *  - the statistics never decrease; chunks_short <= chunks_done <= ups;
  *    results_sent = packets transmitted + packets still queued.
  */
@@ -38,6 +42,7 @@
 #include "dp_internal.h"
 #include "fuzz_coll.h"
 #include "fuzz_common.h"
+#include "oracle.h"
 
 #define JOB_ID 0x6a6f62u
 #define SK_CACHE 4u
@@ -63,6 +68,7 @@ struct run {
 	uint32_t round0;          /* what a round byte counts from */
 	uint64_t now;
 	gw_encoder *enc;          /* the uplink codec, as a worker sets it up */
+	int sparse[2];            /* the codecs' frames are sparse (oracle) */
 	gw_encoder *vals;         /* Sketched-SGD phase B: raw */
 	float *x;                 /* dim: a gradient, or decoded chunks */
 	float *want, *got;        /* chunk_elems */
@@ -99,21 +105,6 @@ static gw_endpoint worker_ep(uint32_t rank, int moved)
 
 /* ---- genuine frames ---------------------------------------------------- */
 
-/* One frame of exactly a chunk's values through enc, as the worker's
- * encode_chunk() makes it: its length, or GW_E*. */
-static int encode_one(gw_encoder *enc, const gw_tensor *t, uint8_t *buf, uint32_t room)
-{
-	int n = gw_encode_begin(enc, t);
-	if (n == GW_OK)
-		n = gw_encode_next(enc, buf, room);
-	uint8_t none[GW_BUDGET_MIN];
-	if (n > 0 && gw_encode_next(enc, none, sizeof(none)) != 0)
-		n = GW_ERR(GW_EBUDGET);
-	if (n <= 0)
-		gw_encode_abandon(enc);
-	return n;
-}
-
 /* Dense job: rank's frame of chunk ch in round. */
 static int dense_frame(struct run *r, uint32_t rank, uint32_t round, uint32_t ch,
 		       uint8_t *buf, uint32_t room)
@@ -123,10 +114,12 @@ static int dense_frame(struct run *r, uint32_t rank, uint32_t round, uint32_t ch
 	uint64_t base = (uint64_t)ch * L->job.chunk_elems;
 	for (uint32_t i = 0; i < len; i++)
 		r->x[i] = grad_at(r, rank, round, base + i);
-	/* Sparse frames count keys from the chunk's start (§5.7). */
+	/* Sparse frames count keys from the chunk's start (§5.7); one
+	 * frame of exactly the chunk, as the worker's encode_chunk() makes
+	 * it. */
 	gw_tensor t = {.id = 0, .dim = len, .values = r->x,
-		       .base = L->sparse[0] ? 0 : base};
-	int n = encode_one(r->enc, &t, buf, room);
+		       .base = r->sparse[0] ? 0 : base};
+	int n = oracle_encode_one(r->enc, &t, buf, room);
 	gw_frame_info fi;
 	GW_FUZZ_CHECKF(n > 0 && gw_frame_peek(buf, (size_t)n, &fi) == 0 &&
 		       coll_frame_of_chunk(L, 0, &fi, ch) == 0,
@@ -183,7 +176,7 @@ static int sketch_frame(struct run *r, uint32_t rank, uint32_t round, int ph, ui
 	for (uint32_t i = 0; i < len; i++)
 		r->x[i] = grad_at(r, rank, ~round, base + i);
 	gw_tensor t = {.id = SK_T_VALUES, .dim = len, .values = r->x, .base = base};
-	int n = encode_one(r->vals, &t, buf, room);
+	int n = oracle_encode_one(r->vals, &t, buf, room);
 	gw_frame_info fi;
 	GW_FUZZ_CHECKF(n > 0 && gw_frame_peek(buf, (size_t)n, &fi) == 0 &&
 		       coll_sketch_frame_ok(L, 1, buf, &fi, c) == 0,
@@ -198,27 +191,25 @@ static uint32_t up_room(const struct run *r)
 	return FC_PAYLOAD_MAX - coll_overhead(r->L, 0);
 }
 
-/* A dense RESULT's frame against 0 + the genuine contributions, decoded
- * as the shard decodes them and summed in rank order (raw downlink,
+/* A dense RESULT's frame against the oracle's sum of the genuine
+ * contributions: 0 + each decoded frame, in rank order (raw downlink,
  * genuine UPs only). */
 static void check_sum(struct run *r, const gw_pkt_hdr *h, const uint8_t *bitmap,
 		      const uint8_t *frame, uint32_t flen)
 {
 	const struct coll_layout *L = r->L;
 	uint32_t len = coll_chunk_len(L, h->chunk);
+	uint64_t base = (uint64_t)h->chunk * L->job.chunk_elems;
 	memset(r->want, 0, len * sizeof(float));
 	for (uint32_t w = 0; w < r->W; w++) {
 		if (!(bitmap[w / 8] >> (w % 8) & 1))
 			continue;
 		int n = dense_frame(r, w, h->round, h->chunk, r->frame, up_room(r));
-		memset(r->got, 0, len * sizeof(float));
-		GW_FUZZ_CHECK(coll_decode_chunk(L, 0, r->frame, (uint32_t)n, r->got,
-						h->chunk) >= 0);
-		for (uint32_t i = 0; i < len; i++)
-			r->want[i] += r->got[i];
+		GW_FUZZ_CHECK(oracle_chunk_add(r->sparse[0], r->frame, (size_t)n, base, len,
+					       r->got, r->want) == 0);
 	}
 	memset(r->got, 0, len * sizeof(float));
-	GW_FUZZ_CHECK(coll_decode_chunk(L, 1, frame, flen, r->got, h->chunk) >= 0);
+	GW_FUZZ_CHECK(oracle_decode_chunk(r->sparse[1], frame, flen, r->got, base, len) == 0);
 	GW_FUZZ_CHECKF(!memcmp(r->got, r->want, len * sizeof(float)),
 		       "round %u chunk %u: the result is not the sum of the genuine "
 		       "contributions", h->round, h->chunk);
@@ -286,8 +277,11 @@ static void agg_on_tx(gw_dp *dp, gw_pkt *p)
 	if (r->oracle) {
 		check_sum(r, &h, body, frame, flen);
 	} else {
-		memset(r->got, 0, coll_chunk_len(L, h.chunk) * sizeof(float));
-		GW_FUZZ_CHECK(coll_decode_chunk(L, 1, frame, flen, r->got, h.chunk) >= 0);
+		uint32_t len = coll_chunk_len(L, h.chunk);
+		memset(r->got, 0, len * sizeof(float));
+		GW_FUZZ_CHECK(oracle_decode_chunk(r->sparse[1], frame, flen, r->got,
+						  (uint64_t)h.chunk * L->job.chunk_elems,
+						  len) == 0);
 	}
 }
 
@@ -515,17 +509,28 @@ static int setup(struct run *r, const uint8_t *cfg)
 	if (!(r->a = gw_agg_create(r->dp, r->ndp, &ac)))
 		return -1;
 	r->L = &r->a->L;
-	const char *why = NULL;
 	uint32_t ce = job.chunk_elems;
-	r->enc = coll_encoder(job.up_codec, NULL, ce, &why);
-	GW_FUZZ_CHECKF(r->enc, "uplink encoder: %s", why ? why : "?");
+	for (int d = 0; d < 2; d++) {
+		r->sparse[d] = oracle_frames_sparse(d ? job.down_codec : job.up_codec, NULL);
+		GW_FUZZ_CHECKF(r->sparse[d] == r->L->sparse[d], "direction %d: frames sparse "
+			       "%d, the oracle says %d", d, r->L->sparse[d], r->sparse[d]);
+	}
+	r->enc = oracle_encoder(job.up_codec, NULL, ce);
+	GW_FUZZ_CHECKF(r->enc, "uplink encoder of codec %d", job.up_codec);
 	if (sketched) {
-		/* The job's table, whatever the codec's defaults are. */
-		GW_FUZZ_CHECK(gw_encoder_set_param(r->enc, GW_PARAM_ROWS,
-						   r->L->sk.csk.rows) == GW_OK &&
-			      gw_encoder_set_param(r->enc, GW_PARAM_COLS,
-						   r->L->sk.csk.cols) == GW_OK);
-		r->vals = coll_encoder(GW_CODEC_RAW, NULL, ce, &why);
+		/* The job's table, whatever the codec's defaults are: the
+		 * oracle's sizes, which must be the shard's. */
+		struct oracle_sk_sizes sz;
+		const struct coll_sketch *sk = &r->L->sk;
+		GW_FUZZ_CHECK(oracle_sk_sizes(&job, &sz) == 0);
+		GW_FUZZ_CHECKF(sz.k == sk->k && sz.m == sk->m && sz.csk.rows == sk->csk.rows &&
+			       sz.csk.cols == sk->csk.cols && sz.csk.seed == sk->csk.seed,
+			       "sizes k %u m %u %ux%u, the oracle says k %u m %u %ux%u", sk->k,
+			       sk->m, sk->csk.rows, sk->csk.cols, sz.k, sz.m, sz.csk.rows,
+			       sz.csk.cols);
+		GW_FUZZ_CHECK(gw_encoder_set_param(r->enc, GW_PARAM_ROWS, sz.csk.rows) == GW_OK &&
+			      gw_encoder_set_param(r->enc, GW_PARAM_COLS, sz.csk.cols) == GW_OK);
+		r->vals = oracle_encoder(GW_CODEC_RAW, NULL, ce);
 		GW_FUZZ_CHECK(r->vals);
 		uint32_t room = coll_sketch_frame_max(ce);
 		for (unsigned i = 0; i < SK_CACHE; i++) {

@@ -4,15 +4,16 @@
  * bytes and the packet seals (coll_fake.c). tests/fuzz/README.md has the
  * formats in prose.
  *
- * Only <gw/dataplane.h> is needed here, so make_corpus (which does not link
- * the collective layer) can include the format part; the job layout is an
- * incomplete type for it. */
+ * Only the public headers are needed here, so make_corpus (which does not
+ * link the collective layer) can include the format part; the job layout
+ * is an incomplete type for it. */
 #ifndef GW_FUZZ_COLL_H
 #define GW_FUZZ_COLL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include <gw/collective.h>
 #include <gw/dataplane.h>
 
 /* ---- input formats ----------------------------------------------------- *
@@ -195,10 +196,17 @@ uint64_t fc_clock_ns(void);   /* without advancing it */
 
 /* ---- jobs -------------------------------------------------------------- */
 
-struct gw_coll_job;
 /* A Sketched-SGD job's k and candidates from cfg[7] (FC_SK_TOPK,
  * FC_SK_CAND_K); other jobs are left alone. */
-void fc_sketch_sizes(struct gw_coll_job *job, uint8_t cfg7);
+static inline void fc_sketch_sizes(gw_coll_job *job, uint8_t cfg7)
+{
+	static const uint32_t topk[] = {0, 1, 5, 50};
+	if (job->up_codec != GW_CODEC_COUNTSKETCH)
+		return;
+	job->topk = topk[(cfg7 & FC_SK_TOPK) >> 5];
+	if (cfg7 & FC_SK_CAND_K)
+		job->candidates = job->topk;   /* 0 with k: the defaults */
+}
 
 /* ---- seals ------------------------------------------------------------- */
 

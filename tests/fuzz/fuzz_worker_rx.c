@@ -53,10 +53,11 @@
  *    that succeeded without one either: the call returns
  *    GW_OK; foreign + bad + corrupt + unauthenticated + forged = hostile
  *    packets, stale = genuine packets of earlier rounds; dense: results =
- *    chunks, results + duplicates = genuine packets of this round, and with
- *    the raw codec both ways out is the gradient bit for bit (one worker:
- *    0 + g); Sketched-SGD: the update is k ascending keys below dim, with
- *    this worker's values (0 + its v there), applied, one contributor.
+ *    chunks, results + duplicates = genuine packets of this round, and out
+ *    is the oracle's result bit for bit (tests/oracle/: the whole job in
+ *    one process, fed the same gradients since the first call);
+ *    Sketched-SGD: the update is k ascending keys below dim, applied, one
+ *    contributor, and it is the oracle's update bit for bit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@
 #include "dp_internal.h"
 #include "fuzz_coll.h"
 #include "fuzz_common.h"
+#include "oracle.h"
 
 #define JOB_ID 0x776b72u
 /* Virtual time (fuzz_coll.h): long enough for the worst the records can
@@ -122,6 +124,8 @@ struct run {
 	struct genuine *gen;       /* every distinct packet the shard sent */
 	uint32_t ngen, capgen;
 	uint8_t *buf;              /* a packet being built */
+	struct oracle_dense *od;   /* the job in one process, one of them */
+	struct oracle_sketched *os;
 };
 
 static void check_rc(int rc, const char *what)
@@ -372,9 +376,10 @@ static uint64_t rejected(const gw_comm_stats *s)
 	return s->foreign + s->bad + s->corrupt + s->unauthenticated + s->forged;
 }
 
-/* The oracle of a dense call (see the top of the file). */
+/* The checks of a dense call (see the top of the file); want: the
+ * oracle's result. */
 static void check_dense(struct run *r, int rc, const gw_comm_stats *b,
-			const gw_comm_stats *e, const float *grad, const float *out)
+			const gw_comm_stats *e, const float *want, const float *out)
 {
 	const struct coll_layout *L = r->L;
 	uint64_t got = r->cur + r->old + r->hostile;
@@ -397,14 +402,14 @@ static void check_dense(struct run *r, int rc, const gw_comm_stats *b,
 	GW_FUZZ_CHECK(e->stale - b->stale == r->old);
 	GW_FUZZ_CHECK(e->results - b->results == L->chunks);
 	GW_FUZZ_CHECK(e->results - b->results + e->duplicates - b->duplicates == r->cur);
-	if (L->job.up_codec == GW_CODEC_RAW && L->job.down_codec == GW_CODEC_RAW)
-		GW_FUZZ_CHECKF(!memcmp(out, grad, L->job.dim * sizeof(float)),
-			       "round %u: out is not the gradient", r->round);
+	GW_FUZZ_CHECKF(!memcmp(out, want, L->job.dim * sizeof(float)),
+		       "round %u: out is not the oracle's result", r->round);
 }
 
-/* The oracle of a Sketched-SGD call; v: the worker's v before it. */
+/* The checks of a Sketched-SGD call; want: the oracle's update, dense;
+ * out: room for the call's. */
 static void check_sketched(struct run *r, int rc, const gw_comm_stats *b,
-			   const gw_comm_stats *e, const float *grad, const float *v,
+			   const gw_comm_stats *e, const float *want, float *out,
 			   const gw_sparse_update *up)
 {
 	const struct coll_layout *L = r->L;
@@ -419,13 +424,16 @@ static void check_sketched(struct run *r, int rc, const gw_comm_stats *b,
 		       (unsigned long long)(e->bad - b->bad));
 	GW_FUZZ_CHECK(e->stale - b->stale == r->old);
 	GW_FUZZ_CHECK(up->nnz == L->sk.k && up->applied && up->contributors == 1);
+	memset(out, 0, L->job.dim * sizeof(float));
 	for (uint32_t i = 0; i < up->nnz; i++) {
 		uint64_t k = up->keys[i];
 		GW_FUZZ_CHECK(k < L->job.dim && (!i || k > up->keys[i - 1]));
-		float want = 0.0f + (v[k] + grad[k]);
-		GW_FUZZ_CHECKF(!memcmp(&up->values[i], &want, sizeof(want)),
-			       "update value at %llu", (unsigned long long)k);
+		out[k] = up->values[i];
 	}
+	for (uint64_t i = 0; i < L->job.dim; i++)
+		GW_FUZZ_CHECKF(!memcmp(&out[i], &want[i], sizeof(float)), "round %u: the "
+			       "update at %llu is %g, the oracle's %g", r->round,
+			       (unsigned long long)i, out[i], want[i]);
 }
 
 static void rounds(struct run *r, int n)
@@ -434,11 +442,14 @@ static void rounds(struct run *r, int n)
 	uint64_t dim = L->job.dim;
 	float *grad = malloc(dim * sizeof(float));
 	float *out = malloc(dim * sizeof(float));
-	float *v = malloc(dim * sizeof(float));
-	GW_FUZZ_CHECK(grad && out && v);
+	float *want = malloc(dim * sizeof(float));
+	GW_FUZZ_CHECK(grad && out && want);
 	for (int call = 0; call < n; call++, r->round++) {
 		for (uint64_t i = 0; i < dim; i++)
 			grad[i] = grad_at(r, r->round, i);
+		const float *g = grad;
+		GW_FUZZ_CHECK((r->os ? oracle_sketched_round(r->os, &g, want)
+				     : oracle_dense_round(r->od, &g, want)) == 0);
 		r->drops = r->holds = 0;
 		r->right_key = 0;
 		r->cur = r->old = r->hostile = 0;
@@ -447,15 +458,14 @@ static void rounds(struct run *r, int n)
 		int rc;
 		if (L->sk.on) {
 			gw_sparse_update up = {0};
-			memcpy(v, gw_comm_residual(r->c), dim * sizeof(float));
 			rc = gw_allreduce_sketched(r->c, grad, &up, NULL);
 			gw_comm_stats_get(r->c, &e);
-			check_sketched(r, rc, &b, &e, grad, v, &up);
+			check_sketched(r, rc, &b, &e, want, out, &up);
 		} else {
 			gw_allreduce_info info;
 			rc = gw_allreduce(r->c, grad, out, &info);
 			gw_comm_stats_get(r->c, &e);
-			check_dense(r, rc, &b, &e, grad, out);
+			check_dense(r, rc, &b, &e, want, out);
 		}
 		GW_FUZZ_CHECKF(rc == GW_OK || (rc < 0 && rc > GW_E_LAST),
 			       "gw_allreduce returned %d", rc);
@@ -478,7 +488,7 @@ static void rounds(struct run *r, int n)
 	}
 	free(grad);
 	free(out);
-	free(v);
+	free(want);
 }
 
 /* ---- set-up ------------------------------------------------------------ */
@@ -523,6 +533,13 @@ static int setup(struct run *r, const uint8_t *cfg)
 	if (!(r->a = gw_agg_create(&r->adp, 1, &ac)) || !(r->c = gw_comm_create(r->wdp, &cc)))
 		return -1;
 	r->L = &r->a->L;
+	/* The oracle of the job as given: it derives what was left out on
+	 * its own. */
+	if (r->L->sk.on)
+		r->os = oracle_sketched_create(&job);
+	else
+		r->od = oracle_dense_create(&job);
+	GW_FUZZ_CHECKF(r->os || r->od, "no oracle for a job the worker took");
 	return 0;
 }
 
@@ -539,6 +556,8 @@ static void run_free(struct run *r)
 		free(r->hold[i].data);
 	free(r->gen);
 	free(r->buf);
+	oracle_dense_free(r->od);
+	oracle_sketched_free(r->os);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

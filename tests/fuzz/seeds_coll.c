@@ -7,9 +7,8 @@
  * write_file(). */
 #include <string.h>
 
-#include <gw/sketch.h>
-
 #include "fuzz_coll.h"
+#include "oracle.h"
 #include "seeds_dr.h"
 
 struct seed {
@@ -56,20 +55,21 @@ static void config(struct seed *s, uint8_t flags, unsigned up, unsigned down,
 struct agg_job {
 	uint32_t W, dim, chunk, shards, shard;
 	int sketched;
+	uint8_t cfg7;             /* Sketched-SGD's k and candidates */
 };
 
 /* Chunks the shard owns (dense), or of both phases (Sketched-SGD: the
- * default sizes, as coll_sketch_init derives them). */
+ * sizes of the oracle, tests/oracle/). */
 static uint32_t agg_chunks(const struct agg_job *j, uint32_t *phase_a)
 {
 	if (j->sketched) {
-		gw_sketched_sizes def;
-		if (gw_sketched_sizes_default(j->dim, &def) < 0)
+		gw_coll_job job = {.dim = j->dim, .up_codec = GW_CODEC_COUNTSKETCH};
+		struct oracle_sk_sizes sz;
+		fc_sketch_sizes(&job, j->cfg7);
+		if (oracle_sk_sizes(&job, &sz) < 0)
 			return *phase_a = 0;
-		uint32_t m = def.candidates, rows = def.rows;
-		uint32_t cols = (2 * m + rows - 1) / rows;
-		*phase_a = rows * ((cols + j->chunk - 1) / j->chunk);
-		return *phase_a + (m + j->chunk - 1) / j->chunk;
+		*phase_a = sz.csk.rows * ((sz.csk.cols + j->chunk - 1) / j->chunk);
+		return *phase_a + (sz.m + j->chunk - 1) / j->chunk;
 	}
 	uint32_t n = (j->dim + j->chunk - 1) / j->chunk;
 	*phase_a = n;
@@ -140,7 +140,8 @@ static void agg_seed(seed_write_fn write, const char *name, uint8_t flags,
 {
 	struct seed s;
 	struct agg_job j = {.W = 1 + (flags & FC_AGG_WORKERS) + (dp & FC_AGG_W8 ? 8 : 0),
-			    .dim = dim, .chunk = chunk, .sketched = upc == FC_SKETCHED};
+			    .dim = dim, .chunk = chunk, .sketched = upc == FC_SKETCHED,
+			    .cfg7 = dp};
 	j.shards = (flags & FC_AGG_SHARDS2) && !j.sketched ? 2 : 1;
 	j.shard = j.shards > 1 && (flags & FC_AGG_SHARD1) ? 1 : 0;
 	config(&s, flags, upc, downc, dim, chunk, window, 4, dp);

@@ -14,6 +14,7 @@
 
 #include <gw/common.h>
 
+#include "gw_rand.h"
 #include "gw_util.h"
 
 /* The parameter blocks in their fixed order (mlp.h). */
@@ -62,19 +63,11 @@ size_t gw_mlp_nparams(uint32_t in, uint32_t hid, uint32_t out)
  * variants at run time); this needs only exact integer sums and one
  * correctly rounded multiply, so every replica gets the same bits. The
  * tails stop at 6 sigma, which weight init does not miss. */
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static double normal(uint64_t *s)
 {
 	int64_t sum = 0;
 	for (int i = 0; i < 6; i++) {
-		uint64_t r = splitmix64(s);
+		uint64_t r = gw_splitmix64(s);
 		sum += (int64_t)(r >> 32) + (int64_t)(r & 0xffffffffu);
 	}
 	/* exact: |sum - 6 * 2^32| < 2^35 fits a double's mantissa */

@@ -1,17 +1,11 @@
-/* The in-process model of a Sketched-SGD job (sk_model.h): Algorithm 3 run
- * in one process over every worker's gradient, with the public sketch API
- * only. It derives the sizes from the job itself (the defaults of
- * gw_coll_job's documentation), on purpose apart from the collective's own
- * derivation: if the two disagree, one of them got the protocol wrong. */
-#include <stdio.h>
+/* The model of a Sketched-SGD job, gw_allreduce_sketched (oracle.h):
+ * Algorithm 3 run in one process over every worker's gradient. */
 #include <stdlib.h>
 #include <string.h>
 
-#include <gw/sketch.h>
+#include "oracle.h"
 
-#include "sk_model.h"
-
-struct sk_model {
+struct oracle_sketched {
 	uint64_t d;
 	uint32_t W, k, m;
 	float rho;
@@ -21,7 +15,7 @@ struct sk_model {
 	uint64_t *cand, *sel;
 };
 
-void sk_model_free(struct sk_model *s)
+void oracle_sketched_free(struct oracle_sketched *s)
 {
 	if (!s)
 		return;
@@ -49,26 +43,35 @@ static double param(const char *params, const char *name, double def)
 	return def;
 }
 
-struct sk_model *sk_model_create(const gw_coll_job *job)
+int oracle_sk_sizes(const gw_coll_job *job, struct oracle_sk_sizes *s)
 {
-	struct sk_model *s = calloc(1, sizeof(*s));
 	gw_sketched_sizes def;
 	gw_bounds seed;
-	if (!s || gw_sketched_sizes_default(job->dim, &def) < 0 ||
+	if (gw_sketched_sizes_default(job->dim, &def) < 0 ||
 	    gw_param_bounds(GW_CODEC_COUNTSKETCH, GW_PARAM_SEED, &seed) < 0)
-		goto fail;
-	s->d = job->dim;
-	s->W = job->workers;
+		return -1;
 	s->k = job->topk ? job->topk : def.k;
 	s->m = job->candidates ? job->candidates
-			       : (uint32_t)(4ull * s->k < s->d ? 4ull * s->k : s->d);
-	s->rho = job->momentum;
+			       : (uint32_t)(4ull * s->k < job->dim ? 4ull * s->k : job->dim);
 	s->csk.rows = (uint32_t)param(job->up_params, "rows", def.rows);
 	s->csk.seed = (uint64_t)param(job->up_params, "seed", seed.def);
 	s->csk.cols = (uint32_t)param(job->up_params, "cols",
 				      (double)((2ull * s->m + s->csk.rows - 1) / s->csk.rows));
-	if (gw_csk_check(&s->csk) < 0)
+	return gw_csk_check(&s->csk) < 0 ? -1 : 0;
+}
+
+struct oracle_sketched *oracle_sketched_create(const gw_coll_job *job)
+{
+	struct oracle_sketched *s = calloc(1, sizeof(*s));
+	struct oracle_sk_sizes sz;
+	if (!s || oracle_sk_sizes(job, &sz) < 0)
 		goto fail;
+	s->d = job->dim;
+	s->W = job->workers;
+	s->k = sz.k;
+	s->m = sz.m;
+	s->csk = sz.csk;
+	s->rho = job->momentum;
 	size_t cells = (size_t)s->csk.rows * s->csk.cols;
 	s->u = calloc((size_t)s->W * s->d, sizeof(float));
 	s->v = calloc((size_t)s->W * s->d, sizeof(float));
@@ -83,11 +86,11 @@ struct sk_model *sk_model_create(const gw_coll_job *job)
 		goto fail;
 	return s;
 fail:
-	sk_model_free(s);
+	oracle_sketched_free(s);
 	return NULL;
 }
 
-int sk_model_round(struct sk_model *s, const float *const *g, float *out)
+int oracle_sketched_round(struct oracle_sketched *s, const float *const *g, float *out)
 {
 	size_t cells = (size_t)s->csk.rows * s->csk.cols;
 	memset(s->sum, 0, cells * sizeof(float));
