@@ -3,17 +3,9 @@
 # and encode/decode GB/s (one core, error feedback on) next to memcpy of the
 # same bytes measured in the same run, at s in {1.00, 1.50, 1.75, 1.90}.
 # Usage: bench/3lc.sh [BUILD_DIR] [--json]    (table for docs/codecs.md)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-build=build
-if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build=$1; shift; fi
-json=0
-[ "${1:-}" = --json ] && json=1
-bench=$build/apps/gw-bench
-traces=${GW_TRACES:-../shared/data/grads}
-[ -x "$bench" ] || { echo "bench/3lc.sh: $bench not built" >&2; exit 1; }
-dense=$build/bench-cnn-it100.f32
-cat "$traces"/cnn/it100_*.f32 > "$dense"
+source "$(dirname "$0")/lib.sh"
+bench_args "json" "$@"
+bench_codec_inputs
 
 row() {  # label args...
   local label=$1; shift

@@ -3,29 +3,12 @@
 # the dense CNN gradient of one iteration (all its tensors, concatenated),
 # the sparse logistic-regression gradient, and a 16M-element synthetic
 # tensor that does not fit in cache. One table per input, JSON lines with
-# --json. Usage: bench/codecs.sh [BUILD_DIR] [--json] [--mtu N]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-build=build
-if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build=$1; shift; fi
-json=0; mtu=1500
-while [ $# -gt 0 ]; do
-  case $1 in
-    --json) json=1 ;;
-    --mtu) mtu=$2; shift ;;
-    *) echo "bench/codecs.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-  shift
-done
-bench=$build/apps/gw-bench
-traces=${GW_TRACES:-../shared/data/grads}
-[ -x "$bench" ] || { echo "bench/codecs.sh: $bench not built" >&2; exit 1; }
-[ -d "$traces" ] || { echo "bench/codecs.sh: no traces at $traces" >&2; exit 1; }
-
-dense=$build/bench-cnn-it100.f32
-cat "$traces"/cnn/it100_*.f32 > "$dense"
-sk=$traces/logreg_spam/it010_weight.keys.u32
-sv=$traces/logreg_spam/it010_weight.vals.f32
+# --json.
+# Usage: bench/codecs.sh [BUILD_DIR] [--json] [--mtu N]
+source "$(dirname "$0")/lib.sh"
+mtu=1500
+bench_args "json mtu=" "$@"
+bench_codec_inputs
 codecs=$("$bench" codec --help | sed -n 's/.*a registered codec (\(.*\)), or zstd.*/\1/p' | tr -d ',' | tr ' ' '\n' | grep -vx countsketch | tr '\n' ' ')
 
 run() {  # label, args...

@@ -19,37 +19,27 @@
 # budget (--mtu 140), its largest fills --mtu 1500. Each JSON row says the
 # mean payload it really moved. Needs root for the namespaces; without them
 # the veth rows say why they are missing.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-build=build
-if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build=$1; shift; fi
-duration=3; veth=1
-while [ $# -gt 0 ]; do
-  case $1 in
-    --duration) duration=$2; shift ;;
-    --no-veth) veth=0 ;;
-    *) echo "bench/dataplane.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-  shift
-done
+source "$(dirname "$0")/lib.sh"
+duration=3
+bench_args "duration= no-veth" "$@"
+veth=$((1 - no_veth))
 bench=$build/apps/gw-bench
-[ -x "$bench" ] || { echo "bench/dataplane.sh: $bench not built" >&2; exit 1; }
+bench_need "$bench"
 "$bench" raw --help | grep -q "built here:.*dpdk" ||
-  { echo "bench/dataplane.sh: $bench has no DPDK backend (libdpdk not found at configure time)" >&2; exit 1; }
+  bench_die "$bench has no DPDK backend (libdpdk not found at configure time)"
 has_stream=0
 "$bench" --help | grep -q '^  stream ' && has_stream=1
 netns=tests/net/netns.sh
 
-out=$(mktemp -d /tmp/gw-bench-dp.XXXXXX)
+bench_tmp
+out=$tmp
 prefix=gwbd$$
 cleanup() {
-  for j in $(jobs -pr); do kill "$j" 2>/dev/null; done
+  for j in $(jobs -pr); do kill "$j" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  [ $veth = 1 ] && "$netns" down "$prefix" >/dev/null 2>&1
-  rm -rf "$out"
+  [ $veth = 0 ] || "$netns" down "$prefix" >/dev/null 2>&1
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+bench_at_exit cleanup
 
 lc2=0; [ "$(nproc)" -ge 2 ] && lc2=1
 eal() {  # LCORE FILE-PREFIX VDEV

@@ -9,28 +9,10 @@
 #     top-r at 1%, every index codec with every value codec: index and value
 #     bytes separately, encode and decode time, error.
 # Usage: bench/deepreduce.sh [BUILD_DIR] [--json] [--mtu N]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-build=build
-if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build=$1; shift; fi
-json=0; mtu=1500
-while [ $# -gt 0 ]; do
-  case $1 in
-    --json) json=1 ;;
-    --mtu) mtu=$2; shift ;;
-    *) echo "bench/deepreduce.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-  shift
-done
-bench=$build/apps/gw-bench
-traces=${GW_TRACES:-../shared/data/grads}
-[ -x "$bench" ] || { echo "bench/deepreduce.sh: $bench not built" >&2; exit 1; }
-[ -d "$traces" ] || { echo "bench/deepreduce.sh: no traces at $traces" >&2; exit 1; }
-
-dense=$build/bench-cnn-it100.f32
-cat "$traces"/cnn/it100_*.f32 > "$dense"
-sk=$traces/logreg_spam/it010_weight.keys.u32
-sv=$traces/logreg_spam/it010_weight.vals.f32
+source "$(dirname "$0")/lib.sh"
+mtu=1500
+bench_args "json mtu=" "$@"
+bench_codec_inputs
 
 # One gw-bench run as a JSON line with the input's name and the row's
 # derived numbers (times in microseconds per tensor, relative volumes).
@@ -50,8 +32,8 @@ if table == "spam":
 print(json.dumps(r))' "$table" "$label"
 }
 
-rows=$(mktemp)
-trap 'rm -f "$rows"' EXIT
+bench_tmp
+rows=$tmp/rows
 {
   for f in 0.6 0.1 0.01 0.001; do
     run spam "DR qsgd(s=127,b=512) + bloom-P0 fpr=$f" --keys "$sk" --values "$sv" \

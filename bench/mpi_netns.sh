@@ -27,14 +27,12 @@
 # which lets W=2 fill both directions of its one link at once.
 #
 # Exit 2 on a bad command line, 1 when the run cannot start or fails.
-set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+usage() { echo "$prog: $*" >&2; bench_usage 2; }
 
-usage() {
-  echo "bench/mpi_netns.sh: $*" >&2
-  echo "usage: bench/mpi_netns.sh BUILD_DIR W [--no-netns] [mpi_allreduce args...]" >&2
-  exit 2
-}
-
+# BUILD_DIR and W, then mpi_allreduce's own arguments: bench_args would
+# refuse those.
+case ${1:-} in -h|--help) bench_usage 0 ;; esac
 [ $# -ge 2 ] || usage "needs BUILD_DIR and W"
 build=$1 w=$2
 shift 2
@@ -46,8 +44,8 @@ netns=1
 if [ "${1:-}" = --no-netns ]; then netns=0; shift; fi
 
 bin=$build/bench/mpi_allreduce
-[ -x "$bin" ] || { echo "bench/mpi_netns.sh: $bin not built (needs MPI at configure time)" >&2; exit 1; }
-command -v mpirun >/dev/null || { echo "bench/mpi_netns.sh: mpirun not found (scripts/install-deps.sh)" >&2; exit 1; }
+[ -x "$bin" ] || bench_die "$bin not built (needs MPI at configure time)"
+command -v mpirun >/dev/null || bench_die "mpirun not found (scripts/install-deps.sh)"
 bin=$(realpath "$bin")
 
 # --allow-run-as-root: namespaces need root, and mpirun refuses root
@@ -58,10 +56,10 @@ if [ $netns = 0 ]; then
   exec "${mpirun[@]}" "$bin" "$@"
 fi
 
-[ "$(id -u)" = 0 ] || { echo "bench/mpi_netns.sh: namespaces need root" >&2; exit 1; }
+bench_root
 for ns in gwhub $(seq -f 'gwn%g' 0 $((w - 1))); do
   [ -e "/var/run/netns/$ns" ] ||
-    { echo "bench/mpi_netns.sh: namespace $ns missing; run scripts/netns-star.sh up $w [RATE] first" >&2; exit 1; }
+    bench_die "namespace $ns missing; run scripts/netns-star.sh up $w [RATE] first"
 done
 
 # MPI on TCP over the veths only: ob1 with the tcp and self BTLs keeps out

@@ -7,29 +7,20 @@
 # (UDP), the default sizes (k = d/100, P = 4, a 1 x 2Pk sketch), for
 # d = 100K and 1M; raw allreduce of the same tensor for the time.
 # Usage: bench/sketched.sh [BUILD_DIR] [--json]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-build=build
-if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build=$1; shift; fi
-json=0
-while [ $# -gt 0 ]; do
-  case $1 in
-    --json) json=1 ;;
-    *) echo "bench/sketched.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-  shift
-done
-apps=$(cd "$build/apps" && pwd)
-[ -x "$apps/gw-allreduce" ] || { echo "bench/sketched.sh: $apps/gw-allreduce not built" >&2; exit 1; }
-source tests/collective/job.sh "$apps"
+source "$(dirname "$0")/lib.sh"
+bench_args "json" "$@"
+apps=$build/apps
+bench_need "$apps/gw-launch" "$apps/gw-aggregator" "$apps/gw-allreduce"
+bench_tmp
 W=4
 rows=()
 for d in 100000 1000000; do
   for codec in sketched-sgd raw; do
-    run_job $W 1 "--dim $d --up $codec" "--dim $d --up $codec --rounds 4 --no-verify --json" >&2 \
-      || { echo "bench/sketched.sh: d=$d $codec failed" >&2; exit 1; }
+    "$apps/gw-launch" --workers $W --dim $d --up $codec --quiet --logs "$tmp" --timeout 120 \
+      -- "$apps/gw-allreduce" --rounds 4 --no-verify --json >&2 \
+      || bench_die "d=$d $codec failed"
     # Rounds 1..3 (round 0 includes the processes' start-up skew).
-    r=$(grep -h '"round":[123],' "$JOB_DIR"/w.*.out | python3 -c '
+    r=$(grep -h '"round":[123],' "$tmp"/w.*.out | python3 -c '
 import json, sys
 recs = [json.loads(l) for l in sys.stdin]
 n = len(recs)

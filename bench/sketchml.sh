@@ -6,22 +6,11 @@
 # against memcpy — at the paper's defaults (q 256, r 8, s 2, t = n/5) for
 # three frame sizes, and at r = 4. raw and topk rows for reference.
 # Usage: bench/sketchml.sh [BUILD_DIR] [--json]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-build=build
-if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build=$1; shift; fi
-json=0
-while [ $# -gt 0 ]; do
-  case $1 in
-    --json) json=1 ;;
-    *) echo "bench/sketchml.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-  shift
-done
+source "$(dirname "$0")/lib.sh"
+bench_args "json" "$@"
 bench=$build/apps/gw-bench
-traces=${GW_TRACES:-../shared/data/grads}
-[ -x "$bench" ] || { echo "bench/sketchml.sh: $bench not built" >&2; exit 1; }
-[ -d "$traces/logreg_spam" ] || { echo "bench/sketchml.sh: no traces at $traces/logreg_spam" >&2; exit 1; }
+bench_need "$bench"
+bench_traces logreg_spam
 
 run() {  # trace, label, mtu, args...
   local it=$1 label=$2 mtu=$3; shift 3

@@ -4,7 +4,7 @@
 # scripts/netns-star.sh, the aggregator in the hub (the switch), every link
 # limited by tc tbf to 10 Mbit/s, 100 Mbit/s and 1 Gbit/s each way.
 #
-#   bench/train.sh [BUILD_DIR]        (root; BUILD_DIR default build)
+# Usage: bench/train.sh [BUILD_DIR]        (root; BUILD_DIR default build)
 #
 # Per link and workload, raw runs first; its final test accuracy less 0.5
 # points is the target, and every other codec is timed to it
@@ -16,10 +16,9 @@
 # dense codec that is not one of the 3LC paper's baselines: bf16,
 # terngrad, onebit, topk), RESULTS (default
 # docs/results), REPORT (default docs/results.md).
-set -euo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "${1:-$root/build}" && pwd)
+source "$(dirname "$0")/lib.sh"
+bench_args "" "$@"
+root=$(pwd)
 train=$build/apps/gw-train/gw-train
 star=$root/scripts/netns-star.sh
 results=${RESULTS:-$root/docs/results}
@@ -28,8 +27,8 @@ rates=(${RATES:-10mbit 100mbit 1gbit})
 workloads=(${WORKLOADS:-mlp logreg})
 W=4
 
-[ "$(id -u)" = 0 ] || { echo "bench/train.sh: needs root (network namespaces)" >&2; exit 1; }
-[ -x "$train" ] || { echo "bench/train.sh: $train not built" >&2; exit 1; }
+bench_root
+bench_need "$train"
 bash "$root/scripts/fetch-data.sh" "$root/data" "$build" >&2
 
 # Workloads. raw trains EPOCHS; the other codecs train at least as many
@@ -67,8 +66,7 @@ else
 fi
 
 mkdir -p "$results"
-cleanup() { bash "$star" down $W 2>/dev/null || true; }
-trap cleanup EXIT
+bench_at_exit bash "$star" down $W
 t_start=$(date +%s)
 for rate in "${rates[@]}"; do
   bash "$star" up $W "$rate"

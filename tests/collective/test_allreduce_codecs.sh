@@ -6,13 +6,14 @@
 # with its own error feedback), and round 0 lies within the codecs' error
 # bounds of the exact sum.
 set -u
-source "$(dirname "$0")/job.sh" "$1"
+source "$(dirname "$0")/lib.sh" "$1"
 fail=0
 for codec in int8 3lc "3lc --up-params sparsity=1.75 --down-params sparsity=1.75" \
              "topk --up-params fraction=0.05 --down-params fraction=0.5"; do
   args="--dim 200000 --up ${codec%% *} --down ${codec%% *}"
   [ "$codec" != "${codec%% *}" ] && args="$args ${codec#* }"
-  if ! run_job 4 1 "$args" "$args --rounds 4"; then fail=1; continue; fi
+  # shellcheck disable=SC2086
+  if ! job --workers 4 $args -- --rounds 4; then fail=1; continue; fi
   for ((r = 0; r < 4; r++)); do
     n=$(rounds_with bit-exact $r)
     [ "$n" -eq 4 ] || { echo "FAIL: $codec rank $r: $n of 4 rounds as modelled"; fail=1; }

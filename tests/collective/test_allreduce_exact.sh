@@ -3,10 +3,10 @@
 # every round bit-identical to the exact float sum in rank order (the
 # in-process model gw-allreduce checks against), on every worker.
 set -u
-source "$(dirname "$0")/job.sh" "$1"
+source "$(dirname "$0")/lib.sh" "$1"
 fail=0
 check() {  # W S dim
-  if ! run_job "$1" "$2" "--dim $3" "--dim $3 --rounds 3"; then fail=1; return; fi
+  if ! job --workers "$1" --shards "$2" --dim "$3" -- --rounds 3; then fail=1; return; fi
   for ((r = 0; r < $1; r++)); do
     n=$(rounds_with bit-exact $r)
     [ "$n" -eq 3 ] || { echo "FAIL: W=$1 S=$2 rank $r: $n of 3 rounds bit-exact"; fail=1; }

@@ -11,12 +11,13 @@
 #    bytes up are equal, result bytes down within 5%;
 #  - a worker sketching with another seed is rejected, never summed.
 set -u
-source "$(dirname "$0")/job.sh" "$1"
+source "$(dirname "$0")/lib.sh" "$1"
 fail=0
 sk="--up sketched-sgd"
 
 exact() {  # label, extra job args
-  if ! run_job 4 1 "--dim 100003 $sk $2" "--dim 100003 $sk --rounds 3 --json $2"; then
+  # shellcheck disable=SC2086
+  if ! job --workers 4 --dim 100003 $sk $2 -- --rounds 3 --json; then
     fail=1; return
   fi
   for ((r = 0; r < 4; r++)); do
@@ -31,14 +32,15 @@ imp="impair_loss=0.05,impair_reorder=0.05,impair_dup=0.02,impair_corrupt=0.01"
 exact "reliable under 5% loss" "--opts $imp,impair_seed=7"
 
 # Loss-tolerant: nothing lost.
-rm -f "$JOB_DIR"/*.f32
+rm -f "$LOGS"/*.f32
 args="--dim 60000 --mode loss-tolerant --deadline-us 2000 $sk"
-if run_job 4 1 "$args --opts impair_loss=0.1,impair_seed=5" \
-     "$args --rounds 5 --opts impair_loss=0.1 --dump $JOB_DIR"; then
+# shellcheck disable=SC2086
+if job --workers 4 $args --agg-args "--opts impair_loss=0.1,impair_seed=5" \
+     -- --rounds 5 --opts impair_loss=0.1 --dump "$LOGS"; then
   short=$(agg_stat 0 chunks_short)
   [ "${short:-0}" -gt 0 ] || { echo "FAIL: tolerant: no phase finished short"; fail=1; }
-  "$APPS/gw-allreduce" --check "$JOB_DIR" --workers 4 --dim 60000 --rounds 5 || fail=1
-  if "$APPS/gw-allreduce" --check "$JOB_DIR" --workers 4 --dim 60000 --rounds 4 \
+  "$APPS/gw-allreduce" --check "$LOGS" --workers 4 --dim 60000 --rounds 5 || fail=1
+  if "$APPS/gw-allreduce" --check "$LOGS" --workers 4 --dim 60000 --rounds 4 \
        >/dev/null 2>&1; then
     echo "FAIL: tolerant: --check accepted dumps of 5 rounds as 4"; fail=1
   fi
@@ -50,11 +52,12 @@ fi
 # Bytes per worker and step against W.
 declare -A up down
 for W in 2 4 8; do
-  if ! run_job $W 1 "--dim 60000 $sk" "--dim 60000 $sk --rounds 2 --json"; then
+  # shellcheck disable=SC2086
+  if ! job --workers $W --dim 60000 $sk -- --rounds 2 --json; then
     fail=1; continue
   fi
-  up[$W]=$(sed -n 's/.*"bytes_up_once":\([0-9]*\).*/\1/p' "$JOB_DIR/w.0.out" | tail -n1)
-  down[$W]=$(sed -n 's/.*"bytes_down_once":\([0-9]*\).*/\1/p' "$JOB_DIR/w.0.out" | tail -n1)
+  up[$W]=$(sed -n 's/.*"bytes_up_once":\([0-9]*\).*/\1/p' "$LOGS/w.0.out" | tail -n1)
+  down[$W]=$(sed -n 's/.*"bytes_down_once":\([0-9]*\).*/\1/p' "$LOGS/w.0.out" | tail -n1)
   echo "W=$W: rank 0 sent ${up[$W]} bytes and took ${down[$W]} bytes of results in its last step"
 done
 for W in 4 8; do
@@ -65,11 +68,11 @@ done
 
 # Another sketch (seed) from rank 1: its slices would add other
 # coordinates' cells, so the shard rejects them and the job cannot finish.
-RANK_ARGS=([1]="--up-params seed=7")
-run_job 2 1 "--dim 20000 $sk" "--dim 20000 $sk --rounds 1 --timeout-ms 2000" >/dev/null
-RANK_ARGS=()
+# shellcheck disable=SC2086
+job --workers 2 --dim 20000 $sk --rank-args "1:--up-params seed=7" \
+  -- --rounds 1 --timeout-ms 2000 >/dev/null 2>&1
 bad=$(agg_stat 0 bad)
 [ "${bad:-0}" -gt 0 ] || { echo "FAIL: slices of another seed were not rejected"; fail=1; }
-grep -q bit-exact "$JOB_DIR/w.0.out" && { echo "FAIL: a round finished with a foreign sketch"; fail=1; }
+grep -q bit-exact "$LOGS/w.0.out" && { echo "FAIL: a round finished with a foreign sketch"; fail=1; }
 echo "ok: a worker with another sketch seed: $bad packets rejected"
 exit $fail

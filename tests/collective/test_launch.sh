@@ -2,8 +2,7 @@
 # gw-launch on one machine: W = 2 and 4 workers and their shard joined by
 # memif (DPDK, no hugepages, no NIC) reach bit-exact results; a launch
 # interrupted with SIGINT leaves no process, memif socket or temp dir
-# behind; bad arguments exit 2 naming the argument. Skips (77) without the
-# DPDK backend.
+# behind. Skips (77) without the DPDK backend.
 set -u
 apps=$1
 launch=$apps/gw-launch
@@ -55,15 +54,4 @@ if [ "$after" -gt "$before" ]; then
   fail=1
 fi
 [ $fail -eq 0 ] && echo "ok: SIGINT tears the job down"
-expect() {
-  local word=$1; shift
-  out=$("$launch" "$@" 2>&1); rc=$?
-  [ $rc -eq 2 ] && printf '%s' "$out" | grep -q -- "$word" \
-    || { echo "FAIL: gw-launch $* -> rc=$rc, lacks '$word': $out"; fail=1; }
-}
-expect --workers --workers 0 -- "$apps/gw-allreduce"
-expect --link --link pigeon --workers 2 -- "$apps/gw-allreduce"
-expect --shards --link memif --workers 2 --shards 2 -- "$apps/gw-allreduce"
-expect "no worker command" --workers 2
-expect "not found" --workers 2 -- /nonexistent/worker
 exit $fail

@@ -1,0 +1,31 @@
+# Shared by the allreduce tests: a job is one gw-launch of gw-allreduce
+# workers over UDP on 127.0.0.1, bounded in time, with its logs in $LOGS.
+#   source lib.sh BUILD_APPS_DIR
+#   job [gw-launch options and job options] -- [worker options]
+#                                  -> 0 if every worker and shard exit 0
+# The shards print JSON counters. Logs (gw-launch --logs): $LOGS/agg.S.out,
+# agg.S.err, w.R.out, w.R.err, aggs; each job replaces the last one's.
+APPS=$1
+LOGS=$(mktemp -d /tmp/gw-coll-test.XXXXXX)
+trap 'rm -rf "$LOGS"' EXIT
+
+job() {
+  local opts=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+  shift
+  rm -f "$LOGS"/agg.* "$LOGS"/w.*
+  # --idle-exit: should this script be killed outright, the shards leave
+  # by themselves (the workers time out).
+  "$APPS/gw-launch" --link udp --quiet --logs "$LOGS" --timeout 120 --idle-exit 30000 \
+    --agg-args --json "${opts[@]}" -- "$APPS/gw-allreduce" "$@"
+}
+
+# agg_stat S KEY -> the counter from shard S's JSON line
+agg_stat() {
+  sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$LOGS/agg.$1.out" | tail -n1
+}
+
+# rounds_with VERDICT R -> how many rounds worker R reported with it
+rounds_with() {
+  grep -c "$1" "$LOGS/w.$2.out"
+}

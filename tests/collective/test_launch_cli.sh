@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# gw-launch refuses bad arguments with exit 2 and a message naming the
+# argument, before it starts any process; --help names every option it
+# takes.
+set -u
+apps=$1
+launch=$apps/gw-launch
+w=$apps/gw-allreduce
+fail=0
+expect() {  # word args...
+  local word=$1; shift
+  out=$("$launch" "$@" 2>&1); rc=$?
+  [ $rc -eq 2 ] && printf '%s' "$out" | grep -q -- "$word" \
+    || { echo "FAIL: gw-launch $* -> rc=$rc, lacks '$word': $out"; fail=1; }
+}
+expect --workers --workers 0 -- "$w"
+expect --workers --workers 65 -- "$w"
+expect --workers --workers x -- "$w"
+expect --workers -- "$w"
+expect --link --link pigeon --workers 2 -- "$w"
+expect --shards --link memif --workers 2 --shards 2 -- "$w"
+expect --shards --workers 2 --shards 17 -- "$w"
+expect --timeout --workers 2 --timeout 0 -- "$w"
+expect --timeout --workers 2 --timeout 5s -- "$w"
+expect --idle-exit --workers 2 --idle-exit -1 -- "$w"
+expect --rank-args --workers 2 --rank-args "--lag-ms 4" -- "$w"
+expect "rank 2 is not below" --workers 2 --rank-args "2:--lag-ms 4" -- "$w"
+expect "--agg-args: needs a value" --workers 2 --agg-args
+expect "no worker command" --workers 2
+expect "not found" --workers 2 -- /nonexistent/worker
+expect "unexpected argument 'stray'" --workers 2 stray -- "$w"
+
+# --help: exit 0, every option of the parser named.
+help=$("$launch" --help); rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: --help exit $rc"; fail=1; }
+opts=$(sed -n 's/^ *\(--[a-z][a-z-]*\)\(|--[a-z-]*\)*) .*/\1 \2/p' "$launch" | tr -d '|')
+[ -n "$opts" ] || { echo "FAIL: no options found in $launch"; fail=1; }
+for o in $opts; do
+  printf '%s' "$help" | grep -q -- "$o" || { echo "FAIL: --help does not name $o"; fail=1; }
+done
+[ $fail -eq 0 ] && echo "ok: bad arguments refused, named; --help names $(echo $opts | wc -w) options"
+exit $fail
