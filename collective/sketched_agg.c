@@ -1,4 +1,4 @@
-/* The shard's half of Sketched-SGD (gw_allreduce_sketched).
+/* The Sketched-SGD engine's shard (gw_allreduce_sketched).
  *
  * One round at a time, in three phases. A: every worker's table slices
  * are decoded into its own part of a W x (r x c) buffer (each chunk taken
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_internal.h"
+#include "sketched.h"
 
 #define RESEND_GAP_NS 1000000ull   /* one answer per worker per phase re-send */
 #define NO_ROUND UINT64_MAX
@@ -66,9 +66,9 @@ static int res_alloc(struct sk_res *r, uint32_t pieces, uint32_t room)
 	return r->buf && r->len ? GW_OK : GW_ERR(GW_ENOMEM);
 }
 
-void sk_agg_free(gw_agg *a)
+void sk_agg_fini(gw_agg *a)
 {
-	struct sk_agg *s = a->sk;
+	struct sk_agg *s = a->eng;
 	if (!s)
 		return;
 	for (int p = 0; p < 2; p++) {
@@ -88,11 +88,12 @@ void sk_agg_free(gw_agg *a)
 	free(s->last_round);
 	free(s->resent_ns);
 	free(s);
-	a->sk = NULL;
+	a->eng = NULL;
 }
 
-int sk_agg_create(gw_agg *a)
+int sk_agg_init(gw_agg *a, const gw_agg_config *cfg)
 {
+	(void)cfg;   /* the layout has all it needs */
 	const struct coll_layout *L = &a->L;
 	const struct coll_sketch *k = &L->sk;
 	uint32_t W = L->job.workers;
@@ -100,7 +101,7 @@ int sk_agg_create(gw_agg *a)
 	struct sk_agg *s = calloc(1, sizeof(*s));
 	if (!s)
 		return GW_ERR(GW_ENOMEM);
-	a->sk = s;
+	a->eng = s;
 	s->round = NO_ROUND;
 	s->prev_round = NO_ROUND;
 	s->room = a->res_room;
@@ -125,7 +126,7 @@ int sk_agg_create(gw_agg *a)
 	s->resent_ns = calloc(W, sizeof(uint64_t));
 	if (!ok || !s->sum || !s->est || !s->cand || !s->sel || !s->keys || !s->vals ||
 	    !s->last_round || !s->resent_ns) {
-		sk_agg_free(a);
+		sk_agg_fini(a);
 		return GW_ERR(GW_ENOMEM);
 	}
 	return GW_OK;
@@ -133,7 +134,7 @@ int sk_agg_create(gw_agg *a)
 
 static void start_round(gw_agg *a, uint64_t r)
 {
-	struct sk_agg *s = a->sk;
+	struct sk_agg *s = a->eng;
 	const struct coll_layout *L = &a->L;
 	uint32_t W = L->job.workers;
 	uint64_t cells = (uint64_t)L->sk.csk.rows * L->sk.csk.cols;
@@ -159,14 +160,15 @@ static void start_round(gw_agg *a, uint64_t r)
 
 static void send_set(gw_agg *a, const struct sk_res *r, uint32_t w)
 {
+	const struct sk_agg *s = a->eng;
 	for (uint32_t i = 0; i < r->n; i++)
-		coll_agg_send(a, w, r->buf + (size_t)i * a->sk->room, r->len[i]);
+		coll_agg_send(a, w, r->buf + (size_t)i * s->room, r->len[i]);
 }
 
 /* Answers a worker re-sending a phase whose result exists, once per gap. */
 static void answer(gw_agg *a, const struct sk_res *r, uint32_t w, uint64_t now)
 {
-	struct sk_agg *s = a->sk;
+	struct sk_agg *s = a->eng;
 	a->st.duplicates++;
 	if (now - s->resent_ns[w] < RESEND_GAP_NS)
 		return;
@@ -179,7 +181,7 @@ static void answer(gw_agg *a, const struct sk_res *r, uint32_t w, uint64_t now)
  * and records them in the phase's bitmap. */
 static void sum_parts(gw_agg *a, int ph, uint64_t n)
 {
-	struct sk_agg *s = a->sk;
+	struct sk_agg *s = a->eng;
 	const struct coll_layout *L = &a->L;
 	memset(s->sum, 0, n * sizeof(float));
 	memset(s->bitmap[ph], 0, L->bitmap_len);
@@ -199,7 +201,7 @@ static void sum_parts(gw_agg *a, int ph, uint64_t n)
 /* Cuts keys[0..n) (and values) into RESULT pieces of kind ph. */
 static int build_set(gw_agg *a, int ph, const uint64_t *keys, const float *vals)
 {
-	struct sk_agg *s = a->sk;
+	struct sk_agg *s = a->eng;
 	const struct coll_layout *L = &a->L;
 	struct sk_res *r = &s->res[ph];
 	uint32_t per = L->sk.per[ph];
@@ -230,7 +232,7 @@ static int build_set(gw_agg *a, int ph, const uint64_t *keys, const float *vals)
  * largest, to every worker. */
 static int finish_a(gw_agg *a)
 {
-	struct sk_agg *s = a->sk;
+	struct sk_agg *s = a->eng;
 	const struct coll_sketch *k = &a->L.sk;
 	sum_parts(a, PH_A, (uint64_t)k->csk.rows * k->csk.cols);
 	int rc = gw_csk_estimate(&k->csk, s->sum, a->L.job.dim, s->est);
@@ -245,7 +247,7 @@ static int finish_a(gw_agg *a)
 /* The k largest exact sums among the candidates: the update. */
 static int finish_b(gw_agg *a)
 {
-	struct sk_agg *s = a->sk;
+	struct sk_agg *s = a->eng;
 	const struct coll_sketch *k = &a->L.sk;
 	sum_parts(a, PH_B, k->m);
 	int64_t n = gw_top_abs(s->sum, k->m, k->k, s->sel);
@@ -263,7 +265,7 @@ static int finish_b(gw_agg *a)
  * the worker may be re-sending the whole phase). */
 static void receipt(gw_agg *a, int ph, uint32_t w, uint64_t now)
 {
-	struct sk_agg *s = a->sk;
+	struct sk_agg *s = a->eng;
 	const struct coll_layout *L = &a->L;
 	if (s->resent_ns[w] && now - s->resent_ns[w] < RESEND_GAP_NS)
 		return;
@@ -286,7 +288,7 @@ static void receipt(gw_agg *a, int ph, uint32_t w, uint64_t now)
 static int take(gw_agg *a, int ph, uint32_t w, uint32_t c, const uint8_t *frame,
 		uint32_t flen, uint64_t now)
 {
-	struct sk_agg *s = a->sk;
+	struct sk_agg *s = a->eng;
 	const struct coll_layout *L = &a->L;
 	uint8_t *seen = &s->seen[ph][(size_t)w * L->sk.chunks[ph] + c];
 	if (*seen) {
@@ -324,9 +326,9 @@ static int all_in_round(const struct sk_agg *s, uint32_t W)
 	return 1;
 }
 
-int sk_agg_on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
+int sk_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 {
-	struct sk_agg *s = a->sk;
+	struct sk_agg *s = a->eng;
 	const struct coll_layout *L = &a->L;
 	gw_pkt_hdr h;
 	const uint8_t *frame;
@@ -382,9 +384,9 @@ int sk_agg_on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	return GW_OK;
 }
 
-int sk_agg_deadlines(gw_agg *a, uint64_t now)
+int sk_agg_tick(gw_agg *a, uint64_t now)
 {
-	struct sk_agg *s = a->sk;
+	struct sk_agg *s = a->eng;
 	if (s->round == NO_ROUND || s->phase == PH_DONE || !s->first_ns ||
 	    now - s->first_ns < 1000ull * a->L.job.deadline_us)
 		return GW_OK;

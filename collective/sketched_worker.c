@@ -1,4 +1,4 @@
-/* The worker's half of Sketched-SGD (gw_allreduce_sketched).
+/* The Sketched-SGD engine's worker (gw_allreduce_sketched).
  *
  * State kept across calls (Algorithm 3): momentum u and error accumulation
  * v. A call folds the gradient in (u <- rho u + g, v <- v + u), sends the
@@ -17,13 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_internal.h"
+#include "sketched.h"
 
 #define BURST 32u
-#define IDLE_WAIT_US 1000u
-#define RTO_DEF_US 5000u
-#define TIMEOUT_DEF_MS 60000u
-#define RTO_MAX_NS 200000000ull   /* 200 ms */
 
 struct sk_worker {
 	float *u, *v, *vals;      /* dim, dim, m */
@@ -40,9 +36,9 @@ struct sk_worker {
 	uint8_t receipt[2];       /* the shard holds all of this phase */
 };
 
-void sk_worker_free(gw_comm *c)
+void sk_comm_fini(gw_comm *c)
 {
-	struct sk_worker *s = c->sk;
+	struct sk_worker *s = c->eng;
 	if (!s)
 		return;
 	free(s->u);
@@ -58,17 +54,17 @@ void sk_worker_free(gw_comm *c)
 		gw_encoder_free(s->enc[p]);
 	}
 	free(s);
-	c->sk = NULL;
+	c->eng = NULL;
 }
 
-int sk_worker_create(gw_comm *c, const char *up_params)
+int sk_comm_init(gw_comm *c, const gw_comm_config *cfg)
 {
 	const struct coll_layout *L = &c->L;
 	const struct coll_sketch *k = &L->sk;
 	struct sk_worker *s = calloc(1, sizeof(*s));
 	if (!s)
 		return GW_ERR(GW_ENOMEM);
-	c->sk = s;
+	c->eng = s;
 	const char *why = NULL;
 	uint32_t nmax = GW_MAX(k->chunks[0], k->chunks[1]);
 	s->room = coll_sketch_frame_max(L->job.chunk_elems);
@@ -82,29 +78,30 @@ int sk_worker_create(gw_comm *c, const char *up_params)
 	s->flen = malloc(nmax * sizeof(uint32_t));
 	s->got[0] = malloc(k->pieces[0]);
 	s->got[1] = malloc(k->pieces[1]);
-	s->enc[0] = coll_encoder(GW_CODEC_COUNTSKETCH, up_params, L->job.chunk_elems, &why);
+	s->enc[0] = coll_encoder(GW_CODEC_COUNTSKETCH, cfg->job.up_params, L->job.chunk_elems, &why);
 	s->enc[1] = coll_encoder(GW_CODEC_RAW, NULL, L->job.chunk_elems, &why);
 	if (!s->u || !s->v || !s->vals || !s->cand || !s->keys || !s->upd ||
 	    !s->frames || !s->flen || !s->got[0] || !s->got[1] || !s->enc[0] ||
 	    !s->enc[1] ||
 	    gw_encoder_set_param(s->enc[0], GW_PARAM_ROWS, k->csk.rows) < 0 ||
 	    gw_encoder_set_param(s->enc[0], GW_PARAM_COLS, k->csk.cols) < 0) {
-		sk_worker_free(c);
+		sk_comm_fini(c);
 		return GW_ERR(GW_ENOMEM);
 	}
 	return GW_OK;
 }
 
-const float *sk_worker_residual(const gw_comm *c)
+const float *sk_residual(const gw_comm *c)
 {
-	return c->sk->v;
+	const struct sk_worker *s = c->eng;
+	return s->v;
 }
 
 /* Encodes phase ph's frames of x (dim: the tensor's length) into s->frames;
  * each must be exactly its chunk. */
 static int encode_phase(gw_comm *c, int ph, const float *x, uint64_t dim)
 {
-	struct sk_worker *s = c->sk;
+	struct sk_worker *s = c->eng;
 	const struct coll_layout *L = &c->L;
 	gw_tensor t = {.id = ph ? SK_T_VALUES : SK_T_SKETCH, .dim = dim, .values = x};
 	int rc = gw_encode_begin(s->enc[ph], &t);
@@ -130,7 +127,7 @@ static int encode_phase(gw_comm *c, int ph, const float *x, uint64_t dim)
  * a receipt, only the last one, which asks for the result again. */
 static int send_phase(gw_comm *c, int ph, int retx)
 {
-	struct sk_worker *s = c->sk;
+	struct sk_worker *s = c->eng;
 	const struct coll_layout *L = &c->L;
 	gw_pkt *b[BURST];
 	uint32_t first = s->receipt[ph] ? L->sk.chunks[ph] - 1 : 0;
@@ -184,15 +181,16 @@ static int send_phase(gw_comm *c, int ph, int retx)
 
 static uint64_t phase_rto(const gw_comm *c)
 {
-	uint64_t r = 3 * c->sk->lat_ns;
-	return GW_MIN(GW_MAX(r, c->rto_min_ns), RTO_MAX_NS);
+	const struct sk_worker *s = c->eng;
+	uint64_t r = 3 * s->lat_ns;
+	return GW_MIN(GW_MAX(r, c->rto_min_ns), COLL_RTO_MAX_NS);
 }
 
 /* Only phases sent once are sampled (Karn): a result after a re-send
  * cannot tell which copy it answers. */
 static void lat_sample(gw_comm *c, uint64_t ns)
 {
-	struct sk_worker *s = c->sk;
+	struct sk_worker *s = c->eng;
 	s->lat_ns = s->lat_ns ? (7 * s->lat_ns + ns) / 8 : ns;
 }
 
@@ -200,7 +198,7 @@ static void lat_sample(gw_comm *c, uint64_t ns)
 static void on_receipt(gw_comm *c, const gw_pkt_hdr *h, const uint8_t *body,
 		       uint32_t blen)
 {
-	struct sk_worker *s = c->sk;
+	struct sk_worker *s = c->eng;
 	const struct coll_layout *L = &c->L;
 	int ph = (int)h->tensor - SK_T_RECEIPT;
 	uint64_t key;
@@ -220,7 +218,7 @@ static void on_receipt(gw_comm *c, const gw_pkt_hdr *h, const uint8_t *body,
 /* A RESULT piece: validated completely before anything is kept. */
 static void on_result(gw_comm *c, const gw_pkt *pkt)
 {
-	struct sk_worker *s = c->sk;
+	struct sk_worker *s = c->eng;
 	const struct coll_layout *L = &c->L;
 	gw_pkt_hdr h;
 	const uint8_t *body;
@@ -249,11 +247,8 @@ static void on_result(gw_comm *c, const gw_pkt *pkt)
 		c->st.duplicates++;
 		return;
 	}
-	uint32_t nc = 0, tail = L->job.workers % 8;
-	for (uint32_t b = 0; b < L->bitmap_len; b++)
-		nc += (uint32_t)__builtin_popcount(body[b]);
-	if ((tail && (body[L->bitmap_len - 1] >> tail)) ||
-	    (L->job.mode == GW_COLL_RELIABLE && nc != L->job.workers) ||
+	int nc = coll_contributors(L, body);
+	if (nc < 0 || (L->job.mode == GW_COLL_RELIABLE && (uint32_t)nc != L->job.workers) ||
 	    (s->ngot[ph] && memcmp(s->bitmap[ph], body, L->bitmap_len))) {
 		c->st.bad++;   /* every piece of a set names the same workers */
 		return;
@@ -298,23 +293,21 @@ static int set_ok(const uint64_t *keys, uint32_t n)
 
 static int mine(const gw_comm *c, int ph)
 {
-	return (c->sk->bitmap[ph][c->rank / 8] >> (c->rank % 8)) & 1;
+	const struct sk_worker *s = c->eng;
+	return (s->bitmap[ph][c->rank / 8] >> (c->rank % 8)) & 1;
 }
 
 static void reset_set(gw_comm *c, int ph)
 {
-	memset(c->sk->got[ph], 0, c->L.sk.pieces[ph]);
-	c->sk->ngot[ph] = 0;
+	struct sk_worker *s = c->eng;
+	memset(s->got[ph], 0, c->L.sk.pieces[ph]);
+	s->ngot[ph] = 0;
 }
 
-int gw_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
-			  gw_allreduce_info *info)
+int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
+		 gw_allreduce_info *info)
 {
-	if (!c || !grad || !up)
-		return GW_ERR(GW_EINVAL);
-	if (!c->sk)
-		return GW_ERR(GW_EUNSUPPORTED);
-	struct sk_worker *s = c->sk;
+	struct sk_worker *s = c->eng;
 	const struct coll_layout *L = &c->L;
 	const struct coll_sketch *k = &L->sk;
 	uint64_t d = L->job.dim;
@@ -323,7 +316,6 @@ int gw_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
 		s->u[i] = k->momentum * s->u[i] + grad[i];
 		s->v[i] += s->u[i];
 	}
-	c->bytes_up = c->bytes_down = c->bytes_up_once = c->bytes_down_once = 0;
 	for (int p = 0; p < 2; p++) {
 		reset_set(c, p);
 		s->receipt[p] = 0;
@@ -372,17 +364,17 @@ int gw_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
 			rc = GW_ERR(GW_ETIMEDOUT);
 			break;
 		}
-		if (s->receipt[ph] && rto < RTO_MAX_NS)
-			rto = RTO_MAX_NS;   /* all in: the others are slow, not lost */
+		if (s->receipt[ph] && rto < COLL_RTO_MAX_NS)
+			rto = COLL_RTO_MAX_NS;   /* all in: the others are slow, not lost */
 		if (now - sent_ns >= rto) {
 			resent = 1;
 			rc = send_phase(c, ph, 1);
 			sent_ns = now;
-			rto = GW_MIN(2 * rto, RTO_MAX_NS);
+			rto = GW_MIN(2 * rto, COLL_RTO_MAX_NS);
 			continue;
 		}
 		if (!n && gw_dp_wait(c->dp, (unsigned)GW_MIN((sent_ns + rto - now) / 1000u + 1,
-							 (uint64_t)IDLE_WAIT_US)) < 0)
+							 (uint64_t)COLL_IDLE_WAIT_US)) < 0)
 			rc = GW_ERR(GW_EIO);
 	}
 	if (rc == GW_OK && ph == 1 && !resent)
@@ -406,9 +398,6 @@ int gw_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
 			s->u[s->keys[i]] = s->v[s->keys[i]] = 0.0f;
 	*up = (gw_sparse_update){.nnz = k->k, .keys = s->keys, .values = s->upd,
 				 .applied = applied, .contributors = nc};
-	c->st.rounds++;
-	c->st.bytes_up += c->bytes_up;
-	c->st.bytes_down += c->bytes_down;
 	if (!applied)
 		c->st.left_out++;
 	if (info)

@@ -176,28 +176,34 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 	return 1;
 }
 
-/* The job the options describe, chunk_elems 0 unless given. */
-static void job_of(const struct cli *c, gw_coll_job *job)
+/* The job the options describe, chunk_elems 0 unless given. The
+ * countsketch uplink is Sketched-SGD's engine. */
+static void job_of(struct cli *c, gw_coll_job *job)
 {
+	int up = c->up ? gw_codec_by_name(c->up) : GW_CODEC_RAW;
+	int sketched = up == GW_CODEC_COUNTSKETCH;
+	c->sk = (gw_sketched_job){.topk = (uint32_t)c->topk,
+				  .candidates = (uint32_t)c->candidates,
+				  .momentum = (float)c->momentum};
 	*job = (gw_coll_job){
 		.job = (uint32_t)c->job_id, .dim = c->dim,
 		.chunk_elems = (uint32_t)c->chunk_elems,
 		.workers = (uint16_t)c->workers,
 		.shards = (uint16_t)(c->shards ? c->shards : 1),
 		.window = (uint32_t)c->window,
-		.up_codec = c->up ? gw_codec_by_name(c->up) : GW_CODEC_RAW,
+		.up_codec = up,
 		.down_codec = c->down ? gw_codec_by_name(c->down) : GW_CODEC_RAW,
 		.up_params = c->up_params, .down_params = c->down_params,
 		.mode = c->mode && !strcmp(c->mode, "loss-tolerant") ?
 			GW_COLL_LOSS_TOLERANT : GW_COLL_RELIABLE,
 		.deadline_us = (uint32_t)c->deadline_us,
 		.key = c->keyed ? c->key : NULL,
-		.topk = (uint32_t)c->topk, .candidates = (uint32_t)c->candidates,
-		.momentum = (float)c->momentum,
+		.engine = sketched ? GW_COLL_SKETCHED : GW_COLL_DENSE,
+		.engine_params = sketched ? &c->sk : NULL,
 	};
 }
 
-int cli_job_check(const struct cli *c)
+int cli_job_check(struct cli *c)
 {
 	const char *why = NULL;
 	gw_coll_job probe;

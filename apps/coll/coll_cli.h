@@ -20,6 +20,9 @@ struct cli {
 	uint64_t job_id, dim, chunk_elems, workers, shards, window, deadline_us;
 	uint64_t topk, candidates;    /* Sketched-SGD (--up countsketch) */
 	double momentum;
+	/* The engine fields of the job cli_job() fills: the job points here
+	 * (a caller may change them before it makes a communicator). */
+	gw_sketched_job sk;
 	const char *up, *down, *up_params, *down_params, *mode, *key_file;
 	char up_name[32], down_name[32];   /* the name of a codec string NAME:K=V,... */
 	uint8_t key[GW_KEY_LEN];
@@ -62,7 +65,7 @@ int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job);
 /* Checks the job the options describe (workers and dim set), with the
  * smallest chunk when none is given: a launcher calls it so that a bad
  * job is refused before any process starts. 0, or -1 after printing why. */
-int cli_job_check(const struct cli *c);
+int cli_job_check(struct cli *c);
 
 /* Opens dataplane i (DPDK: port=i; UDP: the --local address, port + i).
  * 0 or -1 after printing why. */

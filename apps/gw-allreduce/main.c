@@ -388,7 +388,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gw-allreduce: cannot create the communicator\n");
 		goto done;
 	}
-	bool sketched = job.up_codec == GW_CODEC_COUNTSKETCH;
+	bool sketched = job.engine == GW_COLL_SKETCHED;
 	if (o.verify) {
 		if (sketched)
 			skm = oracle_sketched_create(&job);

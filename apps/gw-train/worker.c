@@ -62,7 +62,7 @@ static bool evaluate(struct loop *L, double epoch, uint64_t step, double t)
  * accumulated gradients at its coordinates. */
 static int sketched_step(struct loop *L, float *avg, gw_allreduce_info *info)
 {
-	if (L->job.up_codec != GW_CODEC_COUNTSKETCH)
+	if (L->job.engine != GW_COLL_SKETCHED)
 		return gw_allreduce(L->comm, L->g, avg, info);
 	gw_sparse_update up;
 	int err = gw_allreduce_sketched(L->comm, L->g, &up, info);
@@ -167,11 +167,12 @@ int train_worker(struct cli *c, struct train_opts *o)
 		rc = 2;
 		goto done;
 	}
-	if (L.job.up_codec == GW_CODEC_COUNTSKETCH) {
+	if (L.job.engine == GW_COLL_SKETCHED) {
 		/* Sketched-SGD keeps the momentum on the workers, before the
 		 * sketch (momentum correction, zeroed where applied): the
-		 * optimizer then applies the update as plain SGD. */
-		L.job.momentum = (float)o->momentum;
+		 * optimizer then applies the update as plain SGD. The job's
+		 * engine_params point at the CLI's fields. */
+		c->sk.momentum = (float)o->momentum;
 		o->momentum = 0;
 	}
 	if (workload_open(&L.wl, o, true, L.params, err, sizeof(err)) < 0) {

@@ -38,7 +38,8 @@
 #include <string.h>
 
 #include "codec_internal.h"   /* gw_frame_seal */
-#include "coll_internal.h"
+#include "dense.h"
+#include "sketched.h"
 #include "dp_internal.h"
 #include "fuzz_coll.h"
 #include "fuzz_common.h"
@@ -265,7 +266,7 @@ static void agg_on_tx(gw_dp *dp, gw_pkt *p)
 	uint32_t flen = blen - L->bitmap_len;
 	gw_frame_info fi;
 	GW_FUZZ_CHECK(gw_frame_verify(frame, flen, &fi) == 0 && fi.frame_len == flen);
-	if (r->a->sk) {
+	if (r->a->L.eng == &coll_sketched_engine) {
 		check_sketched(r, &h, nc, frame, flen);
 		return;
 	}
@@ -299,7 +300,7 @@ static void check_stats(struct run *r)
 	GW_FUZZ_CHECK(st.chunks_short <= st.chunks_done && st.chunks_done <= st.ups);
 	uint64_t out = 0;
 	for (unsigned d = 0; d < r->ndp; d++)
-		out += fc_dp_sent(r->dp[d]) + r->a->txq[d].n;
+		out += fc_dp_sent(r->dp[d]) + coll_agg_queued(r->a, d);
 	GW_FUZZ_CHECKF(st.results_sent == out, "%llu results sent, %llu went out or wait",
 		       (unsigned long long)st.results_sent, (unsigned long long)out);
 	r->st = st;
@@ -333,7 +334,7 @@ static void rec_up(struct run *r, struct fc_in *in)
 			.rank = (uint16_t)rank, .job = L->job.job, .round = round};
 	uint8_t *body = r->pkt + GW_PKT_HDR_LEN;
 	int n;
-	if (r->a->sk) {
+	if (r->a->L.eng == &coll_sketched_engine) {
 		uint32_t c = cb % L->chunks;
 		int ph = c >= L->sk.chunks[0];
 		c -= ph ? L->sk.chunks[0] : 0;
@@ -341,7 +342,7 @@ static void rec_up(struct run *r, struct fc_in *in)
 		h.chunk = c;
 		n = sketch_frame(r, fr, round, ph, c, body, up_room(r));
 	} else {
-		uint32_t local = r->a->local_chunks;
+		uint32_t local = coll_shard_chunks(L, r->a->shard);
 		uint32_t c = (mode & FM_ANY_CHUNK) || !local ? cb % L->chunks
 			   : (cb % local) * L->job.shards + r->a->shard;
 		h.chunk = c;
@@ -512,8 +513,9 @@ static int setup(struct run *r, const uint8_t *cfg)
 	uint32_t ce = job.chunk_elems;
 	for (int d = 0; d < 2; d++) {
 		r->sparse[d] = oracle_frames_sparse(d ? job.down_codec : job.up_codec, NULL);
-		GW_FUZZ_CHECKF(r->sparse[d] == r->L->sparse[d], "direction %d: frames sparse "
-			       "%d, the oracle says %d", d, r->L->sparse[d], r->sparse[d]);
+		GW_FUZZ_CHECKF(sketched || r->sparse[d] == r->L->dense.sparse[d],
+			       "direction %d: frames sparse "
+			       "%d, the oracle says %d", d, r->L->dense.sparse[d], r->sparse[d]);
 	}
 	r->enc = oracle_encoder(job.up_codec, NULL, ce);
 	GW_FUZZ_CHECKF(r->enc, "uplink encoder of codec %d", job.up_codec);

@@ -196,16 +196,21 @@ uint64_t fc_clock_ns(void);   /* without advancing it */
 
 /* ---- jobs -------------------------------------------------------------- */
 
-/* A Sketched-SGD job's k and candidates from cfg[7] (FC_SK_TOPK,
- * FC_SK_CAND_K); other jobs are left alone. */
+/* A countsketch-uplink job becomes a Sketched-SGD job, its k and
+ * candidates from cfg[7] (FC_SK_TOPK, FC_SK_CAND_K); other jobs are left
+ * alone. The engine fields live in a static: a harness has one job at a
+ * time, and the library copies them when the job is used. */
 static inline void fc_sketch_sizes(gw_coll_job *job, uint8_t cfg7)
 {
 	static const uint32_t topk[] = {0, 1, 5, 50};
+	static gw_sketched_job sk;
 	if (job->up_codec != GW_CODEC_COUNTSKETCH)
 		return;
-	job->topk = topk[(cfg7 & FC_SK_TOPK) >> 5];
+	sk = (gw_sketched_job){.topk = topk[(cfg7 & FC_SK_TOPK) >> 5]};
 	if (cfg7 & FC_SK_CAND_K)
-		job->candidates = job->topk;   /* 0 with k: the defaults */
+		sk.candidates = sk.topk;   /* 0 with k: the defaults */
+	job->engine = GW_COLL_SKETCHED;
+	job->engine_params = &sk;
 }
 
 /* ---- seals ------------------------------------------------------------- */

@@ -63,7 +63,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_internal.h"
+#include "dense.h"
+#include "sketched.h"
 #include "dp_internal.h"
 #include "fuzz_coll.h"
 #include "fuzz_common.h"
@@ -385,8 +386,8 @@ static void check_dense(struct run *r, int rc, const gw_comm_stats *b,
 	uint64_t got = r->cur + r->old + r->hostile;
 	/* Every chunk has its result: nothing may wait to be sent into the
 	 * next round. */
-	GW_FUZZ_CHECKF(rc != GW_OK || r->c->txq_n == 0, "%u packets still queued",
-		       r->c->txq_n);
+	const struct dense_worker *dw = r->c->eng;
+	GW_FUZZ_CHECKF(rc != GW_OK || dw->txq_n == 0, "%u packets still queued", dw->txq_n);
 	if (rc == GW_OK)
 		GW_FUZZ_CHECKF(e->results - b->results + e->duplicates - b->duplicates +
 			       e->stale - b->stale + rejected(e) - rejected(b) == got,
@@ -456,7 +457,7 @@ static void rounds(struct run *r, int n)
 		gw_comm_stats b, e;
 		gw_comm_stats_get(r->c, &b);
 		int rc;
-		if (L->sk.on) {
+		if (L->eng == &coll_sketched_engine) {
 			gw_sparse_update up = {0};
 			rc = gw_allreduce_sketched(r->c, grad, &up, NULL);
 			gw_comm_stats_get(r->c, &e);
@@ -480,7 +481,7 @@ static void rounds(struct run *r, int n)
 				(unsigned long long)(rejected(&e) - rejected(&b)),
 				L->keyed && !r->right_key && !r->tainted,
 				(unsigned long long)(e.retransmits - b.retransmits),
-				(double)(fc_clock_ns() - 1000000000ull) / 1e6, r->c->txq_n);
+				(double)(fc_clock_ns() - 1000000000ull) / 1e6, ((struct dense_worker *)r->c->eng)->txq_n);
 		/* A worker that gave up on a round leaves the shard waiting
 		 * for it (reliable mode), and one that took a forged packet
 		 * may have sent what the shard did not expect. */
@@ -535,7 +536,7 @@ static int setup(struct run *r, const uint8_t *cfg)
 	r->L = &r->a->L;
 	/* The oracle of the job as given: it derives what was left out on
 	 * its own. */
-	if (r->L->sk.on)
+	if (r->L->eng == &coll_sketched_engine)
 		r->os = oracle_sketched_create(&job);
 	else
 		r->od = oracle_dense_create(&job);

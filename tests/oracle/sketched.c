@@ -45,13 +45,15 @@ static double param(const char *params, const char *name, double def)
 
 int oracle_sk_sizes(const gw_coll_job *job, struct oracle_sk_sizes *s)
 {
+	static const gw_sketched_job none;
+	const gw_sketched_job *sp = job->engine_params ? job->engine_params : &none;
 	gw_sketched_sizes def;
 	gw_bounds seed;
 	if (gw_sketched_sizes_default(job->dim, &def) < 0 ||
 	    gw_param_bounds(GW_CODEC_COUNTSKETCH, GW_PARAM_SEED, &seed) < 0)
 		return -1;
-	s->k = job->topk ? job->topk : def.k;
-	s->m = job->candidates ? job->candidates
+	s->k = sp->topk ? sp->topk : def.k;
+	s->m = sp->candidates ? sp->candidates
 			       : (uint32_t)(4ull * s->k < job->dim ? 4ull * s->k : job->dim);
 	s->csk.rows = (uint32_t)param(job->up_params, "rows", def.rows);
 	s->csk.seed = (uint64_t)param(job->up_params, "seed", seed.def);
@@ -71,7 +73,8 @@ struct oracle_sketched *oracle_sketched_create(const gw_coll_job *job)
 	s->k = sz.k;
 	s->m = sz.m;
 	s->csk = sz.csk;
-	s->rho = job->momentum;
+	s->rho = job->engine_params ? ((const gw_sketched_job *)job->engine_params)->momentum
+				    : 0.0f;
 	size_t cells = (size_t)s->csk.rows * s->csk.cols;
 	s->u = calloc((size_t)s->W * s->d, sizeof(float));
 	s->v = calloc((size_t)s->W * s->d, sizeof(float));

@@ -336,8 +336,10 @@ static void dense_job(int up, int down, int keyed, uint16_t workers, int rounds)
 
 static void sketched_job(void)
 {
+	static const gw_sketched_job sk = {.topk = 20, .momentum = 0.5f};
 	gw_coll_job job = {.job = 78, .dim = 5000, .workers = 1, .shards = 1,
-			   .up_codec = GW_CODEC_COUNTSKETCH, .topk = 20, .momentum = 0.5f};
+			   .up_codec = GW_CODEC_COUNTSKETCH, .engine = GW_COLL_SKETCHED,
+			   .engine_params = &sk};
 	int ce = gw_coll_chunk_elems(&job, PAYLOAD);
 	GW_CHECK(ce > 0, "chunk_elems: %d", ce);
 	job.chunk_elems = (uint32_t)ce;

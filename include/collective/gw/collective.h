@@ -54,6 +54,28 @@ typedef enum gw_coll_mode {
 	GW_COLL_LOSS_TOLERANT = 1,
 } gw_coll_mode;
 
+/* The protocol engine a job runs: what goes on the wire between workers
+ * and shards. Each is one entry of the collective's engine table. */
+typedef enum gw_coll_engine {
+	/* gw_allreduce(): every coordinate, chunk by chunk, through the
+	 * job's uplink and downlink codecs. */
+	GW_COLL_DENSE = 0,
+	/* gw_allreduce_sketched(): Sketched-SGD's two rounds (below); the
+	 * uplink codec is countsketch, the downlink key sets. */
+	GW_COLL_SKETCHED = 1,
+} gw_coll_engine;
+
+/* Sketched-SGD's own fields (engine GW_COLL_SKETCHED). */
+typedef struct gw_sketched_job {
+	/* k coordinates updated per step (0: gw_sketched_sizes_default),
+	 * candidates P k queried in the second round (0: 4 k), worker
+	 * momentum rho in [0, 1). The sketch's rows, cols and seed are the
+	 * job's up_params ("rows=5,cols=2000"); cols defaults to
+	 * gw_sketched_sizes_default's, not the codec's. */
+	uint32_t topk, candidates;
+	float momentum;
+} gw_sketched_job;
+
 /* What workers and aggregators of one job must agree on. */
 typedef struct gw_coll_job {
 	uint32_t job;           /* packets of other jobs are dropped */
@@ -65,21 +87,19 @@ typedef struct gw_coll_job {
 	uint16_t shards;        /* S, 1 .. GW_COLL_SHARDS_MAX */
 	uint32_t window;        /* slots per shard = chunks a worker has in
 				 * flight per shard; 0: 64 */
-	int up_codec, down_codec;          /* gw_codec_id; 0: raw */
+	int up_codec, down_codec;          /* gw_codec_id; 0: the engine's
+					    * (dense: raw) */
 	/* "name=value,..." codec parameters (gw_param_by_name), or NULL.
 	 * max_frame_elems is the layer's own. */
 	const char *up_params, *down_params;
 	gw_coll_mode mode;
 	uint32_t deadline_us;   /* loss-tolerant: see above; 0: 20000 */
 	const uint8_t *key;     /* GW_KEY_LEN bytes, or NULL: no MAC */
-	/* Sketched-SGD (up_codec GW_CODEC_COUNTSKETCH, see
-	 * gw_allreduce_sketched): k coordinates updated per step (0:
-	 * gw_sketched_sizes_default), candidates P k queried in the second
-	 * round (0: the default, 4 k), worker momentum rho in [0, 1). The
-	 * sketch's rows, cols and seed are up_params ("rows=5,cols=2000");
-	 * cols defaults to gw_sketched_sizes_default's, not the codec's. */
-	uint32_t topk, candidates;
-	float momentum;
+	gw_coll_engine engine;
+	/* The engine's own fields, read when the job is checked or a
+	 * communicator or shard is made (not kept): GW_COLL_SKETCHED: a
+	 * gw_sketched_job, or NULL for its defaults; GW_COLL_DENSE: NULL. */
+	const void *engine_params;
 } gw_coll_job;
 
 /* Largest chunk (a multiple of 40 elements) whose frame fits one packet of
@@ -147,8 +167,9 @@ GW_API void gw_comm_free(gw_comm *c);              /* accepts NULL */
 
 /* out[0..dim) <- the sum over workers of their (compressed) grad[0..dim).
  * grad and out may be the same array. Returns 0 and fills *info (if not
- * NULL), or GW_ETIMEDOUT / GW_E*; after an error the error buffer still
- * holds everything not known to be delivered, out is undefined. */
+ * NULL), or GW_ETIMEDOUT / GW_E* (GW_EUNSUPPORTED: the job's engine is
+ * not GW_COLL_DENSE); after an error the error buffer still holds
+ * everything not known to be delivered, out is undefined. */
 GW_API int gw_allreduce(gw_comm *c, const float *grad, float *out,
 			gw_allreduce_info *info);
 
@@ -187,7 +208,7 @@ typedef struct gw_sparse_update {
 
 /* One step of Sketched-SGD with this worker's gradient grad[0..dim): fills
  * *up with the update every worker receives (apply w -= lr * values / W).
- * GW_EUNSUPPORTED on a job whose up_codec is not countsketch; otherwise as
+ * GW_EUNSUPPORTED on a job of another engine; otherwise as
  * gw_allreduce. */
 GW_API int gw_allreduce_sketched(gw_comm *c, const float *grad,
 				 gw_sparse_update *up, gw_allreduce_info *info);

@@ -1,5 +1,5 @@
-/* Aggregator shard: decode-accumulates workers' chunks in a pool of slots
- * and sends each finished chunk's result to every worker.
+/* The dense engine's shard: decode-accumulates workers' chunks in a pool
+ * of slots and sends each finished chunk's result to every worker.
  *
  * A chunk's position p = round * (chunks of this shard) + local index runs
  * on across rounds. Position p lives in slot p % window, copy (p / window)
@@ -19,138 +19,71 @@
  * are answered, never summed. Contributions are decoded into per-worker
  * parts and summed in rank order when the chunk finishes: a float sum in
  * arrival order would differ in its last bits from run to run, and the
- * reliable mode promises a result bit-identical to a loss-free run. A lossy downlink codec gets an error buffer
- * here too (3LC does this at its parameter server), so what the downlink
- * drops reaches the workers in a later round.
+ * reliable mode promises a result bit-identical to a loss-free run. A
+ * lossy downlink codec gets an error buffer here too (3LC does this at its
+ * parameter server), so what the downlink drops reaches the workers in a
+ * later round.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_internal.h"
+#include "dense.h"
 
 #define EMPTY UINT64_MAX
-#define IDLE_WAIT_US 1000u
 
-void gw_agg_free(gw_agg *a)
+void dense_agg_fini(gw_agg *a)
 {
-	if (!a)
+	struct dense_agg *g = a->eng;
+	if (!g)
 		return;
-	if (a->copies)
-		for (uint32_t i = 0; i < 2 * a->nslots; i++) {
-			free(a->copies[i].seen);
-			free(a->copies[i].acked);
-			free(a->copies[i].parts);
-			free(a->copies[i].res);
+	if (g->copies)
+		for (uint32_t i = 0; i < 2 * g->nslots; i++) {
+			free(g->copies[i].seen);
+			free(g->copies[i].acked);
+			free(g->copies[i].parts);
+			free(g->copies[i].res);
 		}
-	if (a->txq)
-		for (unsigned d = 0; d < a->ndp; d++)
-			gw_dp_free(a->dps[d], a->txq[d].p, a->txq[d].n);
-	free(a->copies);
-	free(a->txq);
-	free(a->wk);
-	free(a->dps);
-	free(a->ef_down);
-	free(a->acc);
-	free(a->tmp);
-	sk_agg_free(a);
-	gw_encoder_free(a->down);
-	free(a);
+	free(g->copies);
+	free(g->ef_down);
+	free(g->acc);
+	free(g->tmp);
+	gw_encoder_free(g->down);
+	free(g);
+	a->eng = NULL;
 }
 
-gw_agg *gw_agg_create(gw_dp **dps, unsigned ndp, const gw_agg_config *cfg)
+int dense_agg_init(gw_agg *a, const gw_agg_config *cfg)
 {
-	if (!dps || !ndp || !cfg)
-		return NULL;
-	gw_agg *a = calloc(1, sizeof(*a));
-	if (!a)
-		return NULL;
-	const char *why = NULL;
-	if (coll_layout_init(&a->L, &cfg->job, &why) < 0 ||
-	    cfg->shard >= a->L.job.shards)
-		goto fail;
+	struct dense_agg *g = calloc(1, sizeof(*g));
+	if (!g)
+		return GW_ERR(GW_ENOMEM);
+	a->eng = g;
 	const gw_coll_job *j = &a->L.job;
-	uint32_t pmax = UINT32_MAX;
-	for (unsigned d = 0; d < ndp; d++)
-		pmax = GW_MIN(pmax, gw_dp_payload_max(dps[d]));
-	if (coll_chunk_fits(&cfg->job, j->chunk_elems, pmax, NULL, &why) < 0)
-		goto fail;
-	a->res_room = pmax;
-	a->ndp = ndp;
-	a->shard = cfg->shard;
-	a->nslots = j->window;
-	a->local_chunks = coll_shard_chunks(&a->L, cfg->shard);
-	a->dps = malloc(ndp * sizeof(*a->dps));
-	a->copies = calloc(2u * a->nslots, sizeof(*a->copies));
-	a->wk = calloc(j->workers, sizeof(*a->wk));
-	a->txq = calloc(ndp, sizeof(*a->txq));
-	a->tmp = malloc(j->chunk_elems * sizeof(float));
-	a->acc = malloc(j->chunk_elems * sizeof(float));
-	a->down = coll_encoder(j->down_codec, cfg->job.down_params, j->chunk_elems, &why);
-	if (!a->dps || !a->copies || !a->wk || !a->txq || !a->tmp || !a->acc ||
-	    !a->down)
-		goto fail;
-	memcpy(a->dps, dps, ndp * sizeof(*dps));
-	for (uint32_t i = 0; i < 2 * a->nslots; i++) {
-		struct copy *cp = &a->copies[i];
+	const char *why = NULL;
+	g->nslots = j->window;
+	g->local_chunks = coll_shard_chunks(&a->L, a->shard);
+	g->copies = calloc(2u * g->nslots, sizeof(*g->copies));
+	g->tmp = malloc(j->chunk_elems * sizeof(float));
+	g->acc = malloc(j->chunk_elems * sizeof(float));
+	g->down = coll_encoder(j->down_codec, cfg->job.down_params, j->chunk_elems, &why);
+	if (!g->copies || !g->tmp || !g->acc || !g->down)
+		return GW_ERR(GW_ENOMEM);
+	for (uint32_t i = 0; i < 2 * g->nslots; i++) {
+		struct copy *cp = &g->copies[i];
 		cp->pos = EMPTY;
 		cp->seen = calloc(a->L.bitmap_len, 1);
 		cp->acked = calloc(a->L.bitmap_len, 1);
 		cp->parts = malloc((size_t)j->workers * j->chunk_elems * sizeof(float));
-		cp->res = malloc(pmax);
+		cp->res = malloc(a->res_room);
 		if (!cp->seen || !cp->acked || !cp->parts || !cp->res)
-			goto fail;
+			return GW_ERR(GW_ENOMEM);
 	}
 	if (gw_codec_caps(j->down_codec) & GW_CODEC_LOSSY) {
-		a->ef_down = calloc((size_t)a->local_chunks * j->chunk_elems, sizeof(float));
-		if (!a->ef_down && a->local_chunks)
-			goto fail;
+		g->ef_down = calloc((size_t)g->local_chunks * j->chunk_elems, sizeof(float));
+		if (!g->ef_down && g->local_chunks)
+			return GW_ERR(GW_ENOMEM);
 	}
-	if (a->L.sk.on && sk_agg_create(a) < 0)
-		goto fail;
-	return a;
-fail:
-	gw_agg_free(a);
-	return NULL;
-}
-
-void gw_agg_stats_get(const gw_agg *a, gw_agg_stats *st)
-{
-	if (a && st)
-		*st = a->st;
-}
-
-void coll_agg_flush(gw_agg *a)
-{
-	for (unsigned d = 0; d < a->ndp; d++) {
-		struct txq *q = &a->txq[d];
-		if (!q->n)
-			continue;
-		int n = gw_dp_tx_burst(a->dps[d], q->p, q->n);
-		if (n <= 0)
-			continue;
-		gw_dp_free(a->dps[d], q->p, (unsigned)n);
-		memmove(q->p, q->p + n, (q->n - (uint32_t)n) * sizeof(*q->p));
-		q->n -= (uint32_t)n;
-	}
-}
-
-void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
-{
-	const struct wk *k = &a->wk[w];
-	struct txq *q = &a->txq[k->dp];
-	gw_pkt *p;
-	if (q->n == PENDING_MAX)
-		coll_agg_flush(a);
-	if (q->n == PENDING_MAX || gw_dp_alloc(a->dps[k->dp], &p, 1) != 1) {
-		a->st.tx_refused++;   /* the worker's retransmission asks again */
-		return;
-	}
-	memcpy(p->data, pkt, len);
-	p->len = len;
-	p->peer = k->ep;
-	q->p[q->n++] = p;
-	a->st.results_sent++;
-	a->st.bytes_down += len;
+	return GW_OK;
 }
 
 /* Queues a copy of cp's RESULT packet to worker w. */
@@ -163,20 +96,21 @@ static void send_result(gw_agg *a, const struct copy *cp, uint32_t w)
  * sends it to every worker whose address is known. */
 static int finalize(gw_agg *a, struct copy *cp)
 {
+	struct dense_agg *g = a->eng;
 	const struct coll_layout *L = &a->L;
 	uint32_t len = coll_chunk_len(L, cp->chunk);
 	uint64_t base = (uint64_t)cp->chunk * L->job.chunk_elems;
-	float *e = a->ef_down ? a->ef_down + (size_t)coll_local_of(L, cp->chunk) *
+	float *e = g->ef_down ? g->ef_down + (size_t)coll_local_of(L, cp->chunk) *
 				L->job.chunk_elems : NULL;
 	/* 0 + g0 + g1 + ... in rank order, as an in-process sum would. */
-	float *sum = a->acc;
+	float *sum = g->acc;
 	memset(sum, 0, len * sizeof(float));
 	for (uint32_t w = 0; w < L->job.workers; w++) {
 		if (!(cp->seen[w / 8] >> (w % 8) & 1))
 			continue;
-		const float *g = cp->parts + (size_t)w * L->job.chunk_elems;
+		const float *part = cp->parts + (size_t)w * L->job.chunk_elems;
 		for (uint32_t i = 0; i < len; i++)
-			sum[i] += g[i];
+			sum[i] += part[i];
 	}
 	if (e)
 		for (uint32_t i = 0; i < len; i++)
@@ -185,23 +119,23 @@ static int finalize(gw_agg *a, struct copy *cp)
 	uint32_t room = a->res_room - coll_overhead(L, 1);
 	/* Sparse frames count keys from the chunk's start (§5.7). */
 	gw_tensor t = {.id = 0, .dim = len, .values = sum,
-		       .base = L->sparse[1] ? 0 : base};
-	int rc = gw_encode_begin(a->down, &t);
-	int n = rc < 0 ? rc : gw_encode_next(a->down, frame, room);
+		       .base = L->dense.sparse[1] ? 0 : base};
+	int rc = gw_encode_begin(g->down, &t);
+	int n = rc < 0 ? rc : gw_encode_next(g->down, frame, room);
 	uint8_t none[GW_BUDGET_MIN];
-	if (n > 0 && gw_encode_next(a->down, none, sizeof(none)) != 0)
+	if (n > 0 && gw_encode_next(g->down, none, sizeof(none)) != 0)
 		n = GW_ERR(GW_EBUDGET);   /* one frame per chunk, always */
 	if (n <= 0) {
-		gw_encode_abandon(a->down);
+		gw_encode_abandon(g->down);
 		return n < 0 ? n : GW_ERR(GW_ESTATE);
 	}
 	if (e) {
-		memset(a->tmp, 0, len * sizeof(float));
-		rc = coll_decode_chunk(L, 1, frame, (uint32_t)n, a->tmp, cp->chunk);
+		memset(g->tmp, 0, len * sizeof(float));
+		rc = coll_decode_chunk(L, 1, frame, (uint32_t)n, g->tmp, cp->chunk);
 		if (rc < 0)
 			return rc;
 		for (uint32_t i = 0; i < len; i++)
-			e[i] = sum[i] - a->tmp[i];
+			e[i] = sum[i] - g->tmp[i];
 	}
 	memcpy(cp->res + GW_PKT_HDR_LEN, cp->seen, L->bitmap_len);
 	gw_pkt_hdr h = {.type = GW_PKT_RESULT, .sack_len = (uint8_t)L->bitmap_len,
@@ -227,8 +161,9 @@ static void ack(struct copy *cp, uint64_t p, uint32_t w)
 	}
 }
 
-static int on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
+int dense_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 {
+	struct dense_agg *g = a->eng;
 	const struct coll_layout *L = &a->L;
 	gw_pkt_hdr h;
 	const uint8_t *frame;
@@ -250,13 +185,13 @@ static int on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	/* Authenticated (if keyed) and well-formed: this is where w is now. */
 	a->wk[h.rank] = (struct wk){.ep = pkt->peer, .dp = di, .known = 1};
 	uint64_t p = coll_pos(L, h.round, ch);
-	struct copy *cp = &a->copies[2 * (p % a->nslots) + ((p / a->nslots) & 1)];
+	struct copy *cp = &g->copies[2 * (p % g->nslots) + ((p / g->nslots) & 1)];
 	uint8_t bit = (uint8_t)(1u << (h.rank % 8));
 	/* A worker sends p only holding the result of p - window, and so of
 	 * every earlier chunk of this slot: both copies, when they hold an
 	 * older chunk, are acknowledged by it. */
 	ack(cp, p, h.rank);
-	ack(&a->copies[2 * (p % a->nslots) + (((p / a->nslots) & 1) ^ 1)], p, h.rank);
+	ack(&g->copies[2 * (p % g->nslots) + (((p / g->nslots) & 1) ^ 1)], p, h.rank);
 	if (cp->pos == p) {
 		if (cp->seen[h.rank / 8] & bit)
 			a->st.duplicates++;
@@ -308,81 +243,17 @@ static int on_up(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 }
 
 /* Loss-tolerant mode: chunks past their deadline finish short. */
-static int deadlines(gw_agg *a, uint64_t now)
+int dense_agg_tick(gw_agg *a, uint64_t now)
 {
+	struct dense_agg *g = a->eng;
 	uint64_t dl = 1000ull * a->L.job.deadline_us;
-	for (uint32_t i = 0; i < 2 * a->nslots; i++) {
-		struct copy *cp = &a->copies[i];
+	for (uint32_t i = 0; i < 2 * g->nslots; i++) {
+		struct copy *cp = &g->copies[i];
 		if (cp->pos != EMPTY && !cp->done && cp->nseen && now - cp->first_ns >= dl) {
 			int rc = finalize(a, cp);
 			if (rc < 0)
 				return rc;
 		}
-	}
-	return GW_OK;
-}
-
-int coll_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
-{
-	return a->sk ? sk_agg_on_up(a, di, pkt, now) : on_up(a, di, pkt, now);
-}
-
-int coll_agg_tick(gw_agg *a, uint64_t now)
-{
-	if (a->L.job.mode != GW_COLL_LOSS_TOLERANT)
-		return GW_OK;
-	return a->sk ? sk_agg_deadlines(a, now) : deadlines(a, now);
-}
-
-int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
-{
-	if (!a)
-		return GW_ERR(GW_EINVAL);
-	int tolerant = a->L.job.mode == GW_COLL_LOSS_TOLERANT;
-	uint64_t scan_every = 1000ull * a->L.job.deadline_us / 4 + 1;
-	uint64_t last_pkt = 0;
-	while (!stop || !*stop) {
-		uint64_t now = coll_now_ns();
-		int got = 0;
-		for (unsigned d = 0; d < a->ndp; d++) {
-			int n = gw_dp_rx_burst(a->dps[d], a->rx, COLL_RX_BURST);
-			if (n < 0)
-				return n;
-			int rc = GW_OK;
-			for (int i = 0; i < n && rc >= 0; i++)
-				rc = coll_agg_input(a, d, a->rx[i], now);
-			if (n > 0)
-				gw_dp_free(a->dps[d], a->rx, (unsigned)n);
-			if (rc < 0)
-				return rc;
-			got += n;
-		}
-		coll_agg_flush(a);
-		if (tolerant && now >= a->scan_ns) {
-			int rc = coll_agg_tick(a, now);
-			if (rc < 0)
-				return rc;
-			coll_agg_flush(a);
-			a->scan_ns = now + scan_every;
-		}
-		if (got) {
-			last_pkt = now;
-			continue;
-		}
-		if (idle_exit_ms && last_pkt && now - last_pkt >= 1000000ull * idle_exit_ms)
-			return GW_OK;
-		int pending = 0;
-		for (unsigned d = 0; d < a->ndp; d++)
-			pending |= a->txq[d].n != 0;
-		if (pending)
-			continue;
-		/* With several ports a sleep on one delays the others: keep it
-		 * short then. */
-		unsigned us = a->ndp > 1 ? IDLE_WAIT_US / 8 : IDLE_WAIT_US;
-		if (tolerant)
-			us = (unsigned)GW_MIN((uint64_t)us, scan_every / 1000u + 1);
-		if (gw_dp_wait(a->dps[0], us) < 0)
-			return GW_ERR(GW_EIO);
 	}
 	return GW_OK;
 }

@@ -1,16 +1,25 @@
-/* Sketched-SGD's layout: sizes, defaults, and what a worker's frame of a
- * phase must be. Both ends derive it from the job alone. */
+/* The Sketched-SGD engine (gw_allreduce_sketched): its layout — sizes,
+ * defaults, what a worker's frame of a phase must be, derived by both ends
+ * from the job alone — its chunk sizing, and its entry in the engine
+ * table; the worker is sketched_worker.c, the shard sketched_agg.c. */
 #include <string.h>
 
-#include "coll_internal.h"
+#include "sketched.h"
 
 #define DENSE_PARAMS 24u   /* countsketch slice params (wire-format §4.9) */
 
-int coll_sketch_init(struct coll_layout *L, const gw_coll_job *job, const char **why)
+static int sketched_layout(struct coll_layout *L, const gw_coll_job *job,
+			   const char **why)
 {
 	struct coll_sketch *s = &L->sk;
 	gw_coll_job *j = &L->job;
+	static const gw_sketched_job none;
+	const gw_sketched_job *sp = job->engine_params ? job->engine_params : &none;
 	memset(s, 0, sizeof(*s));
+	if (j->up_codec != GW_CODEC_COUNTSKETCH) {
+		*why = "up_codec: Sketched-SGD sends count sketches (countsketch)";
+		return GW_ERR(GW_EINVAL);
+	}
 	gw_sketched_sizes def;
 	if (j->dim > UINT32_MAX || gw_sketched_sizes_default(j->dim, &def) < 0) {
 		*why = "dim: Sketched-SGD takes at most 2^32 - 1 coordinates";
@@ -25,17 +34,17 @@ int coll_sketch_init(struct coll_layout *L, const gw_coll_job *job, const char *
 		return GW_ERR(GW_EINVAL);
 	}
 	j->down_codec = GW_CODEC_COUNTSKETCH;
-	s->k = j->topk ? j->topk : def.k;
-	s->m = j->candidates ? j->candidates : (uint32_t)GW_MIN(4ull * s->k, j->dim);
+	s->k = sp->topk ? sp->topk : def.k;
+	s->m = sp->candidates ? sp->candidates : (uint32_t)GW_MIN(4ull * s->k, j->dim);
 	if (s->k > j->dim || s->m < s->k || s->m > j->dim) {
 		*why = "topk, candidates: need 1 <= topk <= candidates <= dim";
 		return GW_ERR(GW_EINVAL);
 	}
-	if (!(j->momentum >= 0.0f && j->momentum < 1.0f)) {
+	if (!(sp->momentum >= 0.0f && sp->momentum < 1.0f)) {
 		*why = "momentum: must be in [0, 1)";
 		return GW_ERR(GW_EINVAL);
 	}
-	s->momentum = j->momentum;
+	s->momentum = sp->momentum;
 	gw_encoder *enc = coll_encoder(GW_CODEC_COUNTSKETCH, job->up_params,
 				       j->chunk_elems, why);
 	if (!enc)
@@ -72,7 +81,7 @@ int coll_sketch_init(struct coll_layout *L, const gw_coll_job *job, const char *
 	}
 	s->pieces[0] = (s->m + s->per[0] - 1) / s->per[0];
 	s->pieces[1] = (s->k + s->per[1] - 1) / s->per[1];
-	s->on = 1;
+	L->chunks = s->chunks[0] + s->chunks[1];
 	return GW_OK;
 }
 
@@ -100,3 +109,48 @@ int coll_sketch_frame_ok(const struct coll_layout *L, int ph, const uint8_t *fra
 		return GW_ERR(GW_ECORRUPT);
 	return GW_OK;
 }
+
+/* Packet bytes besides a table slice's frame, in the largest packet of
+ * the job (a RESULT: header, bitmap, MAC). */
+static uint32_t overhead(const gw_coll_job *j)
+{
+	return GW_PKT_HDR_LEN + (j->workers + 7u) / 8u + (j->key ? GW_PKT_MAC_LEN : 0);
+}
+
+static int sketched_chunk_fits(const gw_coll_job *j, uint32_t n, uint32_t payload_max,
+			       const float *x, const char **why)
+{
+	(void)x;
+	if ((uint64_t)overhead(j) + coll_sketch_frame_max(n) <= payload_max)
+		return GW_OK;
+	*why = "chunk_elems: a sketch slice does not fit one packet";
+	return GW_ERR(GW_EBUDGET);
+}
+
+/* A table slice, the largest frame of the job, in a RESULT-sized packet. */
+static int sketched_chunk_elems(const gw_coll_job *j, uint32_t payload_max)
+{
+	uint32_t over = overhead(j) + coll_sketch_frame_max(0);
+	uint32_t n = payload_max > over ? (payload_max - over) / 4 : 0;
+	n -= n % COLL_CHUNK_ALIGN;
+	return n ? (int)n : GW_ERR(GW_EBUDGET);
+}
+
+const struct coll_engine coll_sketched_engine = {
+	.name = "sketched",
+	.id = GW_COLL_SKETCHED,
+	.up_codec = GW_CODEC_COUNTSKETCH,
+	.down_codec = GW_CODEC_COUNTSKETCH,
+	.layout = sketched_layout,
+	.chunk_fits = sketched_chunk_fits,
+	.chunk_elems = sketched_chunk_elems,
+	.comm_init = sk_comm_init,
+	.comm_fini = sk_comm_fini,
+	.allreduce = coll_no_allreduce,
+	.allreduce_sketched = sk_allreduce,
+	.residual = sk_residual,
+	.agg_init = sk_agg_init,
+	.agg_fini = sk_agg_fini,
+	.agg_input = sk_agg_input,
+	.agg_tick = sk_agg_tick,
+};

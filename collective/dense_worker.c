@@ -1,4 +1,4 @@
-/* Worker side of the allreduce.
+/* The dense engine's worker (gw_allreduce).
  *
  * One call encodes the gradient chunk by chunk, straight into packet
  * buffers, in chunk order, and sends chunk c to shard c % S once the window
@@ -9,8 +9,9 @@
  * also makes the shard re-send a result this worker missed. The RTO
  * follows the measured RTT (chunks sent once) and doubles after a timeout
  * that shows no loss, until the next sample. Results are decode-
- * accumulated into out as they come, in any order. A result that leaves this worker out (loss-
- * tolerant mode) puts the worker's own frame back into the error buffer.
+ * accumulated into out as they come, in any order. A result that leaves
+ * this worker out (loss-tolerant mode) puts the worker's own frame back
+ * into the error buffer.
  *
  * A codec with sparse frames (top-k) encodes each chunk as a tensor of
  * its own, keys counting from the chunk's first element, with an error
@@ -23,16 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_internal.h"
+#include "dense.h"
 
-#define RTO_DEF_US 5000u
-#define TIMEOUT_DEF_MS 60000u
-/* 200 ms, as the Sketched-SGD worker: the RTO must be able to exceed the
- * RTT, and a window of jumbo frames queued on a 100 Mbit/s link is already
- * 46 ms of it (a lower cap re-sent every queued chunk, for ever). */
-#define RTO_MAX_NS 200000000ull
 #define FLIGHT_MAX_NS 1000000000ull   /* 1 s: backoff and SLOW_FACTOR included */
-#define IDLE_WAIT_US 1000u
 #define SLOW_FACTOR 4u
 
 static uint32_t pow2_above(uint32_t v)
@@ -43,101 +37,74 @@ static uint32_t pow2_above(uint32_t v)
 	return r;
 }
 
-void gw_comm_free(gw_comm *c)
+void dense_comm_fini(gw_comm *c)
 {
-	if (!c)
+	struct dense_worker *d = c->eng;
+	if (!d)
 		return;
-	if (c->ring) {
-		for (uint32_t i = 0; i <= c->ring_mask; i++)
-			if (c->ring[i].pkt)
-				gw_dp_free(c->dp, &c->ring[i].pkt, 1);
+	if (d->ring) {
+		for (uint32_t i = 0; i <= d->ring_mask; i++)
+			if (d->ring[i].pkt)
+				gw_dp_free(c->dp, &d->ring[i].pkt, 1);
 	}
-	sk_worker_free(c);
-	free(c->ring);
-	free(c->txq);
-	free(c->shards);
-	free(c->got);
-	free(c->shorts);
-	free(c->gcopy);
-	gw_encoder_free(c->enc);
-	for (uint32_t i = 0; c->views && i < c->L.chunks; i++)
-		gw_ef_free(c->views[i]);
-	free(c->views);
-	gw_ef_free(c->ef);
-	free(c);
+	free(d->ring);
+	free(d->txq);
+	free(d->got);
+	free(d->shorts);
+	free(d->gcopy);
+	gw_encoder_free(d->enc);
+	for (uint32_t i = 0; d->views && i < c->L.chunks; i++)
+		gw_ef_free(d->views[i]);
+	free(d->views);
+	gw_ef_free(d->ef);
+	free(d);
+	c->eng = NULL;
 }
 
-gw_comm *gw_comm_create(gw_dp *dp, const gw_comm_config *cfg)
+int dense_comm_init(gw_comm *c, const gw_comm_config *cfg)
 {
-	if (!dp || !cfg || !cfg->shards)
-		return NULL;
-	gw_comm *c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->dp = dp;
-	const char *why = NULL;
-	if (coll_layout_init(&c->L, &cfg->job, &why) < 0 ||
-	    cfg->rank >= c->L.job.workers ||
-	    coll_chunk_fits(&cfg->job, c->L.job.chunk_elems, gw_dp_payload_max(dp),
-			    NULL, &why) < 0)
-		goto fail;
+	struct dense_worker *d = calloc(1, sizeof(*d));
+	if (!d)
+		return GW_ERR(GW_ENOMEM);
+	c->eng = d;
 	const gw_coll_job *j = &c->L.job;
-	c->rank = cfg->rank;
-	c->round = cfg->first_round;
-	c->rto_min_ns = c->rto_ns = 1000ull * (cfg->rto_us ? cfg->rto_us : RTO_DEF_US);
-	c->timeout_ns = 1000000ull * (cfg->timeout_ms ? cfg->timeout_ms : TIMEOUT_DEF_MS);
-	c->shards = malloc(j->shards * sizeof(*c->shards));
-	c->got = malloc(c->L.chunks);
-	c->shorts = malloc((size_t)c->L.chunks * sizeof(*c->shorts));
+	const char *why = NULL;
+	d->rto_ns = c->rto_min_ns;
+	d->got = malloc(c->L.chunks);
+	d->shorts = malloc((size_t)c->L.chunks * sizeof(*d->shorts));
 	uint32_t inflight = (uint32_t)GW_MIN((uint64_t)j->shards * j->window,
 					     (uint64_t)c->L.chunks);
-	c->ring_mask = pow2_above(inflight) - 1;
-	c->ring = calloc((size_t)c->ring_mask + 1, sizeof(*c->ring));
-	c->txq = malloc(((size_t)c->ring_mask + 1) * sizeof(*c->txq));
-	c->enc = coll_encoder(j->up_codec, cfg->job.up_params, j->chunk_elems, &why);
-	if (!c->shards || !c->got || !c->shorts || !c->ring || !c->txq || !c->enc)
-		goto fail;
-	memcpy(c->shards, cfg->shards, j->shards * sizeof(*c->shards));
-	if (c->L.sk.on) {
-		if (sk_worker_create(c, cfg->job.up_params) < 0)
-			goto fail;
-		return c;
-	}
+	d->ring_mask = pow2_above(inflight) - 1;
+	d->ring = calloc((size_t)d->ring_mask + 1, sizeof(*d->ring));
+	d->txq = malloc(((size_t)d->ring_mask + 1) * sizeof(*d->txq));
+	d->enc = coll_encoder(j->up_codec, cfg->job.up_params, j->chunk_elems, &why);
+	if (!d->got || !d->shorts || !d->ring || !d->txq || !d->enc)
+		return GW_ERR(GW_ENOMEM);
 	/* Error feedback: what a lossy codec drops, and in loss-tolerant mode
 	 * whole frames left out of a sum, go out again next round. */
 	if ((gw_codec_caps(j->up_codec) & GW_CODEC_LOSSY) ||
 	    j->mode == GW_COLL_LOSS_TOLERANT) {
-		c->ef = gw_ef_create(j->dim);
-		if (!c->ef)
-			goto fail;
-		if (c->L.sparse[0]) {
-			if (!(c->views = calloc(c->L.chunks, sizeof(*c->views))))
-				goto fail;
+		d->ef = gw_ef_create(j->dim);
+		if (!d->ef)
+			return GW_ERR(GW_ENOMEM);
+		if (c->L.dense.sparse[0]) {
+			if (!(d->views = calloc(c->L.chunks, sizeof(*d->views))))
+				return GW_ERR(GW_ENOMEM);
 			for (uint32_t i = 0; i < c->L.chunks; i++)
-				if (!(c->views[i] = gw_ef_view(c->ef, (uint64_t)i * j->chunk_elems,
+				if (!(d->views[i] = gw_ef_view(d->ef, (uint64_t)i * j->chunk_elems,
 							       coll_chunk_len(&c->L, i))))
-					goto fail;
-		} else if (gw_encoder_set_ef(c->enc, c->ef) < 0) {
-			goto fail;
+					return GW_ERR(GW_ENOMEM);
+		} else if (gw_encoder_set_ef(d->enc, d->ef) < 0) {
+			return GW_ERR(GW_EINVAL);
 		}
 	}
-	return c;
-fail:
-	gw_comm_free(c);
-	return NULL;
+	return GW_OK;
 }
 
-const float *gw_comm_residual(const gw_comm *c)
+const float *dense_residual(const gw_comm *c)
 {
-	if (c && c->sk)
-		return sk_worker_residual(c);
-	return c && c->ef ? gw_ef_data(c->ef) : NULL;
-}
-
-void gw_comm_stats_get(const gw_comm *c, gw_comm_stats *st)
-{
-	if (c && st)
-		*st = c->st;
+	const struct dense_worker *d = c->eng;
+	return d->ef ? gw_ef_data(d->ef) : NULL;
 }
 
 /* One call's moving parts. */
@@ -157,28 +124,31 @@ static uint32_t up_frame_len(const gw_comm *c, const gw_pkt *p)
 /* The window rule, and room in the ring. */
 static int may_send(const gw_comm *c, const struct call *k)
 {
+	const struct dense_worker *d = c->eng;
 	const gw_coll_job *j = &c->L.job;
 	uint32_t ch = k->next;
-	if (ch - k->lo > c->ring_mask)
+	if (ch - k->lo > d->ring_mask)
 		return 0;
 	if (coll_local_of(&c->L, ch) < j->window)
 		return 1;
-	return c->got[ch - j->window * j->shards] != 0;
+	return d->got[ch - j->window * j->shards] != 0;
 }
 
 /* Our frame of chunk ch goes back to the error buffer. */
 static int ef_give_back(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t len)
 {
-	if (!c->ef)
+	struct dense_worker *d = c->eng;
+	if (!d->ef)
 		return GW_ERR(GW_ESTATE);   /* lossless mode never leaves one out */
-	int rc = gw_ef_restore(c->views ? c->views[ch] : c->ef, frame, len);
+	int rc = gw_ef_restore(d->views ? d->views[ch] : d->ef, frame, len);
 	return rc < 0 ? rc : GW_OK;
 }
 
 /* Our frame of a chunk that was left out goes back to the error buffer. */
 static int restore(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t len)
 {
-	c->left_out++;
+	struct dense_worker *d = c->eng;
+	d->left_out++;
 	c->st.left_out++;
 	return ef_give_back(c, ch, frame, len);
 }
@@ -187,19 +157,20 @@ static int restore(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t len)
  * ch is encoded as a tensor of its own, which must take one frame. */
 static int encode_chunk(gw_comm *c, uint32_t ch, uint8_t *buf, uint32_t room)
 {
-	if (!c->L.sparse[0])
-		return gw_encode_next(c->enc, buf, room);
+	struct dense_worker *d = c->eng;
+	if (!c->L.dense.sparse[0])
+		return gw_encode_next(d->enc, buf, room);
 	uint64_t base = (uint64_t)ch * c->L.job.chunk_elems;
-	gw_tensor t = {.id = 0, .dim = coll_chunk_len(&c->L, ch), .values = c->grad + base};
-	int rc = c->views ? gw_encoder_set_ef(c->enc, c->views[ch]) : GW_OK;
+	gw_tensor t = {.id = 0, .dim = coll_chunk_len(&c->L, ch), .values = d->grad + base};
+	int rc = d->views ? gw_encoder_set_ef(d->enc, d->views[ch]) : GW_OK;
 	if (rc == GW_OK)
-		rc = gw_encode_begin(c->enc, &t);
+		rc = gw_encode_begin(d->enc, &t);
 	if (rc < 0)
 		return rc;
-	int n = gw_encode_next(c->enc, buf, room);
+	int n = gw_encode_next(d->enc, buf, room);
 	uint8_t none[GW_BUDGET_MIN];
-	if (n > 0 && gw_encode_next(c->enc, none, sizeof(none)) != 0) {
-		gw_encode_abandon(c->enc);   /* the rest stays in the buffer */
+	if (n > 0 && gw_encode_next(d->enc, none, sizeof(none)) != 0) {
+		gw_encode_abandon(d->enc);   /* the rest stays in the buffer */
 		if (ef_give_back(c, ch, buf, (uint32_t)n) < 0)
 			return GW_ERR(GW_ESTATE);
 		return GW_ERR(GW_EBUDGET);
@@ -211,8 +182,9 @@ static int encode_chunk(gw_comm *c, uint32_t ch, uint8_t *buf, uint32_t room)
  * freeing their packets (those still queued are freed by flush). */
 static void advance_lo(gw_comm *c, struct call *k)
 {
-	while (k->lo < k->next && c->got[k->lo]) {
-		struct flight *g = &c->ring[k->lo & c->ring_mask];
+	struct dense_worker *d = c->eng;
+	while (k->lo < k->next && d->got[k->lo]) {
+		struct flight *g = &d->ring[k->lo & d->ring_mask];
 		if (g->pkt && g->chunk == k->lo && !g->queued) {
 			gw_dp_free(c->dp, &g->pkt, 1);
 			g->pkt = NULL;
@@ -225,6 +197,7 @@ static void advance_lo(gw_comm *c, struct call *k)
  * came first, returns its frame to the error buffer). */
 static int fill_one(gw_comm *c, struct call *k, uint64_t now)
 {
+	struct dense_worker *d = c->eng;
 	gw_pkt *p;
 	if (gw_dp_alloc(c->dp, &p, 1) != 1)
 		return 0;
@@ -240,7 +213,7 @@ static int fill_one(gw_comm *c, struct call *k, uint64_t now)
 		return n == 0 ? GW_ERR(GW_ESTATE) : n;
 	}
 	k->next++;
-	if (c->got[ch]) {
+	if (d->got[ch]) {
 		/* Finished (loss-tolerant) before we sent it: keep the mass. */
 		int rc = restore(c, ch, p->data + GW_PKT_HDR_LEN, (uint32_t)n);
 		gw_dp_free(c->dp, &p, 1);
@@ -251,15 +224,16 @@ static int fill_one(gw_comm *c, struct call *k, uint64_t now)
 			.round = c->round, .tensor = 0, .chunk = ch, .seq = c->seq++};
 	p->len = coll_seal(&c->L, p->data, &h, (uint32_t)n);
 	p->peer = c->shards[coll_shard_of(&c->L, ch)];
-	struct flight *f = &c->ring[ch & c->ring_mask];
+	struct flight *f = &d->ring[ch & d->ring_mask];
 	*f = (struct flight){.pkt = p, .sent_ns = now, .chunk = ch, .queued = 1};
-	c->txq[c->txq_n++] = p;
+	d->txq[d->txq_n++] = p;
 	c->st.chunks_sent++;
 	return 1;
 }
 
 static void retransmit(gw_comm *c, struct flight *f, uint64_t now)
 {
+	struct dense_worker *d = c->eng;
 	gw_pkt *p = f->pkt;
 	gw_pkt_hdr h = {.type = GW_PKT_UP, .flags = GW_PKT_F_RETX, .rank = c->rank,
 			.job = c->L.job.job, .round = c->round, .tensor = 0,
@@ -267,45 +241,47 @@ static void retransmit(gw_comm *c, struct flight *f, uint64_t now)
 	coll_seal(&c->L, p->data, &h, up_frame_len(c, p));
 	f->queued = 1;
 	f->sent_ns = now;
-	c->txq[c->txq_n++] = p;
+	d->txq[d->txq_n++] = p;
 	c->st.retransmits++;
 }
 
 static int flush(gw_comm *c)
 {
-	if (!c->txq_n)
+	struct dense_worker *d = c->eng;
+	if (!d->txq_n)
 		return 0;
-	int n = gw_dp_tx_burst(c->dp, c->txq, c->txq_n);
+	int n = gw_dp_tx_burst(c->dp, d->txq, d->txq_n);
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
-		c->bytes_up += c->txq[i]->len;
+		c->bytes_up += d->txq[i]->len;
 		/* The chunk field sits at a fixed offset: find its flight. */
-		uint32_t ch = gw_ld32(c->txq[i]->data + GW_PKT_OFF_CHUNK);
-		struct flight *f = &c->ring[ch & c->ring_mask];
+		uint32_t ch = gw_ld32(d->txq[i]->data + GW_PKT_OFF_CHUNK);
+		struct flight *f = &d->ring[ch & d->ring_mask];
 		if (!f->tx)
-			c->bytes_up_once += c->txq[i]->len;
+			c->bytes_up_once += d->txq[i]->len;
 		f->queued = 0;
 		f->tx++;
-		if (c->got[ch]) {
+		if (d->got[ch]) {
 			/* Its result came while it waited in the queue. */
 			gw_dp_free(c->dp, &f->pkt, 1);
 			f->pkt = NULL;
 		}
 	}
-	memmove(c->txq, c->txq + n, (c->txq_n - (uint32_t)n) * sizeof(*c->txq));
-	c->txq_n -= (uint32_t)n;
+	memmove(d->txq, d->txq + n, (d->txq_n - (uint32_t)n) * sizeof(*d->txq));
+	d->txq_n -= (uint32_t)n;
 	return n;
 }
 
 /* Takes p out of the transmit queue (it waits there, unsent). */
 static void unqueue(gw_comm *c, const gw_pkt *p)
 {
-	for (uint32_t i = 0; i < c->txq_n; i++) {
-		if (c->txq[i] != p)
+	struct dense_worker *d = c->eng;
+	for (uint32_t i = 0; i < d->txq_n; i++) {
+		if (d->txq[i] != p)
 			continue;
-		memmove(c->txq + i, c->txq + i + 1, (c->txq_n - i - 1) * sizeof(*c->txq));
-		c->txq_n--;
+		memmove(d->txq + i, d->txq + i + 1, (d->txq_n - i - 1) * sizeof(*d->txq));
+		d->txq_n--;
 		return;
 	}
 }
@@ -315,21 +291,23 @@ static void unqueue(gw_comm *c, const gw_pkt *p)
  * scheduling hiccup and floods the aggregator with duplicates. */
 static void rtt_sample(gw_comm *c, uint64_t r)
 {
-	if (!c->srtt_ns) {
-		c->srtt_ns = r;
-		c->rttvar_ns = r / 2;
+	struct dense_worker *d = c->eng;
+	if (!d->srtt_ns) {
+		d->srtt_ns = r;
+		d->rttvar_ns = r / 2;
 	} else {
-		uint64_t d = r > c->srtt_ns ? r - c->srtt_ns : c->srtt_ns - r;
-		c->rttvar_ns = (3 * c->rttvar_ns + d) / 4;
-		c->srtt_ns = (7 * c->srtt_ns + r) / 8;
+		uint64_t dev = r > d->srtt_ns ? r - d->srtt_ns : d->srtt_ns - r;
+		d->rttvar_ns = (3 * d->rttvar_ns + dev) / 4;
+		d->srtt_ns = (7 * d->srtt_ns + r) / 8;
 	}
-	uint64_t rto = c->srtt_ns + 4 * c->rttvar_ns;
-	c->rto_ns = GW_MIN(GW_MAX(rto, c->rto_min_ns), RTO_MAX_NS);
+	uint64_t rto = d->srtt_ns + 4 * d->rttvar_ns;
+	d->rto_ns = GW_MIN(GW_MAX(rto, c->rto_min_ns), COLL_RTO_MAX_NS);
 }
 
 /* A RESULT: validate everything before out is touched. */
 static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 {
+	struct dense_worker *d = c->eng;
 	gw_pkt_hdr h;
 	const uint8_t *body;
 	uint32_t blen;
@@ -346,18 +324,15 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 		c->st.bad++;
 		return 0;
 	}
-	if (c->got[ch]) {
+	if (d->got[ch]) {
 		c->st.duplicates++;
 		return 0;
 	}
 	/* Contributors: bits of ranks that do not exist must be clear. */
-	uint32_t ncontrib = 0;
-	for (uint32_t i = 0; i < L->bitmap_len; i++)
-		ncontrib += (uint32_t)__builtin_popcount(body[i]);
-	uint32_t tail = L->job.workers % 8;
+	int ncontrib = coll_contributors(L, body);
 	int mine = (body[c->rank / 8] >> (c->rank % 8)) & 1;
-	if ((tail && (body[L->bitmap_len - 1] >> tail)) || !ncontrib ||
-	    (L->job.mode == GW_COLL_RELIABLE && ncontrib != L->job.workers)) {
+	if (ncontrib <= 0 ||
+	    (L->job.mode == GW_COLL_RELIABLE && (uint32_t)ncontrib != L->job.workers)) {
 		c->st.bad++;
 		return 0;
 	}
@@ -378,22 +353,22 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 		c->st.bad++;
 		return 0;
 	}
-	c->got[ch] = GOT_RESULT;
+	d->got[ch] = GOT_RESULT;
 	c->st.results++;
 	c->bytes_down_once += pkt->len;
 	k->results++;
-	if (ncontrib != L->job.workers) {
-		c->shorts[c->nshort++] = ch;
+	if ((uint32_t)ncontrib != L->job.workers) {
+		d->shorts[d->nshort++] = ch;
 		c->st.short_chunks++;
 	}
-	struct flight *f = &c->ring[ch & c->ring_mask];
+	struct flight *f = &d->ring[ch & d->ring_mask];
 	if (ch < k->next && f->pkt && f->chunk == ch) {
 		if (f->tx == 1)
 			rtt_sample(c, coll_now_ns() - f->sent_ns);
-		c->done_sent_ns = GW_MAX(c->done_sent_ns, f->sent_ns);
+		d->done_sent_ns = GW_MAX(d->done_sent_ns, f->sent_ns);
 	}
 	if (!mine) {
-		c->got[ch] |= GOT_EXCLUDED;
+		d->got[ch] |= GOT_EXCLUDED;
 		if (ch < k->next && f->pkt && f->chunk == ch) {
 			rc = restore(c, ch, f->pkt->data + GW_PKT_HDR_LEN,
 				     up_frame_len(c, f->pkt));
@@ -428,49 +403,46 @@ static int cmp_u32(const void *a, const void *b)
  * buffer (nothing is known to be summed), and the ring is emptied. */
 static void unwind(gw_comm *c, struct call *k)
 {
+	struct dense_worker *d = c->eng;
 	for (uint32_t ch = k->lo; ch < k->next; ch++) {
-		struct flight *f = &c->ring[ch & c->ring_mask];
+		struct flight *f = &d->ring[ch & d->ring_mask];
 		if (!f->pkt || f->chunk != ch)
 			continue;
-		if (!c->got[ch] && c->ef)
+		if (!d->got[ch] && d->ef)
 			ef_give_back(c, ch, f->pkt->data + GW_PKT_HDR_LEN,
 				     up_frame_len(c, f->pkt));
 		gw_dp_free(c->dp, &f->pkt, 1);
 		f->pkt = NULL;
 	}
-	c->txq_n = 0;
-	gw_encode_abandon(c->enc);
+	d->txq_n = 0;
+	gw_encode_abandon(d->enc);
 }
 
-int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info)
+int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info)
 {
-	if (!c || !grad || !out)
-		return GW_ERR(GW_EINVAL);
-	if (c->sk)
-		return GW_ERR(GW_EUNSUPPORTED);   /* gw_allreduce_sketched */
+	struct dense_worker *d = c->eng;
 	const struct coll_layout *L = &c->L;
 	uint64_t dim = L->job.dim;
 	/* out is zeroed before results accumulate into it; the encoder may
 	 * still read grad then, so an aliased grad is copied first. */
 	if (grad < out + dim && out < grad + dim) {
-		if (!c->gcopy && !(c->gcopy = malloc(dim * sizeof(float))))
+		if (!d->gcopy && !(d->gcopy = malloc(dim * sizeof(float))))
 			return GW_ERR(GW_ENOMEM);
-		memcpy(c->gcopy, grad, dim * sizeof(float));
-		grad = c->gcopy;
+		memcpy(d->gcopy, grad, dim * sizeof(float));
+		grad = d->gcopy;
 	}
 	gw_tensor t = {.id = 0, .dim = dim, .values = grad};
-	int rc = L->sparse[0] ? GW_OK : gw_encode_begin(c->enc, &t);
+	int rc = L->dense.sparse[0] ? GW_OK : gw_encode_begin(d->enc, &t);
 	if (rc < 0)
 		return rc;
-	c->grad = grad;
+	d->grad = grad;
 	memset(out, 0, dim * sizeof(float));
-	memset(c->got, 0, L->chunks);
-	c->nshort = c->left_out = 0;
-	c->bytes_up = c->bytes_down = c->bytes_up_once = c->bytes_down_once = 0;
+	memset(d->got, 0, L->chunks);
+	d->nshort = d->left_out = 0;
 
 	struct call k = {.out = out};
 	uint64_t now = coll_now_ns(), end = now + c->timeout_ns;
-	uint64_t scan_ns = now + c->rto_ns / 4;
+	uint64_t scan_ns = now + d->rto_ns / 4;
 	/* Loss-tolerant: a shard waits for a slower worker no longer than
 	 * the deadline, so that is all a chunk's timeout adds for one. */
 	int tolerant = L->job.mode == GW_COLL_LOSS_TOLERANT;
@@ -481,7 +453,7 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 	 * whose frames then go back to the error buffer (fill_one). */
 	while (k.results < L->chunks || k.next < L->chunks) {
 		int progress = 0;
-		while (k.next < L->chunks && c->txq_n <= c->ring_mask && may_send(c, &k)) {
+		while (k.next < L->chunks && d->txq_n <= d->ring_mask && may_send(c, &k)) {
 			int r = fill_one(c, &k, now);
 			if (r < 0) {
 				rc = r;
@@ -515,7 +487,7 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 		if (now >= scan_ns) {
 			uint32_t fired = 0;
 			for (uint32_t ch = k.lo; ch < k.next; ch++) {
-				struct flight *f = &c->ring[ch & c->ring_mask];
+				struct flight *f = &d->ring[ch & d->ring_mask];
 				/* A chunk sent after this one is done: this one (or
 				 * its result) was probably lost, go at the RTO.
 				 * Otherwise the shard may be waiting for a slower
@@ -523,15 +495,15 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 				 * (loss-tolerant: it waits no longer than the
 				 * deadline). The shared RTO backs off below, so
 				 * a re-sent chunk needs no backoff of its own. */
-				uint64_t rto = c->rto_ns;
-				if (c->done_sent_ns <= f->sent_ns)
+				uint64_t rto = d->rto_ns;
+				if (d->done_sent_ns <= f->sent_ns)
 					rto = tolerant ? rto + deadline_ns : rto * SLOW_FACTOR;
 				/* A peer that waits longer for a re-send (an
 				 * aggregator's idle exit) may be gone. */
 				rto = GW_MIN(rto, FLIGHT_MAX_NS);
-				if (f->pkt && f->chunk == ch && !f->queued && !c->got[ch] &&
+				if (f->pkt && f->chunk == ch && !f->queued && !d->got[ch] &&
 				    f->tx && now - f->sent_ns >= rto) {
-					fired += c->done_sent_ns <= f->sent_ns;
+					fired += d->done_sent_ns <= f->sent_ns;
 					retransmit(c, f, now);
 				}
 			}
@@ -544,15 +516,15 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 			 * the re-sends only deepen the queue that caused it. A
 			 * chunk overtaken by later ones was lost: no backoff. */
 			if (fired)
-				c->rto_ns = GW_MIN(2 * c->rto_ns, RTO_MAX_NS);
-			scan_ns = now + c->rto_ns / 4;
+				d->rto_ns = GW_MIN(2 * d->rto_ns, COLL_RTO_MAX_NS);
+			scan_ns = now + d->rto_ns / 4;
 		}
 		if (now >= end) {
 			rc = GW_ERR(GW_ETIMEDOUT);
 			goto out;
 		}
-		if (!progress && !c->txq_n) {
-			uint64_t wait = GW_MIN(scan_ns - now, (uint64_t)IDLE_WAIT_US * 1000u);
+		if (!progress && !d->txq_n) {
+			uint64_t wait = GW_MIN(scan_ns - now, (uint64_t)COLL_IDLE_WAIT_US * 1000u);
 			if (gw_dp_wait(c->dp, (unsigned)(wait / 1000u) + 1u) < 0) {
 				rc = GW_ERR(GW_EIO);
 				goto out;
@@ -561,7 +533,7 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 	}
 	/* Every chunk is encoded: this call only ends the encoder's tensor. */
 	uint8_t none[GW_BUDGET_MIN];
-	rc = L->sparse[0] || gw_encode_next(c->enc, none, sizeof(none)) == 0
+	rc = L->dense.sparse[0] || gw_encode_next(d->enc, none, sizeof(none)) == 0
 		     ? GW_OK : GW_ERR(GW_ESTATE);
 out:
 	if (rc < 0) {
@@ -569,17 +541,14 @@ out:
 		c->round++;   /* late packets of this round are stale now */
 		return rc;
 	}
-	qsort(c->shorts, c->nshort, sizeof(*c->shorts), cmp_u32);
+	qsort(d->shorts, d->nshort, sizeof(*d->shorts), cmp_u32);
 	if (info) {
 		*info = (gw_allreduce_info){.round = c->round, .chunks = L->chunks,
-			.short_chunks = c->nshort, .shorts = c->shorts,
-			.left_out = c->left_out, .bytes_up = c->bytes_up,
+			.short_chunks = d->nshort, .shorts = d->shorts,
+			.left_out = d->left_out, .bytes_up = c->bytes_up,
 			.bytes_down = c->bytes_down, .bytes_up_once = c->bytes_up_once,
 			.bytes_down_once = c->bytes_down_once};
 	}
-	c->st.rounds++;
-	c->st.bytes_up += c->bytes_up;
-	c->st.bytes_down += c->bytes_down;
 	c->round++;
 	return GW_OK;
 }

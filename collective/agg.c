@@ -1,0 +1,171 @@
+/* The shard's side of every engine: a shard's common part (its
+ * dataplanes, layout, workers' addresses, transmit queues, counters), the
+ * serve loop, and the public calls; what a packet means is its engine's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+void gw_agg_free(gw_agg *a)
+{
+	if (!a)
+		return;
+	if (a->L.eng)
+		a->L.eng->agg_fini(a);
+	if (a->txq)
+		for (unsigned d = 0; d < a->ndp; d++)
+			gw_dp_free(a->dps[d], a->txq[d].p, a->txq[d].n);
+	free(a->txq);
+	free(a->wk);
+	free(a->dps);
+	free(a);
+}
+
+gw_agg *gw_agg_create(gw_dp **dps, unsigned ndp, const gw_agg_config *cfg)
+{
+	if (!dps || !ndp || !cfg)
+		return NULL;
+	gw_agg *a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	const char *why = NULL;
+	if (coll_layout_init(&a->L, &cfg->job, &why) < 0) {
+		free(a);
+		return NULL;
+	}
+	const struct coll_layout *L = &a->L;
+	uint32_t pmax = UINT32_MAX;
+	for (unsigned d = 0; d < ndp; d++)
+		pmax = GW_MIN(pmax, gw_dp_payload_max(dps[d]));
+	gw_coll_job j = L->job;
+	j.up_params = cfg->job.up_params;
+	j.down_params = cfg->job.down_params;
+	if (cfg->shard >= L->job.shards ||
+	    L->eng->chunk_fits(&j, L->job.chunk_elems, pmax, NULL, &why) < 0)
+		goto fail;
+	a->res_room = pmax;
+	a->ndp = ndp;
+	a->shard = cfg->shard;
+	a->dps = malloc(ndp * sizeof(*a->dps));
+	a->wk = calloc(L->job.workers, sizeof(*a->wk));
+	a->txq = calloc(ndp, sizeof(*a->txq));
+	if (!a->dps || !a->wk || !a->txq)
+		goto fail;
+	memcpy(a->dps, dps, ndp * sizeof(*dps));
+	if (L->eng->agg_init(a, cfg) < 0)
+		goto fail;
+	return a;
+fail:
+	gw_agg_free(a);
+	return NULL;
+}
+
+void gw_agg_stats_get(const gw_agg *a, gw_agg_stats *st)
+{
+	if (a && st)
+		*st = a->st;
+}
+
+void coll_agg_flush(gw_agg *a)
+{
+	for (unsigned d = 0; d < a->ndp; d++) {
+		struct txq *q = &a->txq[d];
+		if (!q->n)
+			continue;
+		int n = gw_dp_tx_burst(a->dps[d], q->p, q->n);
+		if (n <= 0)
+			continue;
+		gw_dp_free(a->dps[d], q->p, (unsigned)n);
+		memmove(q->p, q->p + n, (q->n - (uint32_t)n) * sizeof(*q->p));
+		q->n -= (uint32_t)n;
+	}
+}
+
+uint32_t coll_agg_queued(const gw_agg *a, unsigned d)
+{
+	return a->txq[d].n;
+}
+
+void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
+{
+	const struct wk *k = &a->wk[w];
+	struct txq *q = &a->txq[k->dp];
+	gw_pkt *p;
+	if (q->n == PENDING_MAX)
+		coll_agg_flush(a);
+	if (q->n == PENDING_MAX || gw_dp_alloc(a->dps[k->dp], &p, 1) != 1) {
+		a->st.tx_refused++;   /* the worker's retransmission asks again */
+		return;
+	}
+	memcpy(p->data, pkt, len);
+	p->len = len;
+	p->peer = k->ep;
+	q->p[q->n++] = p;
+	a->st.results_sent++;
+	a->st.bytes_down += len;
+}
+
+int coll_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
+{
+	return a->L.eng->agg_input(a, di, pkt, now);
+}
+
+int coll_agg_tick(gw_agg *a, uint64_t now)
+{
+	if (a->L.job.mode != GW_COLL_LOSS_TOLERANT)
+		return GW_OK;
+	return a->L.eng->agg_tick(a, now);
+}
+
+int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
+{
+	if (!a)
+		return GW_ERR(GW_EINVAL);
+	int tolerant = a->L.job.mode == GW_COLL_LOSS_TOLERANT;
+	uint64_t scan_every = 1000ull * a->L.job.deadline_us / 4 + 1;
+	uint64_t last_pkt = 0;
+	while (!stop || !*stop) {
+		uint64_t now = coll_now_ns();
+		int got = 0;
+		for (unsigned d = 0; d < a->ndp; d++) {
+			int n = gw_dp_rx_burst(a->dps[d], a->rx, COLL_RX_BURST);
+			if (n < 0)
+				return n;
+			int rc = GW_OK;
+			for (int i = 0; i < n && rc >= 0; i++)
+				rc = coll_agg_input(a, d, a->rx[i], now);
+			if (n > 0)
+				gw_dp_free(a->dps[d], a->rx, (unsigned)n);
+			if (rc < 0)
+				return rc;
+			got += n;
+		}
+		coll_agg_flush(a);
+		if (tolerant && now >= a->scan_ns) {
+			int rc = coll_agg_tick(a, now);
+			if (rc < 0)
+				return rc;
+			coll_agg_flush(a);
+			a->scan_ns = now + scan_every;
+		}
+		if (got) {
+			last_pkt = now;
+			continue;
+		}
+		if (idle_exit_ms && last_pkt && now - last_pkt >= 1000000ull * idle_exit_ms)
+			return GW_OK;
+		int pending = 0;
+		for (unsigned d = 0; d < a->ndp; d++)
+			pending |= a->txq[d].n != 0;
+		if (pending)
+			continue;
+		/* With several ports a sleep on one delays the others: keep it
+		 * short then. */
+		unsigned us = a->ndp > 1 ? COLL_IDLE_WAIT_US / 8 : COLL_IDLE_WAIT_US;
+		if (tolerant)
+			us = (unsigned)GW_MIN((uint64_t)us, scan_every / 1000u + 1);
+		if (gw_dp_wait(a->dps[0], us) < 0)
+			return GW_ERR(GW_EIO);
+	}
+	return GW_OK;
+}

@@ -1,0 +1,101 @@
+/* The worker's side of every engine: a communicator's common part (its
+ * dataplane, layout, shards, timers, counters) and the public calls, each
+ * handed to the job's engine. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+void gw_comm_free(gw_comm *c)
+{
+	if (!c)
+		return;
+	if (c->L.eng)
+		c->L.eng->comm_fini(c);
+	free(c->shards);
+	free(c);
+}
+
+gw_comm *gw_comm_create(gw_dp *dp, const gw_comm_config *cfg)
+{
+	if (!dp || !cfg || !cfg->shards)
+		return NULL;
+	gw_comm *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->dp = dp;
+	const char *why = NULL;
+	if (coll_layout_init(&c->L, &cfg->job, &why) < 0) {
+		free(c);
+		return NULL;
+	}
+	const struct coll_layout *L = &c->L;
+	/* The layout's job without the parameters it applied: sizing needs them. */
+	gw_coll_job j = L->job;
+	j.up_params = cfg->job.up_params;
+	j.down_params = cfg->job.down_params;
+	if (cfg->rank >= L->job.workers ||
+	    L->eng->chunk_fits(&j, L->job.chunk_elems, gw_dp_payload_max(dp), NULL, &why) < 0)
+		goto fail;
+	c->rank = cfg->rank;
+	c->round = cfg->first_round;
+	c->rto_min_ns = 1000ull * (cfg->rto_us ? cfg->rto_us : COLL_RTO_DEF_US);
+	c->timeout_ns = 1000000ull * (cfg->timeout_ms ? cfg->timeout_ms : COLL_TIMEOUT_DEF_MS);
+	c->shards = malloc(L->job.shards * sizeof(*c->shards));
+	if (!c->shards)
+		goto fail;
+	memcpy(c->shards, cfg->shards, L->job.shards * sizeof(*c->shards));
+	if (L->eng->comm_init(c, cfg) < 0)
+		goto fail;
+	return c;
+fail:
+	gw_comm_free(c);
+	return NULL;
+}
+
+/* A call's bookkeeping before the engine runs it, and after it succeeded. */
+static void call_begin(gw_comm *c)
+{
+	c->bytes_up = c->bytes_down = c->bytes_up_once = c->bytes_down_once = 0;
+}
+
+static void call_end(gw_comm *c)
+{
+	c->st.rounds++;
+	c->st.bytes_up += c->bytes_up;
+	c->st.bytes_down += c->bytes_down;
+}
+
+int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info)
+{
+	if (!c || !grad || !out)
+		return GW_ERR(GW_EINVAL);
+	call_begin(c);
+	int rc = c->L.eng->allreduce(c, grad, out, info);
+	if (rc == GW_OK)
+		call_end(c);
+	return rc;
+}
+
+int gw_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
+			  gw_allreduce_info *info)
+{
+	if (!c || !grad || !up)
+		return GW_ERR(GW_EINVAL);
+	call_begin(c);
+	int rc = c->L.eng->allreduce_sketched(c, grad, up, info);
+	if (rc == GW_OK)
+		call_end(c);
+	return rc;
+}
+
+const float *gw_comm_residual(const gw_comm *c)
+{
+	return c ? c->L.eng->residual(c) : NULL;
+}
+
+void gw_comm_stats_get(const gw_comm *c, gw_comm_stats *st)
+{
+	if (c && st)
+		*st = c->st;
+}

@@ -1,0 +1,124 @@
+/* The dense engine (gw_allreduce): its chunk layout and the state of its
+ * worker (dense_worker.c) and shard (dense_agg.c). Private to the
+ * collective layer and its tests. */
+#ifndef GW_COLL_DENSE_H
+#define GW_COLL_DENSE_H
+
+#include "coll_internal.h"
+
+/* ---- the chunk layout ------------------------------------------------------ *
+ * A tensor of dim elements is cut into chunks of chunk_elems; chunk c
+ * belongs to shard c % S, where it is local chunk c / S. */
+
+static inline uint32_t coll_shard_of(const struct coll_layout *L, uint32_t c)
+{
+	return c % L->job.shards;
+}
+static inline uint32_t coll_local_of(const struct coll_layout *L, uint32_t c)
+{
+	return c / L->job.shards;
+}
+/* Chunks shard s owns. */
+static inline uint32_t coll_shard_chunks(const struct coll_layout *L, uint32_t s)
+{
+	return s < L->chunks ? (L->chunks - s + L->job.shards - 1) / L->job.shards : 0;
+}
+static inline uint32_t coll_chunk_len(const struct coll_layout *L, uint32_t c)
+{
+	uint64_t start = (uint64_t)c * L->job.chunk_elems;
+	return (uint32_t)GW_MIN((uint64_t)L->job.chunk_elems, L->job.dim - start);
+}
+/* A shard's chunk positions run on across rounds: slot reuse and the
+ * "result of p - window first" rule need no special case at round ends. */
+static inline uint64_t coll_pos(const struct coll_layout *L, uint32_t round,
+				uint32_t c)
+{
+	return (uint64_t)round * coll_shard_chunks(L, coll_shard_of(L, c)) +
+	       coll_local_of(L, c);
+}
+
+/* 0 if fi is a frame of chunk ch for direction dir (0 up, 1 down): the
+ * job's codec, tensor 0, and all of the chunk — dense: exactly its
+ * elements; sparse: keys inside [0, chunk length). */
+int coll_frame_of_chunk(const struct coll_layout *L, int dir,
+			const gw_frame_info *fi, uint32_t ch);
+
+/* Adds a frame of chunk ch (checked by coll_frame_of_chunk) into dst,
+ * which holds that chunk's elements. Returns values added or GW_E*, in
+ * which case dst is unchanged. */
+static inline int coll_decode_chunk(const struct coll_layout *L, int dir,
+				    const uint8_t *frame, uint32_t len, float *dst,
+				    uint32_t ch)
+{
+	uint32_t n = coll_chunk_len(L, ch);
+	if (L->dense.sparse[dir])
+		return gw_decode(frame, len, dst, n);
+	return gw_decode_window(frame, len, dst, (uint64_t)ch * L->job.chunk_elems, n);
+}
+
+/* ---- the worker's state ------------------------------------------------------- */
+
+enum { GOT_RESULT = 1, GOT_EXCLUDED = 2 };
+
+struct flight {
+	gw_pkt *pkt;          /* NULL: free */
+	uint64_t sent_ns;
+	uint32_t chunk;
+	uint16_t tx;          /* transmissions */
+	uint8_t queued;       /* waiting in txq */
+};
+
+struct dense_worker {
+	uint64_t rto_ns;
+	uint64_t srtt_ns, rttvar_ns;   /* RFC 6298 estimates, UP to RESULT */
+	uint64_t done_sent_ns;         /* latest send time of a chunk whose
+					* result came back */
+	gw_encoder *enc;
+	gw_ef *ef;
+	gw_ef **views;             /* sparse uplink: per chunk, into ef */
+	const float *grad;         /* this call's gradient (sparse uplink) */
+	float *gcopy;              /* grad, when the caller passes out == grad */
+	uint8_t *got;              /* per chunk, GOT_* */
+	uint32_t *shorts, nshort, left_out;
+	struct flight *ring;
+	uint32_t ring_mask;
+	gw_pkt **txq;
+	uint32_t txq_n;
+};
+
+/* ---- the shard's state --------------------------------------------------------- */
+
+struct copy {
+	uint64_t pos;          /* EMPTY, or the chunk position it holds */
+	uint64_t first_ns;     /* first contribution (0: none yet) */
+	uint32_t chunk, round;
+	uint32_t nseen, nacked;
+	uint8_t done;
+	uint8_t *seen;         /* bitmap_len bytes */
+	uint8_t *acked;        /* workers known to hold the result */
+	float *parts;          /* workers x chunk_elems: each worker's decoded
+				* contribution, summed in rank order at the
+				* end so the result never depends on arrival
+				* order (bit-identical under loss/reordering) */
+	uint8_t *res;          /* the RESULT packet, once done */
+	uint32_t res_len;
+};
+
+struct dense_agg {
+	uint32_t nslots, local_chunks;
+	struct copy *copies;
+	gw_encoder *down;
+	float *ef_down, *acc, *tmp;
+};
+
+/* The engine's halves (dense.c puts them in coll_dense_engine). */
+int dense_comm_init(gw_comm *c, const gw_comm_config *cfg);
+void dense_comm_fini(gw_comm *c);
+int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info);
+const float *dense_residual(const gw_comm *c);
+int dense_agg_init(gw_agg *a, const gw_agg_config *cfg);
+void dense_agg_fini(gw_agg *a);
+int dense_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now);
+int dense_agg_tick(gw_agg *a, uint64_t now);
+
+#endif /* GW_COLL_DENSE_H */
