@@ -7,12 +7,17 @@
 
 gw_encoder *gw_encoder_create(int codec_id)
 {
+	gw__detail_clear();
 	const struct gw_codec_ops *ops = gw_codec_ops(codec_id);
-	if (!ops)
+	if (!ops) {
+		gw__detail(GW_ECODEC, "codec id %d: not a codec of this library", codec_id);
 		return NULL;
+	}
 	gw_encoder *enc = calloc(1, sizeof(*enc));
-	if (!enc)
+	if (!enc) {
+		gw__detail(GW_ENOMEM, "out of memory");
 		return NULL;
+	}
 	enc->ops = ops;
 	gw_params_defaults(ops, enc->param);
 	return enc;
@@ -122,7 +127,8 @@ int gw_encode_begin(gw_encoder *enc, const gw_tensor *t)
 		return rc;
 	if (enc->ef && gw_ef_dim(enc->ef) != t->dim)
 		return GW_ERR(GW_EINVAL);
-	if (gw_encoder_check_params(enc, NULL, 0) < 0)
+	char why[200];   /* the combination, without touching the detail */
+	if (enc->ops->combo && enc->ops->combo(enc, why, sizeof(why)))
 		return GW_ERR(GW_EPARAM);
 	enc->t = *t;
 	enc->sparse = t->keys != NULL;

@@ -1,7 +1,6 @@
 /* Parameter names and bounds: the generic ones every codec accepts, then
  * whatever the codec's ops table lists. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,16 +151,6 @@ const char *gw_param_value_name(gw_param p, double v)
 	return NULL;
 }
 
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* The names p accepts, "a|b|c", for messages. */
 static void list_names(gw_param p, char *buf, size_t len)
 {
@@ -173,117 +162,109 @@ static void list_names(gw_param p, char *buf, size_t len)
 }
 
 /* One "name=value" of length n at kv. */
-static int set_one(gw_encoder *enc, const char *kv, size_t n, char *err, size_t errlen)
+static int set_one(gw_encoder *enc, const char *kv, size_t n)
 {
 	char item[128];
 	if (n >= sizeof(item)) {
-		say(err, errlen, "parameter '%.20s...': too long", kv);
-		return GW_ERR(GW_EINVAL);
+		return GW_ERRF(GW_EINVAL, "parameter '%.20s...': too long", kv);
 	}
 	memcpy(item, kv, n);
 	item[n] = '\0';
 	char *eq = strchr(item, '=');
 	if (!eq) {
-		say(err, errlen, "parameter '%s': expected name=value", item);
-		return GW_ERR(GW_EINVAL);
+		return GW_ERRF(GW_EINVAL, "parameter '%s': expected name=value", item);
 	}
 	*eq = '\0';
 	const char *val = eq + 1;
 	int p = gw_param_by_name(item);
 	const struct gw_param_spec *s = p < 0 ? NULL : find(enc->ops, (gw_param)p);
 	if (!s) {
-		say(err, errlen, "parameter '%s': not a parameter of codec %s", item,
+		return GW_ERRF(GW_EPARAM, "parameter '%s': not a parameter of codec %s", item,
 		    enc->ops->name);
-		return GW_ERR(GW_EPARAM);
 	}
 	double v;
 	char names_buf[96];
 	list_names((gw_param)p, names_buf, sizeof(names_buf));
 	if (gw_param_value((gw_param)p, val, &v) < 0) {
 		if (*names_buf)
-			say(err, errlen, "parameter %s: '%s' is not one of %s", item, val,
-			    names_buf);
-		else
-			say(err, errlen, "parameter %s: '%s' is not a number", item, val);
-		return GW_ERR(GW_EINVAL);
+			return GW_ERRF(GW_EINVAL, "parameter %s: '%s' is not one of %s", item,
+				       val, names_buf);
+		return GW_ERRF(GW_EINVAL, "parameter %s: '%s' is not a number", item, val);
 	}
 	int rc = gw_encoder_set_param(enc, (gw_param)p, v);
-	if (rc == GW_EBOUNDS) {
-		if (*names_buf)
-			say(err, errlen, "parameter %s: '%s' is not one of %s", item, val,
-			    names_buf);
-		else
-			say(err, errlen, "parameter %s: %s is outside [%g, %g]%s", item, val,
-			    s->bounds.lo, s->bounds.hi,
-			    s->bounds.integer ? " or not a whole number" : "");
-	} else if (rc < 0) {
-		say(err, errlen, "parameter %s: %s", item, gw_strerror(rc));
-	}
+	if (rc == GW_EBOUNDS && *names_buf)
+		return gw__detail(rc, "parameter %s: '%s' is not one of %s", item, val,
+				  names_buf);
+	if (rc == GW_EBOUNDS)
+		return gw__detail(rc, "parameter %s: %s is outside [%g, %g]%s", item, val,
+				  s->bounds.lo, s->bounds.hi,
+				  s->bounds.integer ? " or not a whole number" : "");
+	if (rc < 0)
+		return gw__detail(rc, "parameter %s: %s", item, gw_strerror(rc));
 	return rc;
 }
 
-int gw_encoder_set_params(gw_encoder *enc, const char *list, char *err, size_t errlen)
+int gw_encoder_set_params(gw_encoder *enc, const char *list)
 {
+	gw__detail_clear();
 	if (!enc || !list) {
-		say(err, errlen, "no encoder or no parameter list");
-		return GW_ERR(GW_EINVAL);
+		return GW_ERRF(GW_EINVAL, "no encoder or no parameter list");
 	}
 	for (const char *p = list; *p;) {
 		size_t n = strcspn(p, ",");
 		if (n == 0) {
-			say(err, errlen, "empty parameter in '%s'", list);
-			return GW_ERR(GW_EINVAL);
+			return GW_ERRF(GW_EINVAL, "empty parameter in '%s'", list);
 		}
-		int rc = set_one(enc, p, n, err, errlen);
+		int rc = set_one(enc, p, n);
 		if (rc < 0)
 			return rc;
 		p += n;
 		if (*p == ',' && !*++p) {
-			say(err, errlen, "empty parameter at the end of '%s'", list);
-			return GW_ERR(GW_EINVAL);
+			return GW_ERRF(GW_EINVAL, "empty parameter at the end of '%s'", list);
 		}
 	}
 	return GW_OK;
 }
 
-int gw_encoder_check_params(const gw_encoder *enc, char *err, size_t errlen)
+int gw_encoder_check_params(const gw_encoder *enc)
 {
+	gw__detail_clear();
 	if (!enc)
 		return GW_ERR(GW_EINVAL);
 	char buf[200];
 	const char *why = enc->ops->combo ? enc->ops->combo(enc, buf, sizeof(buf)) : NULL;
 	if (!why)
 		return GW_OK;
-	say(err, errlen, "%s", why);
-	return GW_ERR(GW_EPARAM);
+	return GW_ERRF(GW_EPARAM, "%s", why);
 }
 
-gw_encoder *gw_encoder_from_string(const char *spec, char *err, size_t errlen)
+gw_encoder *gw_encoder_from_string(const char *spec)
 {
+	gw__detail_clear();
 	if (!spec) {
-		say(err, errlen, "no codec string");
+		gw__detail(0, "no codec string");
 		return NULL;
 	}
 	char name[32];
 	size_t n = strcspn(spec, ":");
 	if (n == 0 || n >= sizeof(name)) {
-		say(err, errlen, "'%s' does not start with a codec name", spec);
+		gw__detail(0, "'%s' does not start with a codec name", spec);
 		return NULL;
 	}
 	memcpy(name, spec, n);
 	name[n] = '\0';
 	int id = gw_codec_by_name(name);
 	if (id < 0) {
-		say(err, errlen, "unknown codec '%s'", name);
+		gw__detail(0, "unknown codec '%s'", name);
 		return NULL;
 	}
 	gw_encoder *enc = gw_encoder_create(id);
 	if (!enc) {
-		say(err, errlen, "out of memory");
+		gw__detail(0, "out of memory");
 		return NULL;
 	}
-	if ((spec[n] == ':' && gw_encoder_set_params(enc, spec + n + 1, err, errlen) < 0) ||
-	    gw_encoder_check_params(enc, err, errlen) < 0) {
+	if ((spec[n] == ':' && gw_encoder_set_params(enc, spec + n + 1) < 0) ||
+	    gw_encoder_check_params(enc) < 0) {
 		gw_encoder_free(enc);
 		return NULL;
 	}

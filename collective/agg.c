@@ -23,13 +23,18 @@ void gw_agg_free(gw_agg *a)
 
 gw_agg *gw_agg_create(gw_dp **dps, unsigned ndp, const gw_agg_config *cfg)
 {
-	if (!dps || !ndp || !cfg)
+	gw__detail_clear();
+	if (!dps || !ndp || !cfg) {
+		gw__detail(GW_EINVAL, "%s: missing", !cfg ? "cfg" : "dps");
 		return NULL;
+	}
 	gw_agg *a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
 	const char *why = NULL;
-	if (coll_layout_init(&a->L, &cfg->job, &why) < 0) {
+	int rc = coll_layout_init(&a->L, &cfg->job, &why);
+	if (rc < 0) {
+		gw__detail(rc, "%s", why);
 		free(a);
 		return NULL;
 	}
@@ -40,20 +45,32 @@ gw_agg *gw_agg_create(gw_dp **dps, unsigned ndp, const gw_agg_config *cfg)
 	gw_coll_job j = L->job;
 	j.up_params = cfg->job.up_params;
 	j.down_params = cfg->job.down_params;
-	if (cfg->shard >= L->job.shards ||
-	    L->eng->chunk_fits(&j, L->job.chunk_elems, pmax, NULL, &why) < 0)
+	if (cfg->shard >= L->job.shards) {
+		gw__detail(GW_EINVAL, "shard: %u, but the job has %u shards", cfg->shard,
+			   L->job.shards);
 		goto fail;
+	}
+	rc = L->eng->chunk_fits(&j, L->job.chunk_elems, pmax, NULL, &why);
+	if (rc < 0) {
+		gw__detail(rc, "%s (payload %u bytes)", why ? why : "chunk_elems: too large",
+			   pmax);
+		goto fail;
+	}
 	a->res_room = pmax;
 	a->ndp = ndp;
 	a->shard = cfg->shard;
 	a->dps = malloc(ndp * sizeof(*a->dps));
 	a->wk = calloc(L->job.workers, sizeof(*a->wk));
 	a->txq = calloc(ndp, sizeof(*a->txq));
-	if (!a->dps || !a->wk || !a->txq)
+	if (!a->dps || !a->wk || !a->txq) {
+		gw__detail(GW_ENOMEM, "out of memory");
 		goto fail;
+	}
 	memcpy(a->dps, dps, ndp * sizeof(*dps));
-	if (L->eng->agg_init(a, cfg) < 0)
+	if (L->eng->agg_init(a, cfg) < 0) {
+		gw__detail(GW_ENOMEM, "out of memory");
 		goto fail;
+	}
 	return a;
 fail:
 	gw_agg_free(a);

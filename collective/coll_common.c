@@ -21,12 +21,11 @@ static int apply_params(gw_encoder *enc, const char *params, const char **why)
 		*why = "codec params: max_frame_elems is the layer's (chunk_elems)";
 		return GW_ERR(GW_EPARAM);
 	}
-	char err[256];
-	int rc = gw_encoder_set_params(enc, params, err, sizeof(err));
+	int rc = gw_encoder_set_params(enc, params);
 	if (rc == GW_OK)
-		rc = gw_encoder_check_params(enc, err, sizeof(err));
+		rc = gw_encoder_check_params(enc);
 	if (rc < 0) {
-		snprintf(msg, sizeof(msg), "codec params: %s", err);
+		snprintf(msg, sizeof(msg), "codec params: %s", gw_error_detail());
 		*why = msg;
 	}
 	return rc;
@@ -121,25 +120,30 @@ int coll_job_defaults(gw_coll_job *j, const char **why)
 
 int gw_coll_chunk_elems(const gw_coll_job *job, uint32_t payload_max)
 {
+	gw__detail_clear();
 	if (!job)
-		return GW_ERR(GW_EINVAL);
+		return GW_ERRF(GW_EINVAL, "job: missing");
 	gw_coll_job j = *job;
 	const char *why = NULL;
 	int rc = coll_job_defaults(&j, &why);
+	if (rc >= 0) {
+		payload_max = GW_MIN(payload_max, GW_PKT_HDR_LEN + GW_PKT_MAC_LEN + 128u +
+					 GW_FRAME_MAX);
+		rc = coll_engine_of(j.engine)->chunk_elems(&j, payload_max, &why);
+	}
 	if (rc < 0)
-		return rc;
-	payload_max = GW_MIN(payload_max, GW_PKT_HDR_LEN + GW_PKT_MAC_LEN + 128u +
-				 GW_FRAME_MAX);
-	return coll_engine_of(j.engine)->chunk_elems(&j, payload_max);
+		gw__detail(rc, "%s", why ? why : "no chunk of one element fits the payload");
+	return rc;
 }
 
-int gw_coll_job_check(const gw_coll_job *job, const char **why)
+int gw_coll_job_check(const gw_coll_job *job)
 {
+	gw__detail_clear();
 	struct coll_layout L;
-	const char *w = NULL;
-	int rc = job ? coll_layout_init(&L, job, &w) : GW_ERR(GW_EINVAL);
-	if (why)
-		*why = w ? w : (rc < 0 ? "job: missing" : NULL);
+	const char *why = NULL;
+	int rc = job ? coll_layout_init(&L, job, &why) : GW_ERR(GW_EINVAL);
+	if (rc < 0)
+		gw__detail(rc, "%s", why ? why : "job: missing");
 	return rc;
 }
 
@@ -189,11 +193,12 @@ static int coll_layout_key(struct coll_layout *L, const gw_coll_job *job,
 
 int gw_coll_key_load(const char *path, uint8_t key[GW_KEY_LEN])
 {
+	gw__detail_clear();
 	if (!path || !key)
-		return GW_ERR(GW_EINVAL);
+		return GW_ERRF(GW_EINVAL, "%s: missing", path ? "key" : "path");
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return GW_ERR(GW_EIO);
+		return GW_ERRF(GW_EIO, "%s: cannot read", path);
 	char buf[160];
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	int more = fgetc(f) != EOF;
@@ -207,9 +212,9 @@ int gw_coll_key_load(const char *path, uint8_t key[GW_KEY_LEN])
 		len++;
 	for (size_t i = len; s[i]; i++)
 		if (!isspace((unsigned char)s[i]))
-			return GW_ERR(GW_EINVAL);
+			return GW_ERRF(GW_EINVAL, "%s: not 64 hex digits", path);
 	if (more || len != 2 * GW_KEY_LEN)
-		return GW_ERR(GW_EINVAL);
+		return GW_ERRF(GW_EINVAL, "%s: not 64 hex digits", path);
 	for (size_t i = 0; i < GW_KEY_LEN; i++) {
 		char hex[3] = {s[2 * i], s[2 * i + 1], 0};
 		key[i] = (uint8_t)strtoul(hex, NULL, 16);

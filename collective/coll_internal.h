@@ -114,8 +114,9 @@ struct coll_engine {
 	 * NULL. GW_EBUDGET (with *why) if not. */
 	int (*chunk_fits)(const gw_coll_job *j, uint32_t n, uint32_t payload_max,
 			  const float *x, const char **why);
-	/* gw_coll_chunk_elems() of a job with its defaults filled. */
-	int (*chunk_elems)(const gw_coll_job *j, uint32_t payload_max);
+	/* gw_coll_chunk_elems() of a job with its defaults filled; *why
+	 * (may stay NULL) on an error. */
+	int (*chunk_elems)(const gw_coll_job *j, uint32_t payload_max, const char **why);
 
 	/* The worker: its state in c->eng, made from the config (the codec
 	 * parameters are there, no longer in c->L). */

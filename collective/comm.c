@@ -18,35 +18,49 @@ void gw_comm_free(gw_comm *c)
 
 gw_comm *gw_comm_create(gw_dp *dp, const gw_comm_config *cfg)
 {
-	if (!dp || !cfg || !cfg->shards)
+	gw__detail_clear();
+	if (!dp || !cfg || !cfg->shards) {
+		gw__detail(GW_EINVAL, "%s: missing", !dp ? "dp" : !cfg ? "cfg" : "shards");
 		return NULL;
+	}
 	gw_comm *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	c->dp = dp;
 	const char *why = NULL;
-	if (coll_layout_init(&c->L, &cfg->job, &why) < 0) {
+	int rc = coll_layout_init(&c->L, &cfg->job, &why);
+	if (rc < 0) {
+		gw__detail(rc, "%s", why);
 		free(c);
 		return NULL;
 	}
 	const struct coll_layout *L = &c->L;
-	/* The layout's job without the parameters it applied: sizing needs them. */
+	/* The layout's job with the parameters it applied: sizing needs them. */
 	gw_coll_job j = L->job;
 	j.up_params = cfg->job.up_params;
 	j.down_params = cfg->job.down_params;
-	if (cfg->rank >= L->job.workers ||
-	    L->eng->chunk_fits(&j, L->job.chunk_elems, gw_dp_payload_max(dp), NULL, &why) < 0)
+	if (cfg->rank >= L->job.workers) {
+		gw__detail(GW_EINVAL, "rank: %u, but the job has %u workers", cfg->rank,
+			   L->job.workers);
 		goto fail;
+	}
+	rc = L->eng->chunk_fits(&j, L->job.chunk_elems, gw_dp_payload_max(dp), NULL, &why);
+	if (rc < 0) {
+		gw__detail(rc, "%s (payload %u bytes)", why ? why : "chunk_elems: too large",
+			   gw_dp_payload_max(dp));
+		goto fail;
+	}
 	c->rank = cfg->rank;
 	c->round = cfg->first_round;
 	c->rto_min_ns = 1000ull * (cfg->rto_us ? cfg->rto_us : COLL_RTO_DEF_US);
 	c->timeout_ns = 1000000ull * (cfg->timeout_ms ? cfg->timeout_ms : COLL_TIMEOUT_DEF_MS);
 	c->shards = malloc(L->job.shards * sizeof(*c->shards));
-	if (!c->shards)
+	if (c->shards)
+		memcpy(c->shards, cfg->shards, L->job.shards * sizeof(*c->shards));
+	if (!c->shards || L->eng->comm_init(c, cfg) < 0) {
+		gw__detail(GW_ENOMEM, "out of memory");
 		goto fail;
-	memcpy(c->shards, cfg->shards, L->job.shards * sizeof(*c->shards));
-	if (L->eng->comm_init(c, cfg) < 0)
-		goto fail;
+	}
 	return c;
 fail:
 	gw_comm_free(c);

@@ -128,9 +128,8 @@ static int dense_chunk_fits(const gw_coll_job *j, uint32_t n, uint32_t payload_m
 	return rc;
 }
 
-static int dense_chunk_elems(const gw_coll_job *j, uint32_t payload_max)
+static int dense_chunk_elems(const gw_coll_job *j, uint32_t payload_max, const char **why)
 {
-	const char *why = NULL;
 	/* No dense codec spends less than a byte on 5 elements, so this bounds
 	 * the search from above; a sparse codec (top-k keeps a fraction of a
 	 * chunk) may cover far more, up to 2^20. */
@@ -138,8 +137,8 @@ static int dense_chunk_elems(const gw_coll_job *j, uint32_t payload_max)
 	if (!x)
 		return GW_ERR(GW_ENOMEM);
 	int up_sparse = 0, down_sparse = 0, rc;
-	if ((rc = probe(j->up_codec, j->up_params, 400, GW_FRAME_MAX, x, &up_sparse, &why)) < 0 ||
-	    (rc = probe(j->down_codec, j->down_params, 400, GW_FRAME_MAX, x, &down_sparse, &why)) < 0) {
+	if ((rc = probe(j->up_codec, j->up_params, 400, GW_FRAME_MAX, x, &up_sparse, why)) < 0 ||
+	    (rc = probe(j->down_codec, j->down_params, 400, GW_FRAME_MAX, x, &down_sparse, why)) < 0) {
 		free(x);
 		return rc;
 	}
@@ -150,7 +149,7 @@ static int dense_chunk_elems(const gw_coll_job *j, uint32_t payload_max)
 	uint32_t lo = 0;   /* lo fits (0 trivially), hi + ALIGN does not */
 	while (lo < hi) {
 		uint32_t mid = lo + ((hi - lo) / COLL_CHUNK_ALIGN + 1) / 2 * COLL_CHUNK_ALIGN;
-		rc = fits(j, mid, payload_max, x, &why);
+		rc = fits(j, mid, payload_max, x, why);
 		if (rc == GW_EUNSUPPORTED || rc == GW_EINVAL || rc == GW_ENOMEM ||
 		    rc == GW_EPARAM || rc == GW_EBOUNDS) {
 			free(x);
@@ -162,6 +161,8 @@ static int dense_chunk_elems(const gw_coll_job *j, uint32_t payload_max)
 			hi = mid - COLL_CHUNK_ALIGN;
 	}
 	free(x);
+	if (!lo)
+		*why = "chunk_elems: not even 40 elements fit one packet with these codecs";
 	return lo ? (int)lo : GW_ERR(GW_EBUDGET);
 }
 

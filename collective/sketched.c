@@ -128,11 +128,14 @@ static int sketched_chunk_fits(const gw_coll_job *j, uint32_t n, uint32_t payloa
 }
 
 /* A table slice, the largest frame of the job, in a RESULT-sized packet. */
-static int sketched_chunk_elems(const gw_coll_job *j, uint32_t payload_max)
+static int sketched_chunk_elems(const gw_coll_job *j, uint32_t payload_max,
+				const char **why)
 {
 	uint32_t over = overhead(j) + coll_sketch_frame_max(0);
 	uint32_t n = payload_max > over ? (payload_max - over) / 4 : 0;
 	n -= n % COLL_CHUNK_ALIGN;
+	if (!n)
+		*why = "chunk_elems: not even a 40-cell sketch slice fits one packet";
 	return n ? (int)n : GW_ERR(GW_EBUDGET);
 }
 

@@ -1,4 +1,8 @@
-/* Error names and texts, and the debug error-site record. */
+/* Error names and texts, the per-thread error detail, and the debug
+ * error-site record. */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include <gw/common.h>
 
 #include "gw_util.h"
@@ -51,6 +55,34 @@ const char *gw_error_name(int err)
 {
 	int i = errindex(err);
 	return i < 0 ? "GW_E?" : errtab[i].name;
+}
+
+/* The detail of the last failure of a call that gives one (gw_util.h). */
+static _Thread_local char detail[256];
+
+int gw__detailv(int err, const char *fmt, va_list ap)
+{
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	return err;
+}
+
+int gw__detail(int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	gw__detailv(err, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+void gw__detail_clear(void)
+{
+	detail[0] = '\0';
+}
+
+const char *gw_error_detail(void)
+{
+	return detail;
 }
 
 static _Thread_local const char *site_file;

@@ -3,6 +3,7 @@
 #ifndef GW_UTIL_H
 #define GW_UTIL_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -79,5 +80,14 @@ int gw__raise(int err, const char *file, int line);
 #else
 #define GW_ERR(e) (e)
 #endif
+
+/* Error details (gw_error_detail()): a call that gives them clears the
+ * detail when it starts (gw__detail_clear) and, failing, records what it
+ * has to say beyond its code — which argument, field or parameter, and
+ * why — with GW_ERRF, which raises the code as GW_ERR does. */
+int gw__detail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int gw__detailv(int err, const char *fmt, va_list ap);
+void gw__detail_clear(void);
+#define GW_ERRF(e, ...) gw__detail(GW_ERR(e), __VA_ARGS__)
 
 #endif /* GW_UTIL_H */

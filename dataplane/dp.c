@@ -30,8 +30,9 @@ const char *const *gw_dp_backends(void)
 
 int gw_dp_open(const gw_dp_config *cfg, gw_dp **out)
 {
+	gw__detail_clear();
 	if (!cfg || !cfg->backend || !out)
-		return GW_ERR(GW_EINVAL);
+		return GW_ERRF(GW_EINVAL, "%s: missing", !out ? "out" : !cfg ? "cfg" : "backend");
 	for (unsigned i = 0; i < nbackends; i++) {
 		if (strcmp(backends[i]->name, cfg->backend))
 			continue;
@@ -54,7 +55,12 @@ int gw_dp_open(const gw_dp_config *cfg, gw_dp **out)
 		}
 		return rc;
 	}
-	return GW_ERR(GW_EUNSUPPORTED);
+	char built[64] = "";
+	for (unsigned i = 0; i < nbackends; i++)
+		snprintf(built + strlen(built), sizeof(built) - strlen(built), "%s%s",
+			 i ? ", " : "", backend_names[i]);
+	return GW_ERRF(GW_EUNSUPPORTED, "backend '%s': not built into this library (built: %s)",
+		       cfg->backend, built);
 }
 
 void gw_dp_close(gw_dp *dp)
@@ -137,7 +143,7 @@ int gw_dp_opts_each(const char *opts, int (*fn)(void *, const char *, const char
 	     kv = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(kv, '=');
 		if (!eq) {
-			rc = GW_ERR(GW_EINVAL);
+			rc = GW_ERRF(GW_EINVAL, "option '%s': expected key=value", kv);
 			break;
 		}
 		*eq = 0;

@@ -59,13 +59,13 @@ struct split {
 	size_t rest_len;
 };
 
-static int parse_prob(const char *val, double *out)
+static int parse_prob(const char *key, const char *val, double *out)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(val, &end);
 	if (!*val || *end || errno || !(v >= 0.0 && v <= 1.0))
-		return GW_ERR(GW_EINVAL);
+		return GW_ERRF(GW_EINVAL, "%s=%s: not a probability in [0, 1]", key, val);
 	*out = v;
 	return GW_OK;
 }
@@ -77,25 +77,27 @@ static int split_one(void *arg, const char *key, const char *val)
 		const char *k = key + 7;
 		sp->any = 1;
 		if (!strcmp(k, "loss"))
-			return parse_prob(val, &sp->cfg.loss);
+			return parse_prob(key, val, &sp->cfg.loss);
 		if (!strcmp(k, "reorder"))
-			return parse_prob(val, &sp->cfg.reorder);
+			return parse_prob(key, val, &sp->cfg.reorder);
 		if (!strcmp(k, "dup"))
-			return parse_prob(val, &sp->cfg.dup);
+			return parse_prob(key, val, &sp->cfg.dup);
 		if (!strcmp(k, "corrupt"))
-			return parse_prob(val, &sp->cfg.corrupt);
+			return parse_prob(key, val, &sp->cfg.corrupt);
 		if (!strcmp(k, "txfull"))
-			return parse_prob(val, &sp->cfg.txfull);
+			return parse_prob(key, val, &sp->cfg.txfull);
 		if (!strcmp(k, "seed")) {
 			char *end;
 			errno = 0;
 			unsigned long long s = strtoull(val, &end, 0);
 			if (!*val || *end || errno || val[0] == '-')
-				return GW_ERR(GW_EINVAL);
+				return GW_ERRF(GW_EINVAL, "%s=%s: not a whole number", key, val);
 			sp->cfg.rng = s;
 			return GW_OK;
 		}
-		return GW_ERR(GW_EINVAL);
+		return GW_ERRF(GW_EINVAL, "option '%s' not understood (impair_loss, "
+			       "impair_reorder, impair_dup, impair_corrupt, impair_txfull, "
+			       "impair_seed)", key);
 	}
 	size_t kl = strlen(key), vl = strlen(val);
 	char *r = realloc(sp->rest, sp->rest_len + kl + vl + 3);

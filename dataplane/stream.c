@@ -132,8 +132,11 @@ static uint32_t pow2_above(uint32_t v)
 
 gw_stream *gw_stream_create(gw_dp *dp, const gw_stream_config *cfg)
 {
-	if (!dp || !cfg)
+	gw__detail_clear();
+	if (!dp || !cfg) {
+		gw__detail(GW_EINVAL, "%s: missing", dp ? "cfg" : "dp");
 		return NULL;
+	}
 	gw_stream_config c = *cfg;
 	if (!c.window)
 		c.window = WINDOW_DEF;
@@ -141,9 +144,19 @@ gw_stream *gw_stream_create(gw_dp *dp, const gw_stream_config *cfg)
 		c.rto_us = RTO_DEF_US;
 	if (!c.timeout_ms)
 		c.timeout_ms = TIMEOUT_DEF_MS;
-	if (c.window > GW_STREAM_WINDOW_MAX ||
-	    gw_dp_payload_max(dp) < GW_PKT_HDR_LEN + 1 || gw_stream_wire_register() < 0)
+	if (c.window > GW_STREAM_WINDOW_MAX) {
+		gw__detail(GW_EINVAL, "window: %u, at most %u", c.window, GW_STREAM_WINDOW_MAX);
 		return NULL;
+	}
+	if (gw_dp_payload_max(dp) < GW_PKT_HDR_LEN + 1) {
+		gw__detail(GW_EINVAL, "dp: payloads of %u bytes hold no packet header",
+			   gw_dp_payload_max(dp));
+		return NULL;
+	}
+	if (gw_stream_wire_register() < 0) {
+		gw__detail(GW_EINVAL, "packet types: DATA or ACK registered with other rules");
+		return NULL;
+	}
 	gw_stream *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;

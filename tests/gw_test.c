@@ -455,11 +455,10 @@ gw_encoder *gw_test_encoder(int id)
 gw_encoder *gw_test_encoder_with(int id, const char *params)
 {
 	gw_encoder *e = gw_test_encoder(id);
-	char err[256] = "";
 	if (params && *params) {
-		int rc = gw_encoder_set_params(e, params, err, sizeof(err));
+		int rc = gw_encoder_set_params(e, params);
 		GW_CHECK(rc == 0, "%s: parameters \"%s\" refused: %s (%s)",
-			 gw_codec_name(id), params, err, gw_error_name(rc));
+			 gw_codec_name(id), params, gw_error_detail(), gw_error_name(rc));
 	}
 	return e;
 }
@@ -484,7 +483,7 @@ gw_encoder *gw_test_encoder_fraction(int id, const char *params, double f)
 			 params && *params ? "," : "", f);
 	GW_CHECK(n > 0 && (size_t)n < sizeof(spec), "parameters too long");
 	gw_encoder *e = gw_test_encoder_with(id, spec);
-	if (gw_encoder_check_params(e, NULL, 0) == 0)
+	if (gw_encoder_check_params(e) == 0)
 		return e;
 	gw_encoder_free(e);   /* e.g. no sparsifier: no fraction either */
 	return gw_test_encoder_with(id, params);

@@ -20,10 +20,10 @@ struct outcome {
 static struct outcome run(const gw_tensor *t, const float *ref, uint64_t dim, int policy,
 			  double fpr, const char *value)
 {
-	char spec[128], err[256];
+	char spec[128];
 	snprintf(spec, sizeof(spec), "index=bloom,policy=p%d,fpr=%g,value=%s", policy, fpr, value);
 	gw_encoder *enc = gw_encoder_create(GW_CODEC_DEEPREDUCE);
-	GW_CHECK(gw_encoder_set_params(enc, spec, err, sizeof(err)) == 0, "%s: %s", spec, err);
+	GW_CHECK(gw_encoder_set_params(enc, spec) == 0, "%s: %s", spec, gw_error_detail());
 	if (!t->keys)
 		GW_OK_CALL(gw_encoder_set_param(enc, GW_PARAM_FRACTION, 0.01));
 	gw_test_frames fr = {0};

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The library installs as a package should: headers under include/gw/, a
 # gradwire.pc that a consumer builds and links with, and a shared object
-# that exports gw_* symbols only, all under the GRADWIRE_ version node.
+# whose dynamic symbols are exactly what gradwire.map lists, each under its
+# version node (a call listed in two nodes: name@@<newest> and
+# name@<older>); and a program written for 0.1 (tests/abi_0_1.c) still
+# works through the 0.1 forms of the calls 0.2 changed.
 set -eu
 builddir=$1
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${2:-none}" != none ]; then
   # A consumer built without the sanitizer runtime cannot load a sanitized
   # library; the plain build runs this test.
@@ -20,10 +24,26 @@ pc=$(find "$tmp/root" -name gradwire.pc | head -n1)
 so=$(find "$tmp/root" -name 'libgradwire.so.*' -type f | head -n1)
 [ -n "$so" ] || { echo "FAIL: libgradwire.so not installed"; exit 1; }
 
-bad=$(nm -D --defined-only "$so" | awk '$3 != "" {print $3}' | grep -v '^gw_' | grep -v '^GRADWIRE_' || true)
-[ -z "$bad" ] || { echo "FAIL: symbols outside gw_* exported: $bad"; exit 1; }
-unversioned=$(nm -D --defined-only "$so" | awk '$3 ~ /^gw_/ && $3 !~ /@@GRADWIRE_/ {print $3}')
-[ -z "$unversioned" ] || { echo "FAIL: unversioned symbols: $unversioned"; exit 1; }
+# What the map promises: name@@NODE for the first (newest) node that lists
+# a name, name@NODE for every later one.
+python3 - "$srcdir/gradwire.map" > "$tmp/want" <<'PY'
+import re, sys
+text = re.sub(r"/\*.*?\*/", "", open(sys.argv[1]).read(), flags=re.S)
+seen = set()
+for node, body in re.findall(r"(GRADWIRE_[0-9.]+)\s*\{(.*?)\}", text, flags=re.S):
+    body = body.split("local:")[0].replace("global:", "")
+    for name in re.findall(r"(gw_\w+)\s*;", body):
+        print("%s%s%s" % (name, "@" if name in seen else "@@", node))
+        seen.add(name)
+PY
+sort -o "$tmp/want" "$tmp/want"
+nm -D --defined-only "$so" | awk '$3 != "" && $2 != "A" {print $3}' | sort > "$tmp/have"
+if ! cmp -s "$tmp/want" "$tmp/have"; then
+  echo "FAIL: exported symbols differ from gradwire.map (< map only, > library only):"
+  diff "$tmp/want" "$tmp/have" | grep '^[<>]'
+  exit 1
+fi
+echo "exports: $(wc -l < "$tmp/have") symbols, as gradwire.map lists them"
 
 cat > "$tmp/consumer.c" <<'C'
 #include <gw/codec.h>
@@ -49,3 +69,17 @@ prefix=$(pkg-config --variable=prefix gradwire)
 flags=$(pkg-config --define-variable=prefix="$tmp/root$prefix" --cflags --libs gradwire)
 cc -std=c11 -Wall -Werror "$tmp/consumer.c" -o "$tmp/consumer" $flags
 LD_LIBRARY_PATH=$(dirname "$so") "$tmp/consumer"
+
+# Every installed header stands alone, in C11 and in C++.
+for h in "$(dirname "$(find "$tmp/root" -path '*include/gw/codec.h' | head -n1)")"/*.h; do
+  printf '#include <gw/%s>\n' "$(basename "$h")" > "$tmp/one.c"
+  cc -std=c11 -Wall -Werror -fsyntax-only $flags "$tmp/one.c" \
+    || { echo "FAIL: $(basename "$h") does not compile on its own"; exit 1; }
+  if command -v c++ >/dev/null; then
+    c++ -x c++ -std=c++17 -Wall -Werror -fsyntax-only $flags "$tmp/one.c" \
+      || { echo "FAIL: $(basename "$h") does not compile as C++"; exit 1; }
+  fi
+done
+
+cc -std=c11 -Wall -Werror "$srcdir/tests/abi_0_1.c" -o "$tmp/abi01" $flags
+LD_LIBRARY_PATH=$(dirname "$so") "$tmp/abi01"

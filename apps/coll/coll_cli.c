@@ -125,10 +125,9 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 		}
 		*ps = colon + 1;
 		/* Checked here, so a launcher refuses it before starting anything. */
-		char err[256];
-		gw_encoder *probe = gw_encoder_from_string(v, err, sizeof(err));
+		gw_encoder *probe = gw_encoder_from_string(v);
 		if (!probe) {
-			fprintf(stderr, "%s: --%s: %s\n", p, name, err);
+			fprintf(stderr, "%s: --%s: %s\n", p, name, gw_error_detail());
 			return -1;
 		}
 		gw_encoder_free(probe);
@@ -165,10 +164,8 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 			return -1;
 		}
 	} else if (s == &c->key_file) {
-		int rc = gw_coll_key_load(v, c->key);
-		if (rc < 0) {
-			fprintf(stderr, "%s: --key-file: %s: %s\n", p, v,
-				rc == GW_EIO ? "cannot read" : "not 64 hex digits");
+		if (gw_coll_key_load(v, c->key) < 0) {
+			fprintf(stderr, "%s: --key-file: %s\n", p, gw_error_detail());
 			return -1;
 		}
 		c->keyed = true;
@@ -205,13 +202,12 @@ static void job_of(struct cli *c, gw_coll_job *job)
 
 int cli_job_check(struct cli *c)
 {
-	const char *why = NULL;
 	gw_coll_job probe;
 	job_of(c, &probe);
 	if (!probe.chunk_elems)
 		probe.chunk_elems = 40;   /* the smallest: checks everything else */
-	if (gw_coll_job_check(&probe, &why) < 0) {
-		fprintf(stderr, "%s: %s\n", c->prog, why ? why : "bad job");
+	if (gw_coll_job_check(&probe) < 0) {
+		fprintf(stderr, "%s: %s\n", c->prog, gw_error_detail());
 		return -1;
 	}
 	return 0;
@@ -223,7 +219,6 @@ int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job)
 		fprintf(stderr, "%s: --%s is required\n", c->prog, c->workers ? "dim" : "workers");
 		return -1;
 	}
-	const char *why = NULL;
 	job_of(c, job);
 	if (cli_job_check(c) < 0)
 		return -1;
@@ -234,13 +229,13 @@ int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job)
 		int k = gw_coll_chunk_elems(job, pmax);
 		if (k < 0) {
 			fprintf(stderr, "%s: no chunk fits a %u-byte payload: %s\n",
-				c->prog, pmax, gw_strerror(k));
+				c->prog, pmax, gw_error_detail());
 			return -1;
 		}
 		job->chunk_elems = (uint32_t)k;
 	}
-	if (gw_coll_job_check(job, &why) < 0) {
-		fprintf(stderr, "%s: %s\n", c->prog, why ? why : "bad job");
+	if (gw_coll_job_check(job) < 0) {
+		fprintf(stderr, "%s: %s\n", c->prog, gw_error_detail());
 		return -1;
 	}
 	return 0;
@@ -268,8 +263,8 @@ int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp)
 	cfg.opts = *opts ? opts : NULL;
 	int rc = gw_dp_open(&cfg, dp);
 	if (rc < 0) {
-		fprintf(stderr, "%s: cannot open the %s dataplane: %s\n", c->prog,
-			cfg.backend, gw_strerror(rc));
+		fprintf(stderr, "%s: cannot open the %s dataplane: %s: %s\n", c->prog,
+			cfg.backend, gw_strerror(rc), gw_error_detail());
 		return -1;
 	}
 	return 0;

@@ -164,8 +164,8 @@ int main(int argc, char **argv)
 	gw_agg_config cfg = {.job = job, .shard = (uint16_t)shard};
 	a = gw_agg_create(dps, (unsigned)ports, &cfg);
 	if (!a) {
-		fprintf(stderr, "gw-aggregator: cannot create the shard (memory, or a "
-			"dataplane payload below one chunk)\n");
+		fprintf(stderr, "gw-aggregator: cannot create the shard: %s\n",
+			gw_error_detail());
 		goto out;
 	}
 	struct sigaction sa = {.sa_handler = on_signal};

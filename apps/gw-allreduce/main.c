@@ -385,7 +385,8 @@ int main(int argc, char **argv)
 			      .first_round = (uint32_t)o.first_round};
 	comm = gw_comm_create(dp, &cfg);
 	if (!comm) {
-		fprintf(stderr, "gw-allreduce: cannot create the communicator\n");
+		fprintf(stderr, "gw-allreduce: cannot create the communicator: %s\n",
+			gw_error_detail());
 		goto done;
 	}
 	bool sketched = job.engine == GW_COLL_SKETCHED;

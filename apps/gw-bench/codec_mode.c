@@ -239,15 +239,14 @@ static int run_codec(const struct input *in, int id, char **params, int np,
 		for (int i = 0; i < np; i++) {
 			/* One call per --param (or codec string) so the message
 			 * names the argument it came from. */
-			char why[256];
-			if (gw_encoder_set_params(enc[k], params[i], why, sizeof(why)) < 0) {
-				fprintf(stderr, "gw-bench: --param %s: %s\n", params[i], why);
+			if (gw_encoder_set_params(enc[k], params[i]) < 0) {
+				fprintf(stderr, "gw-bench: --param %s: %s\n", params[i],
+					gw_error_detail());
 				goto out;
 			}
 		}
-	char why[256];
-	if (gw_encoder_check_params(enc[0], why, sizeof(why)) < 0) {
-		fprintf(stderr, "gw-bench: --param: %s\n", why);
+	if (gw_encoder_check_params(enc[0]) < 0) {
+		fprintf(stderr, "gw-bench: --param: %s\n", gw_error_detail());
 		goto out;
 	}
 	int min = gw_encode_min_budget(enc[0], &r.t);

@@ -380,14 +380,13 @@ int bench_raw_main(int argc, char **argv)
 	gw_dp *dp = NULL;
 	int rc = gw_dp_open(&cfg, &dp);
 	if (rc == GW_EINVAL) {
-		/* The backend refused its options (named above, if it said). */
-		fprintf(stderr, "gw-bench: --opts: '%s' refused by backend %s\n",
-			a.opts ? a.opts : "", a.backend);
+		fprintf(stderr, "gw-bench: --opts: '%s' refused by backend %s: %s\n",
+			a.opts ? a.opts : "", a.backend, gw_error_detail());
 		return BENCH_EUSAGE;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "gw-bench: --backend %s: open failed: %s\n", a.backend,
-			gw_strerror(rc));
+		fprintf(stderr, "gw-bench: --backend %s: open failed: %s: %s\n", a.backend,
+			gw_strerror(rc), gw_error_detail());
 		return 1;
 	}
 	struct raw_result r = {.payload_max = gw_dp_payload_max(dp)};

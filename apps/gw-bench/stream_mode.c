@@ -478,8 +478,9 @@ int bench_stream_main(int argc, char **argv)
 			   .argc = o.args.eal_argc, .argv = o.args.eal_argv};
 	int drc = gw_dp_open(&dc, &dp);
 	if (drc < 0) {
-		fprintf(stderr, "gw-bench: --backend %s --local %s%s%s: %s\n", o.backend, o.local,
-			o.dp_opts ? " --opts " : "", o.dp_opts ? o.dp_opts : "", gw_strerror(drc));
+		fprintf(stderr, "gw-bench: --backend %s --local %s%s%s: %s: %s\n", o.backend,
+			o.local, o.dp_opts ? " --opts " : "", o.dp_opts ? o.dp_opts : "",
+			gw_strerror(drc), gw_error_detail());
 		goto out;
 	}
 	gw_stream_config sc = {.job = (uint32_t)o.job, .rank = tx ? 1 : 0,
@@ -487,8 +488,8 @@ int bench_stream_main(int argc, char **argv)
 			       .timeout_ms = (uint32_t)o.timeout_ms, .frames = o.frames};
 	s = gw_stream_create(dp, &sc);
 	if (!s) {
-		fprintf(stderr, "gw-bench: --window %llu: stream not created (payload %u bytes)\n",
-			(unsigned long long)o.window, gw_dp_payload_max(dp));
+		fprintf(stderr, "gw-bench: --window %llu: stream not created: %s\n",
+			(unsigned long long)o.window, gw_error_detail());
 		goto out;
 	}
 	size_t budget = o.mtu - GW_PKT_RESERVE;

@@ -196,7 +196,8 @@ int train_worker(struct cli *c, struct train_opts *o)
 			      .timeout_ms = (uint32_t)o->timeout_ms};
 	L.comm = gw_comm_create(dp, &cfg);
 	if (!L.comm) {
-		fprintf(stderr, "%s: cannot create the communicator\n", c->prog);
+		fprintf(stderr, "%s: cannot create the communicator: %s\n", c->prog,
+			gw_error_detail());
 		goto done;
 	}
 	if (train(&L) == 0)

@@ -60,7 +60,8 @@ static int dpdk_opt(void *arg, const char *key, const char *val)
 	else if (!strcmp(key, "spin_us") && (rc = opt_u(val, 0, 10000, &v)) == 0)
 		o->spin_us = (unsigned)v;
 	if (rc < 0)
-		fprintf(stderr, "gradwire dpdk: option '%s=%s' not understood\n", key, val);
+		return gw__detail(rc, "dpdk: option '%s=%s' not understood or out of range "
+				  "(port, mtu, rxd, txd, room, link_wait, spin_us)", key, val);
 	return rc;
 }
 
@@ -121,9 +122,8 @@ static int dpdk_open(const gw_dp_config *cfg, gw_dp **out)
 	if (rc < 0)
 		goto fail_pool;
 	if (o.link_wait_s && !gw_dpdk_link_wait(d->port, o.link_wait_s * 1000)) {
-		fprintf(stderr, "gradwire dpdk: port %u: link still down after %u s\n",
+		rc = GW_ERRF(GW_EIO, "dpdk: port %u: link still down after %u s",
 			d->port, o.link_wait_s);
-		rc = GW_ERR(GW_EIO);
 		goto fail_pool;
 	}
 	*out = &d->dp;

@@ -64,9 +64,8 @@ int gw_dpdk_pool_create(struct dpdk_dp *d, uint32_t pkts, uint16_t nb_rxd, uint1
 					  RTE_ALIGN(sizeof(gw_pkt), RTE_MBUF_PRIV_ALIGN),
 					  (uint16_t)room, socket);
 	if (!d->pool) {
-		fprintf(stderr, "gradwire dpdk: mempool of %llu x %u bytes: %s\n",
+		return GW_ERRF(GW_ENOMEM, "dpdk: mempool of %llu x %u bytes: %s",
 			(unsigned long long)(sz - 1), room, rte_strerror(rte_errno));
-		return GW_ERR(GW_ENOMEM);
 	}
 	rte_mempool_obj_iter(d->pool, init_priv, NULL);
 	return GW_OK;

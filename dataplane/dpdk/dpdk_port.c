@@ -48,8 +48,7 @@ int gw_dpdk_eal_init(const gw_dp_config *cfg)
 	memcpy(argv, src, (size_t)argc * sizeof(*argv));
 	if (rte_eal_init(argc, argv) < 0) {
 		eal_failed = true;
-		fprintf(stderr, "gradwire dpdk: rte_eal_init: %s\n", rte_strerror(rte_errno));
-		return GW_ERR(GW_EIO);
+		return GW_ERRF(GW_EIO, "dpdk: rte_eal_init: %s", rte_strerror(rte_errno));
 	}
 	eal_started = true;
 	return GW_OK;
@@ -58,13 +57,11 @@ int gw_dpdk_eal_init(const gw_dp_config *cfg)
 int gw_dpdk_port_claim(uint16_t port)
 {
 	if (!rte_eth_dev_is_valid_port(port)) {
-		fprintf(stderr, "gradwire dpdk: port %u: no such port (%u available)\n",
+		return GW_ERRF(GW_EIO, "dpdk: port %u: no such port (%u available)",
 			port, rte_eth_dev_count_avail());
-		return GW_ERR(GW_EIO);
 	}
 	if (port_busy[port]) {
-		fprintf(stderr, "gradwire dpdk: port %u: already open in this process\n", port);
-		return GW_ERR(GW_EINVAL);
+		return GW_ERRF(GW_EINVAL, "dpdk: port %u: already open in this process", port);
 	}
 	port_busy[port] = true;
 	return GW_OK;
@@ -121,9 +118,8 @@ static int pick_mtu(uint16_t port, const struct rte_eth_dev_info *info, uint16_t
 	if (m > info->max_mtu && !want)
 		m = info->max_mtu;
 	if (m < info->min_mtu || m > info->max_mtu || m < 68 + 28) {
-		fprintf(stderr, "gradwire dpdk: port %u: MTU %u outside [%u, %u]\n", port,
+		return GW_ERRF(GW_EINVAL, "dpdk: port %u: MTU %u outside [%u, %u]", port,
 			m, info->min_mtu, info->max_mtu);
-		return GW_ERR(GW_EINVAL);
 	}
 	*mtu = m;
 	return GW_OK;
@@ -151,8 +147,7 @@ int gw_dpdk_port_configure(struct dpdk_dp *d, uint16_t want_mtu, uint16_t *nb_rx
 	uint16_t port = d->port;
 	int rc = rte_eth_dev_info_get(port, &info);
 	if (rc != 0) {
-		fprintf(stderr, "gradwire dpdk: port %u: dev_info: %s\n", port, rte_strerror(-rc));
-		return GW_ERR(GW_EIO);
+		return GW_ERRF(GW_EIO, "dpdk: port %u: dev_info: %s", port, rte_strerror(-rc));
 	}
 	rc = pick_mtu(port, &info, want_mtu, &d->mtu);
 	if (rc < 0)
@@ -168,9 +163,8 @@ int gw_dpdk_port_configure(struct dpdk_dp *d, uint16_t want_mtu, uint16_t *nb_rx
 	if (rc != 0)
 		rc = configure(d, false);
 	if (rc != 0) {
-		fprintf(stderr, "gradwire dpdk: port %u: configure (MTU %u): %s\n", port, d->mtu,
+		return GW_ERRF(GW_EIO, "dpdk: port %u: configure (MTU %u): %s", port, d->mtu,
 			rte_strerror(-rc));
-		return GW_ERR(GW_EIO);
 	}
 	/* Some drivers take the MTU at configure time only as a number; ask
 	 * the driver too, and believe what the port then reports. */
@@ -181,8 +175,7 @@ int gw_dpdk_port_configure(struct dpdk_dp *d, uint16_t want_mtu, uint16_t *nb_rx
 		d->mtu = mtu;
 
 	if (rte_eth_dev_adjust_nb_rx_tx_desc(port, nb_rxd, nb_txd) != 0) {
-		fprintf(stderr, "gradwire dpdk: port %u: descriptor counts refused\n", port);
-		return GW_ERR(GW_EIO);
+		return GW_ERRF(GW_EIO, "dpdk: port %u: descriptor counts refused", port);
 	}
 	if (rte_eth_macaddr_get(port, &d->mac) != 0)
 		memset(&d->mac, 0, sizeof(d->mac));
@@ -290,8 +283,7 @@ int gw_dpdk_port_start(struct dpdk_dp *d, uint16_t nb_rxd, uint16_t nb_txd,
 		log_restore("pmd.net.memif", level);
 	}
 	if (rc != 0) {
-		fprintf(stderr, "gradwire dpdk: port %u: start: %s\n", d->port, rte_strerror(-rc));
-		return GW_ERR(GW_EIO);
+		return GW_ERRF(GW_EIO, "dpdk: port %u: start: %s", d->port, rte_strerror(-rc));
 	}
 	d->started = true;
 	intr_setup(d);

@@ -73,14 +73,19 @@ static int udp_opt(void *arg, const char *key, const char *val)
 	struct udp_opts *o = arg;
 	char *end;
 	unsigned long v = strtoul(val, &end, 10);
-	if (!*val || *end)
-		return GW_ERR(GW_EINVAL);
-	if (!strcmp(key, "payload") && v >= 64 && v <= UDP_PAYLOAD_MAX)
+	int num = *val && !*end && *val != '-';
+	if (!strcmp(key, "payload")) {
+		if (!num || v < 64 || v > UDP_PAYLOAD_MAX)
+			return GW_ERRF(GW_EINVAL, "udp: payload=%s: not a whole number in "
+				       "[64, %u]", val, (unsigned)UDP_PAYLOAD_MAX);
 		o->payload = (uint32_t)v;
-	else if (!strcmp(key, "gso") && v <= 1)
+	} else if (!strcmp(key, "gso")) {
+		if (!num || v > 1)
+			return GW_ERRF(GW_EINVAL, "udp: gso=%s: not 0 or 1", val);
 		o->gso = (int)v;
-	else
-		return GW_ERR(GW_EINVAL);
+	} else {
+		return GW_ERRF(GW_EINVAL, "udp: option '%s' not understood (payload, gso)", key);
+	}
 	return GW_OK;
 }
 
@@ -161,7 +166,7 @@ static int udp_open(const gw_dp_config *cfg, gw_dp **out)
 	}
 	u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (u->fd < 0) {
-		rc = GW_ERR(GW_EIO);
+		rc = GW_ERRF(GW_EIO, "udp: socket: %s", strerror(errno));
 		goto fail;
 	}
 	sock_buf(u->fd, SO_RCVBUF, SO_RCVBUFFORCE);
@@ -175,7 +180,9 @@ static int udp_open(const gw_dp_config *cfg, gw_dp **out)
 	socklen_t len = sizeof(sa);
 	if (bind(u->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    getsockname(u->fd, (struct sockaddr *)&sa, &len) < 0) {
-		rc = GW_ERR(GW_EIO);
+		char ep[40];
+		gw_endpoint_format(&cfg->local, ep, sizeof(ep));
+		rc = GW_ERRF(GW_EIO, "udp: bind to %s: %s", ep, strerror(errno));
 		goto fail;
 	}
 	u->dp.local = cfg->local;

@@ -437,7 +437,7 @@ static void seeds_deepreduce(void)
 				 idx[i], val[v]);
 			if (i < 3)   /* fpr belongs to the Bloom filter only */
 				*strstr(spec, ",fpr=") = '\0';
-			gw_encoder *enc = gw_encoder_from_string(spec, NULL, 0);
+			gw_encoder *enc = gw_encoder_from_string(spec);
 			if (!enc || gw_encode_begin(enc, &s.t) < 0)
 				abort();
 			int n;

@@ -198,7 +198,7 @@ GW_API int gw_ef_restore(gw_ef *ef, const void *frame, size_t len);
 
 typedef struct gw_encoder gw_encoder;
 
-/* NULL on unknown id or allocation failure. */
+/* NULL on unknown id or allocation failure (gw_error_detail says which). */
 GW_API gw_encoder *gw_encoder_create(int codec_id);
 GW_API void gw_encoder_free(gw_encoder *enc);      /* accepts NULL */
 
@@ -206,23 +206,23 @@ GW_API int gw_encoder_set_param(gw_encoder *enc, gw_param p, double v);
 GW_API int gw_encoder_get_param(const gw_encoder *enc, gw_param p, double *v);
 
 /* Applies "name=value,name=value,..." (values as gw_param_value() reads
- * them) to enc, left to right; stops at the first refusal and, when err
- * is not NULL, writes a message naming the offending parameter and why
- * (unknown, not a number, outside [lo, hi]). Returns 0 or GW_E*. */
-GW_API int gw_encoder_set_params(gw_encoder *enc, const char *list, char *err,
-				 size_t errlen);
+ * them) to enc, left to right; stops at the first refusal. Returns 0 or
+ * GW_E*, the detail (gw_error_detail) naming the offending parameter and
+ * why (unknown, not a number, outside [lo, hi]). (GRADWIRE_0.2; 0.1 took
+ * a message buffer, err and errlen, and still does for binaries built
+ * against it.) */
+GW_API int gw_encoder_set_params(gw_encoder *enc, const char *list);
 /* Checks that the parameters set so far make a valid combination for the
  * codec (deepreduce: fpr only with index=bloom, degree only with
  * value=poly, ...); gw_encode_begin() refuses an invalid one with
- * GW_EPARAM. Returns 0, or GW_EPARAM with a message naming the parameter
- * in err. */
-GW_API int gw_encoder_check_params(const gw_encoder *enc, char *err, size_t errlen);
+ * GW_EPARAM. Returns 0, or GW_EPARAM with a detail naming the parameter.
+ * (GRADWIRE_0.2, as gw_encoder_set_params.) */
+GW_API int gw_encoder_check_params(const gw_encoder *enc);
 /* An encoder for a codec string "name" or "name:param=value,...", e.g.
  * "deepreduce:index=bloom,policy=p2,fpr=0.001,value=poly". NULL on error,
- * with a message in err when it is not NULL; the combination is checked
- * (gw_encoder_check_params). */
-GW_API gw_encoder *gw_encoder_from_string(const char *spec, char *err,
-					  size_t errlen);
+ * with a detail saying what is wrong; the combination is checked
+ * (gw_encoder_check_params). (GRADWIRE_0.2, as gw_encoder_set_params.) */
+GW_API gw_encoder *gw_encoder_from_string(const char *spec);
 
 /* Attach (or with NULL detach) error feedback; its dim must equal the
  * dim of every tensor encoded afterwards. The encoder does not own it.

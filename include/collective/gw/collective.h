@@ -104,15 +104,18 @@ typedef struct gw_coll_job {
 
 /* Largest chunk (a multiple of 40 elements) whose frame fits one packet of
  * payload_max bytes with both codecs of job (found by encoding a worst
- * case), or GW_E*. */
+ * case), or GW_E* with a detail (gw_error_detail). */
 GW_API int gw_coll_chunk_elems(const gw_coll_job *job, uint32_t payload_max);
 
-/* Validates job (ranges, codecs that take dense tensors, parameters):
- * 0 or GW_E*; *why (if not NULL) names the bad field. */
-GW_API int gw_coll_job_check(const gw_coll_job *job, const char **why);
+/* Validates job (ranges, codecs, their parameters, the engine's fields):
+ * 0, or GW_E* with a detail (gw_error_detail) that names the bad field,
+ * e.g. "shards: must be 1 .. 256". (GRADWIRE_0.2: 0.1 returned the text
+ * through a second argument, and still does for binaries built against
+ * it.) */
+GW_API int gw_coll_job_check(const gw_coll_job *job);
 
 /* Reads a job key: 64 hex digits (whitespace around them allowed) from the
- * file at path. 0 or GW_EINVAL / GW_EIO. */
+ * file at path. 0 or GW_EINVAL / GW_EIO, with a detail. */
 GW_API int gw_coll_key_load(const char *path, uint8_t key[GW_KEY_LEN]);
 
 /* ---- worker ------------------------------------------------------------- */
@@ -159,9 +162,10 @@ typedef struct gw_comm_stats {
 } gw_comm_stats;
 
 /* NULL on a bad config (see gw_coll_job_check), a backend whose packets
- * cannot hold a chunk, or no memory. The communicator keeps its own copy
- * of the config (shards and key included) and an error-feedback buffer of
- * job.dim elements for lossy uplink codecs and for loss-tolerant mode. */
+ * cannot hold a chunk, or no memory; gw_error_detail() says which. The
+ * communicator keeps its own copy of the config (shards and key included)
+ * and an error-feedback buffer of job.dim elements for lossy uplink
+ * codecs and for loss-tolerant mode. */
 GW_API gw_comm *gw_comm_create(gw_dp *dp, const gw_comm_config *cfg);
 GW_API void gw_comm_free(gw_comm *c);              /* accepts NULL */
 
@@ -241,7 +245,8 @@ typedef struct gw_agg_stats {
 
 /* A shard serving workers through ndp dataplanes (one UDP socket, or one
  * memif port per worker): it answers a worker on the dataplane and address
- * its last accepted packet came from. NULL on a bad config or no memory. */
+ * its last accepted packet came from. NULL on a bad config or no memory;
+ * gw_error_detail() says which. */
 GW_API gw_agg *gw_agg_create(gw_dp **dps, unsigned ndp, const gw_agg_config *cfg);
 GW_API void gw_agg_free(gw_agg *a);                /* accepts NULL */
 

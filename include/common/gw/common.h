@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 #define GW_VERSION_MAJOR 0
-#define GW_VERSION_MINOR 1
+#define GW_VERSION_MINOR 2
 #define GW_VERSION_PATCH 0
 
 /* Every gw_* call that can fail returns a negative GW_E* code; 0 or a
@@ -50,6 +50,17 @@ GW_API const char *gw_strerror(int err);
 GW_API const char *gw_error_name(int err);
 
 static inline int gw_is_error(int ret) { return ret < 0; }
+
+/* What the last failing call of this thread had to say beyond its code:
+ * which argument, field or parameter it refused and why, e.g. "workers:
+ * must be 1 .. 1024" or "parameter s: 2.5 is outside [1, 2)". Never NULL;
+ * "" when there is nothing more to say. The calls that check what a caller
+ * configures give details (codec strings and parameters, jobs, dataplanes,
+ * streams, communicators and shards: their headers say so); each clears
+ * the detail when it starts, and the other calls leave it alone, so read it
+ * right after the call that failed. One convention for the whole API:
+ * codes say what class of error, the detail says where. (GRADWIRE_0.2) */
+GW_API const char *gw_error_detail(void);
 
 /* In builds with GW_DEBUG, the file:line where the last error of this thread
  * was raised; returns 0 and leaves outputs untouched in other builds. */

@@ -86,7 +86,9 @@ typedef struct gw_dp_config {
 typedef struct gw_dp gw_dp;
 
 /* Opens a backend. Returns 0 and *out, or GW_E* (GW_EUNSUPPORTED if the
- * backend was not built in, GW_EIO if the device cannot be brought up). */
+ * backend was not built in, GW_EINVAL for an option it does not take,
+ * GW_EIO if the device cannot be brought up), with a detail
+ * (gw_error_detail) naming the option or the device and why. */
 GW_API int gw_dp_open(const gw_dp_config *cfg, gw_dp **out);
 GW_API void gw_dp_close(gw_dp *dp);                 /* accepts NULL */
 

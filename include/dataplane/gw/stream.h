@@ -80,7 +80,8 @@ typedef int (*gw_stream_deliver_fn)(void *arg, uint32_t chunk,
 				    const uint8_t *frame, size_t len);
 
 /* NULL on a bad config (window above GW_STREAM_WINDOW_MAX, a backend whose
- * payload cannot hold the packet header and one byte) or no memory. All
+ * payload cannot hold the packet header and one byte) or no memory;
+ * gw_error_detail() says which. All
  * per-window state is allocated here: send and recv allocate nothing. */
 GW_API gw_stream *gw_stream_create(gw_dp *dp, const gw_stream_config *cfg);
 GW_API void gw_stream_free(gw_stream *s);           /* accepts NULL */
