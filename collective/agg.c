@@ -31,29 +31,17 @@ gw_agg *gw_agg_create(gw_dp **dps, unsigned ndp, const gw_agg_config *cfg)
 	gw_agg *a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
-	const char *why = NULL;
-	int rc = coll_layout_init(&a->L, &cfg->job, &why);
-	if (rc < 0) {
-		gw__detail(rc, "%s", why);
-		free(a);
-		return NULL;
-	}
 	const struct coll_layout *L = &a->L;
 	uint32_t pmax = UINT32_MAX;
 	for (unsigned d = 0; d < ndp; d++)
 		pmax = GW_MIN(pmax, gw_dp_payload_max(dps[d]));
-	gw_coll_job j = L->job;
-	j.up_params = cfg->job.up_params;
-	j.down_params = cfg->job.down_params;
+	if (coll_layout_open(&a->L, &cfg->job, pmax) < 0) {
+		free(a);
+		return NULL;
+	}
 	if (cfg->shard >= L->job.shards) {
 		gw__detail(GW_EINVAL, "shard: %u, but the job has %u shards", cfg->shard,
 			   L->job.shards);
-		goto fail;
-	}
-	rc = L->eng->chunk_fits(&j, L->job.chunk_elems, pmax, NULL, &why);
-	if (rc < 0) {
-		gw__detail(rc, "%s (payload %u bytes)", why ? why : "chunk_elems: too large",
-			   pmax);
 		goto fail;
 	}
 	a->res_room = pmax;

@@ -173,6 +173,25 @@ int coll_layout_init(struct coll_layout *L, const gw_coll_job *job,
 	return rc < 0 ? rc : coll_layout_key(L, job, why);
 }
 
+int coll_layout_open(struct coll_layout *L, const gw_coll_job *job, uint32_t payload_max)
+{
+	const char *why = NULL;
+	int rc = coll_layout_init(L, job, &why);
+	if (rc < 0)
+		return gw__detail(rc, "%s", why);
+	/* The layout's job with what it took out (applied at create): sizing
+	 * needs the parameters and whether a MAC takes room. */
+	gw_coll_job j = L->job;
+	j.up_params = job->up_params;
+	j.down_params = job->down_params;
+	j.key = job->key;
+	rc = L->eng->chunk_fits(&j, L->job.chunk_elems, payload_max, NULL, &why);
+	if (rc < 0)
+		return gw__detail(rc, "%s (payload %u bytes)",
+				  why ? why : "chunk_elems: too large", payload_max);
+	return GW_OK;
+}
+
 /* The end of coll_layout_init: the key copy. */
 static int coll_layout_key(struct coll_layout *L, const gw_coll_job *job,
 			   const char **why)

@@ -81,6 +81,11 @@ struct coll_layout {
 int coll_layout_init(struct coll_layout *L, const gw_coll_job *job,
 		     const char **why);
 
+/* coll_layout_init for a communicator or shard whose packets hold
+ * payload_max bytes, checking that a chunk fits them: 0, or GW_E* with
+ * the detail (gw_error_detail) set. */
+int coll_layout_open(struct coll_layout *L, const gw_coll_job *job, uint32_t payload_max);
+
 /* The common defaults and checks of job (in place): 0 or GW_EINVAL with
  * *why. */
 int coll_job_defaults(gw_coll_job *j, const char **why);

@@ -27,27 +27,14 @@ gw_comm *gw_comm_create(gw_dp *dp, const gw_comm_config *cfg)
 	if (!c)
 		return NULL;
 	c->dp = dp;
-	const char *why = NULL;
-	int rc = coll_layout_init(&c->L, &cfg->job, &why);
-	if (rc < 0) {
-		gw__detail(rc, "%s", why);
+	const struct coll_layout *L = &c->L;
+	if (coll_layout_open(&c->L, &cfg->job, gw_dp_payload_max(dp)) < 0) {
 		free(c);
 		return NULL;
 	}
-	const struct coll_layout *L = &c->L;
-	/* The layout's job with the parameters it applied: sizing needs them. */
-	gw_coll_job j = L->job;
-	j.up_params = cfg->job.up_params;
-	j.down_params = cfg->job.down_params;
 	if (cfg->rank >= L->job.workers) {
 		gw__detail(GW_EINVAL, "rank: %u, but the job has %u workers", cfg->rank,
 			   L->job.workers);
-		goto fail;
-	}
-	rc = L->eng->chunk_fits(&j, L->job.chunk_elems, gw_dp_payload_max(dp), NULL, &why);
-	if (rc < 0) {
-		gw__detail(rc, "%s (payload %u bytes)", why ? why : "chunk_elems: too large",
-			   gw_dp_payload_max(dp));
 		goto fail;
 	}
 	c->rank = cfg->rank;

@@ -6,36 +6,9 @@
  * linked against libgradwire 0.1 runs unchanged; built into libgradwire.so
  * only (a .symver needs the map's version nodes), never declared in a
  * header. */
-#include <gw/collective.h>
+#include "compat_0_1.h"
 
 #define GW_COMPAT(name, ver) __asm__(".symver " #name "_v01, " #name "@" ver)
-
-struct job_v01 {
-	uint32_t job;
-	uint64_t dim;
-	uint32_t chunk_elems;
-	uint16_t workers, shards;
-	uint32_t window;
-	int up_codec, down_codec;
-	const char *up_params, *down_params;
-	gw_coll_mode mode;
-	uint32_t deadline_us;
-	const uint8_t *key;
-	uint32_t topk, candidates;
-	float momentum;
-};
-
-struct comm_config_v01 {
-	struct job_v01 job;
-	uint16_t rank;
-	const gw_endpoint *shards;
-	uint32_t rto_us, timeout_ms, first_round;
-};
-
-struct agg_config_v01 {
-	struct job_v01 job;
-	uint16_t shard;
-};
 
 /* The 0.2 job of a 0.1 one; sk holds the engine's fields. */
 static gw_coll_job job_of(const struct job_v01 *o, gw_sketched_job *sk)

@@ -200,20 +200,13 @@ static int dense_layout(struct coll_layout *L, const gw_coll_job *job, const cha
 }
 
 const struct coll_engine coll_dense_engine = {
-	.name = "dense",
-	.id = GW_COLL_DENSE,
-	.up_codec = GW_CODEC_RAW,
-	.down_codec = GW_CODEC_RAW,
-	.layout = dense_layout,
-	.chunk_fits = dense_chunk_fits,
-	.chunk_elems = dense_chunk_elems,
-	.comm_init = dense_comm_init,
-	.comm_fini = dense_comm_fini,
-	.allreduce = dense_allreduce,
-	.allreduce_sketched = coll_no_allreduce_sketched,
-	.residual = dense_residual,
-	.agg_init = dense_agg_init,
-	.agg_fini = dense_agg_fini,
-	.agg_input = dense_agg_input,
-	.agg_tick = dense_agg_tick,
+	.name = "dense", .id = GW_COLL_DENSE,
+	.up_codec = GW_CODEC_RAW, .down_codec = GW_CODEC_RAW,
+	.layout = dense_layout, .chunk_fits = dense_chunk_fits, .chunk_elems = dense_chunk_elems,
+	/* the worker: dense_worker.c */
+	.comm_init = dense_comm_init, .comm_fini = dense_comm_fini, .residual = dense_residual,
+	.allreduce = dense_allreduce, .allreduce_sketched = coll_no_allreduce_sketched,
+	/* the shard: dense_agg.c */
+	.agg_init = dense_agg_init, .agg_fini = dense_agg_fini,
+	.agg_input = dense_agg_input, .agg_tick = dense_agg_tick,
 };

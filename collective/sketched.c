@@ -140,20 +140,14 @@ static int sketched_chunk_elems(const gw_coll_job *j, uint32_t payload_max,
 }
 
 const struct coll_engine coll_sketched_engine = {
-	.name = "sketched",
-	.id = GW_COLL_SKETCHED,
-	.up_codec = GW_CODEC_COUNTSKETCH,
-	.down_codec = GW_CODEC_COUNTSKETCH,
-	.layout = sketched_layout,
-	.chunk_fits = sketched_chunk_fits,
+	.name = "sketched", .id = GW_COLL_SKETCHED,
+	.up_codec = GW_CODEC_COUNTSKETCH, .down_codec = GW_CODEC_COUNTSKETCH,
+	.layout = sketched_layout, .chunk_fits = sketched_chunk_fits,
 	.chunk_elems = sketched_chunk_elems,
-	.comm_init = sk_comm_init,
-	.comm_fini = sk_comm_fini,
-	.allreduce = coll_no_allreduce,
-	.allreduce_sketched = sk_allreduce,
-	.residual = sk_residual,
-	.agg_init = sk_agg_init,
-	.agg_fini = sk_agg_fini,
-	.agg_input = sk_agg_input,
-	.agg_tick = sk_agg_tick,
+	/* the worker: sketched_worker.c */
+	.comm_init = sk_comm_init, .comm_fini = sk_comm_fini, .residual = sk_residual,
+	.allreduce = coll_no_allreduce, .allreduce_sketched = sk_allreduce,
+	/* the shard: sketched_agg.c */
+	.agg_init = sk_agg_init, .agg_fini = sk_agg_fini,
+	.agg_input = sk_agg_input, .agg_tick = sk_agg_tick,
 };

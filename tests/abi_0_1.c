@@ -8,34 +8,15 @@
 
 #include <gw/collective.h>
 
+#include "../collective/compat_0_1.h"   /* the 0.1 struct layouts */
+
 #define OLD(name) __asm__(".symver " #name "_01, " #name "@GRADWIRE_0.1")
 
-struct job_01 {   /* gw_coll_job of 0.1 */
-	uint32_t job;
-	uint64_t dim;
-	uint32_t chunk_elems;
-	uint16_t workers, shards;
-	uint32_t window;
-	int up_codec, down_codec;
-	const char *up_params, *down_params;
-	gw_coll_mode mode;
-	uint32_t deadline_us;
-	const uint8_t *key;
-	uint32_t topk, candidates;
-	float momentum;
-};
-struct comm_config_01 {
-	struct job_01 job;
-	uint16_t rank;
-	const gw_endpoint *shards;
-	uint32_t rto_us, timeout_ms, first_round;
-};
-
-int gw_coll_job_check_01(const struct job_01 *job, const char **why);
+int gw_coll_job_check_01(const struct job_v01 *job, const char **why);
 OLD(gw_coll_job_check);
-int gw_coll_chunk_elems_01(const struct job_01 *job, uint32_t payload_max);
+int gw_coll_chunk_elems_01(const struct job_v01 *job, uint32_t payload_max);
 OLD(gw_coll_chunk_elems);
-gw_comm *gw_comm_create_01(gw_dp *dp, const struct comm_config_01 *cfg);
+gw_comm *gw_comm_create_01(gw_dp *dp, const struct comm_config_v01 *cfg);
 OLD(gw_comm_create);
 int gw_encoder_set_params_01(gw_encoder *enc, const char *list, char *err, size_t errlen);
 OLD(gw_encoder_set_params);
@@ -43,11 +24,7 @@ gw_encoder *gw_encoder_from_string_01(const char *spec, char *err, size_t errlen
 OLD(gw_encoder_from_string);
 int gw_encoder_check_params_01(const gw_encoder *enc, char *err, size_t errlen);
 OLD(gw_encoder_check_params);
-struct agg_config_01 {
-	struct job_01 job;
-	uint16_t shard;
-};
-gw_agg *gw_agg_create_01(gw_dp **dps, unsigned ndp, const struct agg_config_01 *cfg);
+gw_agg *gw_agg_create_01(gw_dp **dps, unsigned ndp, const struct agg_config_v01 *cfg);
 OLD(gw_agg_create);
 
 #define FAIL(...) do { printf("abi 0.1: " __VA_ARGS__); printf("\n"); return 1; } while (0)
@@ -55,14 +32,14 @@ OLD(gw_agg_create);
 int main(void)
 {
 	const char *why = "unset";
-	struct job_01 j = {.job = 1, .dim = 1000, .chunk_elems = 40, .workers = 0, .shards = 1};
+	struct job_v01 j = {.job = 1, .dim = 1000, .chunk_elems = 40, .workers = 0, .shards = 1};
 	if (gw_coll_job_check_01(&j, &why) != GW_EINVAL || !why || !strstr(why, "workers"))
 		FAIL("job check of 0 workers: why = %s", why ? why : "NULL");
 	j.workers = 2;
 	if (gw_coll_job_check_01(&j, &why) != 0 || why)
 		FAIL("valid job refused: %s", why ? why : "");
 	/* A countsketch uplink meant Sketched-SGD, its k in the job itself. */
-	struct job_01 sk = j;
+	struct job_v01 sk = j;
 	sk.up_codec = GW_CODEC_COUNTSKETCH;
 	sk.topk = 1001;   /* above dim: refused by the sketched engine */
 	if (gw_coll_job_check_01(&sk, &why) != GW_EINVAL || !strstr(why, "topk"))
@@ -88,7 +65,7 @@ int main(void)
 	gw_endpoint_parse("127.0.0.1:9", &shard);
 	j.chunk_elems = 0;
 	j.chunk_elems = (uint32_t)gw_coll_chunk_elems_01(&j, gw_dp_payload_max(dp));
-	struct comm_config_01 cc = {.job = j, .rank = 1, .shards = &shard};
+	struct comm_config_v01 cc = {.job = j, .rank = 1, .shards = &shard};
 	gw_comm *c = gw_comm_create_01(dp, &cc);
 	if (!c)
 		FAIL("communicator of a 0.1 config: %s", gw_error_detail());
@@ -96,7 +73,7 @@ int main(void)
 	cc.rank = 2;
 	if (gw_comm_create_01(dp, &cc))
 		FAIL("rank 2 of 2 workers accepted");
-	struct agg_config_01 ac = {.job = j, .shard = 0};
+	struct agg_config_v01 ac = {.job = j, .shard = 0};
 	gw_agg *a = gw_agg_create_01(&dp, 1, &ac);
 	if (!a)
 		FAIL("shard of a 0.1 config: %s", gw_error_detail());

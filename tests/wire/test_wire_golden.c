@@ -291,79 +291,82 @@ static void stream_traffic(void)
 /* Workers and a shard of one job; worker `solo` (when >= 0) runs first
  * alone, timing out, so that the other finds its contributions in the
  * shard: two workers in one thread. */
+/* A job's shard (its chunk size found for PAYLOAD first) and its workers
+ * 0 .. n-1; worker r > 0 gives up after 1 ms (see dense_job). */
+struct job_run {
+	gw_coll_job job;
+	struct loop *shard, *wl[2];
+	gw_comm *wc[2];
+	uint16_t n;
+};
+
+static void job_start(struct job_run *j, uint16_t n)
+{
+	int ce = gw_coll_chunk_elems(&j->job, PAYLOAD);
+	GW_CHECK(ce > 0, "chunk_elems: %d (%s)", ce, gw_error_detail());
+	j->job.chunk_elems = (uint32_t)ce;
+	j->shard = loop_new("shard", 7100);
+	gw_dp *sdp = &j->shard->dp;
+	gw_agg_config ac = {.job = j->job, .shard = 0};
+	j->shard->agg = gw_agg_create(&sdp, 1, &ac);
+	GW_CHECK(j->shard->agg, "gw_agg_create: %s", gw_error_detail());
+	j->n = n;
+	for (uint16_t r = 0; r < n; r++) {
+		j->wl[r] = loop_new(r ? "worker1" : "worker0", (uint16_t)(7200 + r));
+		gw_comm_config cc = {.job = j->job, .rank = r, .shards = &sdp->local,
+				     .rto_us = 1000000, .timeout_ms = r ? 1 : 5000};
+		j->wc[r] = gw_comm_create(&j->wl[r]->dp, &cc);
+		GW_CHECK(j->wc[r], "gw_comm_create rank %u: %s", r, gw_error_detail());
+	}
+}
+
+static void job_end(struct job_run *j)
+{
+	for (uint16_t r = 0; r < j->n; r++) {
+		gw_comm_free(j->wc[r]);
+		loop_del(j->wl[r]);
+	}
+	gw_agg_free(j->shard->agg);
+	loop_del(j->shard);
+}
+
 static void dense_job(int up, int down, int keyed, uint16_t workers, int rounds)
 {
 	static const uint8_t key[GW_KEY_LEN] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-	gw_coll_job job = {.job = 77, .dim = 1000, .workers = workers, .shards = 1,
-			   .window = 8, .up_codec = up, .down_codec = down,
-			   .key = keyed ? key : NULL};
-	int ce = gw_coll_chunk_elems(&job, PAYLOAD);
-	GW_CHECK(ce > 0, "chunk_elems: %d", ce);
-	job.chunk_elems = (uint32_t)ce;
-	struct loop *sl = loop_new("shard", 7100);
-	gw_dp *sdp = &sl->dp;
-	gw_agg_config ac = {.job = job, .shard = 0};
-	sl->agg = gw_agg_create(&sdp, 1, &ac);
-	GW_CHECK(sl->agg, "gw_agg_create");
-	struct loop *wl[2] = {NULL, NULL};
-	gw_comm *wc[2] = {NULL, NULL};
-	for (uint16_t r = 0; r < workers; r++) {
-		wl[r] = loop_new(r ? "worker1" : "worker0", (uint16_t)(7200 + r));
-		gw_comm_config cc = {.job = job, .rank = r, .shards = &sdp->local,
-				     .rto_us = 1000000, .timeout_ms = r ? 1 : 5000};
-		wc[r] = gw_comm_create(&wl[r]->dp, &cc);
-		GW_CHECK(wc[r], "gw_comm_create rank %u", r);
-	}
+	struct job_run j = {.job = {.job = 77, .dim = 1000, .workers = workers, .shards = 1,
+				    .window = 8, .up_codec = up, .down_codec = down,
+				    .key = keyed ? key : NULL}};
+	job_start(&j, workers);
 	float g[1000], out[1000];
 	for (int round = 0; round < rounds; round++) {
 		if (workers == 2) {
 			fill(g, 1000, 10u + (uint32_t)round);
 			/* Alone it cannot finish: its call times out, its first
 			 * sends sit in the shard's slots. */
-			GW_CHECK(gw_allreduce(wc[1], g, out, NULL) == GW_ETIMEDOUT,
+			GW_CHECK(gw_allreduce(j.wc[1], g, out, NULL) == GW_ETIMEDOUT,
 				 "worker 1 alone must time out");
 		}
 		fill(g, 1000, 20u + (uint32_t)round);
-		GW_OK_CALL(gw_allreduce(wc[0], g, out, NULL));
+		GW_OK_CALL(gw_allreduce(j.wc[0], g, out, NULL));
 	}
-	for (uint16_t r = 0; r < workers; r++) {
-		gw_comm_free(wc[r]);
-		loop_del(wl[r]);
-	}
-	gw_agg_free(sl->agg);
-	loop_del(sl);
+	job_end(&j);
 }
 
 static void sketched_job(void)
 {
 	static const gw_sketched_job sk = {.topk = 20, .momentum = 0.5f};
-	gw_coll_job job = {.job = 78, .dim = 5000, .workers = 1, .shards = 1,
-			   .up_codec = GW_CODEC_COUNTSKETCH, .engine = GW_COLL_SKETCHED,
-			   .engine_params = &sk};
-	int ce = gw_coll_chunk_elems(&job, PAYLOAD);
-	GW_CHECK(ce > 0, "chunk_elems: %d", ce);
-	job.chunk_elems = (uint32_t)ce;
-	struct loop *sl = loop_new("shard", 7100);
-	gw_dp *sdp = &sl->dp;
-	gw_agg_config ac = {.job = job, .shard = 0};
-	sl->agg = gw_agg_create(&sdp, 1, &ac);
-	GW_CHECK(sl->agg, "gw_agg_create (sketched)");
-	struct loop *wl = loop_new("worker0", 7200);
-	gw_comm_config cc = {.job = job, .rank = 0, .shards = &sdp->local,
-			     .rto_us = 1000000, .timeout_ms = 5000};
-	gw_comm *c = gw_comm_create(&wl->dp, &cc);
-	GW_CHECK(c, "gw_comm_create (sketched)");
+	struct job_run j = {.job = {.job = 78, .dim = 5000, .workers = 1, .shards = 1,
+				    .up_codec = GW_CODEC_COUNTSKETCH,
+				    .engine = GW_COLL_SKETCHED, .engine_params = &sk}};
+	job_start(&j, 1);
 	float g[5000];
 	for (uint32_t round = 0; round < 2; round++) {
 		fill(g, 5000, 30u + round);
 		gw_sparse_update up;
-		GW_OK_CALL(gw_allreduce_sketched(c, g, &up, NULL));
+		GW_OK_CALL(gw_allreduce_sketched(j.wc[0], g, &up, NULL));
 		GW_CHECK(up.nnz == 20, "update of %u entries", up.nnz);
 	}
-	gw_comm_free(c);
-	loop_del(wl);
-	gw_agg_free(sl->agg);
-	loop_del(sl);
+	job_end(&j);
 }
 
 #include "golden_packets.h"
