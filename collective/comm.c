@@ -54,17 +54,20 @@ fail:
 	return NULL;
 }
 
-/* A call's bookkeeping before the engine runs it, and after it succeeded. */
+/* A call's bytes count from zero; a call that succeeded is booked. */
 static void call_begin(gw_comm *c)
 {
 	c->bytes_up = c->bytes_down = c->bytes_up_once = c->bytes_down_once = 0;
 }
 
-static void call_end(gw_comm *c)
+static int call_end(gw_comm *c, int rc)
 {
-	c->st.rounds++;
-	c->st.bytes_up += c->bytes_up;
-	c->st.bytes_down += c->bytes_down;
+	if (rc == GW_OK) {
+		c->st.rounds++;
+		c->st.bytes_up += c->bytes_up;
+		c->st.bytes_down += c->bytes_down;
+	}
+	return rc;
 }
 
 int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info)
@@ -72,10 +75,7 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 	if (!c || !grad || !out)
 		return GW_ERR(GW_EINVAL);
 	call_begin(c);
-	int rc = c->L.eng->allreduce(c, grad, out, info);
-	if (rc == GW_OK)
-		call_end(c);
-	return rc;
+	return call_end(c, c->L.eng->allreduce(c, grad, out, info));
 }
 
 int gw_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
@@ -84,10 +84,7 @@ int gw_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
 	if (!c || !grad || !up)
 		return GW_ERR(GW_EINVAL);
 	call_begin(c);
-	int rc = c->L.eng->allreduce_sketched(c, grad, up, info);
-	if (rc == GW_OK)
-		call_end(c);
-	return rc;
+	return call_end(c, c->L.eng->allreduce_sketched(c, grad, up, info));
 }
 
 const float *gw_comm_residual(const gw_comm *c)

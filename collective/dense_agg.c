@@ -37,18 +37,11 @@ void dense_agg_fini(gw_agg *a)
 	if (!g)
 		return;
 	if (g->copies)
-		for (uint32_t i = 0; i < 2 * g->nslots; i++) {
-			free(g->copies[i].seen);
-			free(g->copies[i].acked);
-			free(g->copies[i].parts);
-			free(g->copies[i].res);
-		}
-	free(g->copies);
-	free(g->ef_down);
-	free(g->acc);
-	free(g->tmp);
+		for (uint32_t i = 0; i < 2 * g->nslots; i++)
+			GW_FREE_ALL(g->copies[i].seen, g->copies[i].acked, g->copies[i].parts,
+				    g->copies[i].res);
 	gw_encoder_free(g->down);
-	free(g);
+	GW_FREE_ALL(g->copies, g->ef_down, g->acc, g->tmp, g);
 	a->eng = NULL;
 }
 

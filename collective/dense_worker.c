@@ -47,17 +47,11 @@ void dense_comm_fini(gw_comm *c)
 			if (d->ring[i].pkt)
 				gw_dp_free(c->dp, &d->ring[i].pkt, 1);
 	}
-	free(d->ring);
-	free(d->txq);
-	free(d->got);
-	free(d->shorts);
-	free(d->gcopy);
 	gw_encoder_free(d->enc);
 	for (uint32_t i = 0; d->views && i < c->L.chunks; i++)
 		gw_ef_free(d->views[i]);
-	free(d->views);
 	gw_ef_free(d->ef);
-	free(d);
+	GW_FREE_ALL(d->ring, d->txq, d->got, d->shorts, d->gcopy, d->views, d);
 	c->eng = NULL;
 }
 

@@ -54,8 +54,7 @@ struct sk_agg {
 
 static void res_free(struct sk_res *r)
 {
-	free(r->buf);
-	free(r->len);
+	GW_FREE_ALL(r->buf, r->len);
 }
 
 static int res_alloc(struct sk_res *r, uint32_t pieces, uint32_t room)
@@ -72,22 +71,12 @@ void sk_agg_fini(gw_agg *a)
 	if (!s)
 		return;
 	for (int p = 0; p < 2; p++) {
-		free(s->parts[p]);
-		free(s->seen[p]);
-		free(s->nseen[p]);
-		free(s->bitmap[p]);
+		GW_FREE_ALL(s->parts[p], s->seen[p], s->nseen[p], s->bitmap[p]);
 		res_free(&s->res[p]);
 	}
 	res_free(&s->prev);
-	free(s->sum);
-	free(s->est);
-	free(s->cand);
-	free(s->sel);
-	free(s->keys);
-	free(s->vals);
-	free(s->last_round);
-	free(s->resent_ns);
-	free(s);
+	GW_FREE_ALL(s->sum, s->est, s->cand, s->sel, s->keys, s->vals, s->last_round,
+		    s->resent_ns, s);
 	a->eng = NULL;
 }
 

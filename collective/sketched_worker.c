@@ -41,19 +41,10 @@ void sk_comm_fini(gw_comm *c)
 	struct sk_worker *s = c->eng;
 	if (!s)
 		return;
-	free(s->u);
-	free(s->v);
-	free(s->vals);
-	free(s->cand);
-	free(s->keys);
-	free(s->upd);
-	free(s->frames);
-	free(s->flen);
-	for (int p = 0; p < 2; p++) {
-		free(s->got[p]);
+	for (int p = 0; p < 2; p++)
 		gw_encoder_free(s->enc[p]);
-	}
-	free(s);
+	GW_FREE_ALL(s->u, s->v, s->vals, s->cand, s->keys, s->upd, s->frames, s->flen,
+		    s->got[0], s->got[1], s);
 	c->eng = NULL;
 }
 

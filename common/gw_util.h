@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <gw/common.h>
@@ -71,6 +72,17 @@ static inline void gw_stf32(uint8_t *p, float f)
 	memcpy(&u, &f, 4);
 	gw_st32(p, u);
 }
+
+/* Frees every pointer given, NULL ones too: the body of a destructor that
+ * owns a list of buffers, GW_FREE_ALL(s->a, s->b, s). */
+static inline void gw_free_all(void *const *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i]);
+}
+#define GW_FREE_ALL(...)                                                       \
+	gw_free_all((void *const[]){__VA_ARGS__},                              \
+		    sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 /* Raise an error code: in GW_DEBUG builds also records where, so that
  * gw_error_site() can say which check refused a frame. */

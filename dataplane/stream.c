@@ -181,11 +181,7 @@ void gw_stream_free(gw_stream *s)
 {
 	if (!s)
 		return;
-	free(s->slots);
-	free(s->txq);
-	free(s->txc);
-	free(s->freeq);
-	free(s);
+	GW_FREE_ALL(s->slots, s->txq, s->txc, s->freeq, s);
 }
 
 void gw_stream_stats_get(const gw_stream *s, gw_stream_stats *st)

@@ -94,14 +94,7 @@ static void udp_close(gw_dp *dp)
 	struct udp_dp *u = (struct udp_dp *)dp;
 	if (u->fd >= 0)
 		close(u->fd);
-	free(u->pkts);
-	free(u->mem);
-	free(u->msgs);
-	free(u->iov);
-	free(u->addrs);
-	free(u->cmsgs);
-	free(u->segs);
-	free(u);
+	GW_FREE_ALL(u->pkts, u->mem, u->msgs, u->iov, u->addrs, u->cmsgs, u->segs, u);
 }
 
 static void to_sockaddr(const gw_endpoint *ep, struct sockaddr_in *sa)

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_util.h"
 #include "oracle.h"
 
 struct oracle_dense {
@@ -31,15 +32,8 @@ void oracle_dense_free(struct oracle_dense *r)
 		if (r->ef)
 			gw_ef_free(r->ef[w]);
 	}
-	free(r->views);
-	free(r->enc);
-	free(r->ef);
 	gw_encoder_free(r->down);
-	free(r->ef_down);
-	free(r->parts);
-	free(r->sum);
-	free(r->tmp);
-	free(r);
+	GW_FREE_ALL(r->views, r->enc, r->ef, r->ef_down, r->parts, r->sum, r->tmp, r);
 }
 
 struct oracle_dense *oracle_dense_create(const gw_coll_job *job)

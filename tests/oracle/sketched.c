@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_util.h"
 #include "oracle.h"
 
 struct oracle_sketched {
@@ -19,15 +20,7 @@ void oracle_sketched_free(struct oracle_sketched *s)
 {
 	if (!s)
 		return;
-	free(s->u);
-	free(s->v);
-	free(s->table);
-	free(s->sum);
-	free(s->est);
-	free(s->vals);
-	free(s->cand);
-	free(s->sel);
-	free(s);
+	GW_FREE_ALL(s->u, s->v, s->table, s->sum, s->est, s->vals, s->cand, s->sel, s);
 }
 
 /* Value of name=... in "a=1,b=2", or def. */
