@@ -130,7 +130,7 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 	uint64_t scan_every = 1000ull * a->L.job.deadline_us / 4 + 1;
 	uint64_t last_pkt = 0;
 	while (!stop || !*stop) {
-		uint64_t now = coll_now_ns();
+		uint64_t now = gw_now_ns();
 		int got = 0;
 		for (unsigned d = 0; d < a->ndp; d++) {
 			int n = gw_dp_rx_burst(a->dps[d], a->rx, COLL_RX_BURST);

@@ -14,7 +14,6 @@
 #define GW_COLL_INTERNAL_H
 
 #include <stdint.h>
-#include <time.h>
 
 #include <gw/collective.h>
 #include <gw/sketch.h>
@@ -293,13 +292,6 @@ static inline int coll_contributors(const struct coll_layout *L, const uint8_t *
 	if (tail && (bm[L->bitmap_len - 1] >> tail))
 		return -1;
 	return (int)n;
-}
-
-static inline uint64_t coll_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 #endif /* GW_COLL_INTERNAL_H */

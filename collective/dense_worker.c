@@ -358,7 +358,7 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	struct flight *f = &d->ring[ch & d->ring_mask];
 	if (ch < k->next && f->pkt && f->chunk == ch) {
 		if (f->tx == 1)
-			rtt_sample(c, coll_now_ns() - f->sent_ns);
+			rtt_sample(c, gw_now_ns() - f->sent_ns);
 		d->done_sent_ns = GW_MAX(d->done_sent_ns, f->sent_ns);
 	}
 	if (!mine) {
@@ -435,7 +435,7 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 	d->nshort = d->left_out = 0;
 
 	struct call k = {.out = out};
-	uint64_t now = coll_now_ns(), end = now + c->timeout_ns;
+	uint64_t now = gw_now_ns(), end = now + c->timeout_ns;
 	uint64_t scan_ns = now + d->rto_ns / 4;
 	/* Loss-tolerant: a shard waits for a slower worker no longer than
 	 * the deadline, so that is all a chunk's timeout adds for one. */
@@ -477,7 +477,7 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 			gw_dp_free(c->dp, c->rx, (unsigned)n);
 			progress = 1;
 		}
-		now = coll_now_ns();
+		now = gw_now_ns();
 		if (now >= scan_ns) {
 			uint32_t fired = 0;
 			for (uint32_t ch = k.lo; ch < k.next; ch++) {

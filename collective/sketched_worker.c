@@ -123,7 +123,7 @@ static int send_phase(gw_comm *c, int ph, int retx)
 	gw_pkt *b[BURST];
 	uint32_t first = s->receipt[ph] ? L->sk.chunks[ph] - 1 : 0;
 	/* A device that keeps refusing must not hold the call for ever. */
-	uint64_t end = coll_now_ns() + c->timeout_ns;
+	uint64_t end = gw_now_ns() + c->timeout_ns;
 	for (uint32_t i = first; i < L->sk.chunks[ph];) {
 		uint32_t want = GW_MIN(BURST, L->sk.chunks[ph] - i);
 		int got = gw_dp_alloc(c->dp, b, want);
@@ -154,7 +154,7 @@ static int send_phase(gw_comm *c, int ph, int retx)
 			}
 			gw_dp_free(c->dp, b + sent, (unsigned)n);
 			sent += n;
-			if (sent < got && coll_now_ns() >= end) {
+			if (sent < got && gw_now_ns() >= end) {
 				gw_dp_free(c->dp, b + sent, (unsigned)(got - sent));
 				return GW_ERR(GW_ETIMEDOUT);
 			}
@@ -315,7 +315,7 @@ int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
 	int rc = encode_phase(c, 0, s->v, d);
 	if (rc == GW_OK)
 		rc = send_phase(c, 0, 0);
-	uint64_t now = coll_now_ns(), end = now + c->timeout_ns;
+	uint64_t now = gw_now_ns(), end = now + c->timeout_ns;
 	uint64_t rto = phase_rto(c), sent_ns = now, first_ns = now;
 	int resent = 0;
 	while (rc == GW_OK && s->ngot[1] < k->pieces[1]) {
@@ -331,7 +331,7 @@ int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
 		if (n > 0)
 			gw_dp_free(c->dp, c->rx, (unsigned)n);
 		if (ph == 0 && s->ngot[0] == k->pieces[0] && !resent)
-			lat_sample(c, coll_now_ns() - first_ns);
+			lat_sample(c, gw_now_ns() - first_ns);
 		if (ph == 0 && s->ngot[0] == k->pieces[0] && s->ngot[1] < k->pieces[1]) {
 			if (!set_ok(s->cand, k->m)) {
 				c->st.bad++;
@@ -346,11 +346,11 @@ int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
 			if (rc == GW_OK)
 				rc = send_phase(c, 1, 0);
 			rto = phase_rto(c);
-			sent_ns = first_ns = coll_now_ns();
+			sent_ns = first_ns = gw_now_ns();
 			resent = 0;
 			continue;
 		}
-		now = coll_now_ns();
+		now = gw_now_ns();
 		if (now >= end) {
 			rc = GW_ERR(GW_ETIMEDOUT);
 			break;
@@ -369,7 +369,7 @@ int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
 			rc = GW_ERR(GW_EIO);
 	}
 	if (rc == GW_OK && ph == 1 && !resent)
-		lat_sample(c, coll_now_ns() - first_ns);
+		lat_sample(c, gw_now_ns() - first_ns);
 	if (rc == GW_OK && !set_ok(s->keys, k->k))
 		rc = GW_ERR(GW_ECORRUPT);
 	uint32_t round = c->round++;

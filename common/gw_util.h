@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <gw/common.h>
 
@@ -71,6 +72,19 @@ static inline void gw_stf32(uint8_t *p, float f)
 	uint32_t u;
 	memcpy(&u, &f, 4);
 	gw_st32(p, u);
+}
+
+/* The monotonic clock, every layer's and every test's: in ns, in s. (The
+ * collective's fuzz harnesses replace clock_gettime() to make it virtual.) */
+static inline uint64_t gw_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+static inline double gw_now_s(void)
+{
+	return (double)gw_now_ns() * 1e-9;
 }
 
 /* Frees every pointer given, NULL ones too: the body of a destructor that

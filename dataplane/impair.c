@@ -31,13 +31,6 @@ struct gw_impair {
 	uint8_t scratch_corrupted[IMPAIR_SCRATCH];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t rnd(struct gw_impair *im)
 {
 	return gw_splitmix64(&im->rng);
@@ -200,7 +193,7 @@ static void count_later(struct gw_impair *im)
 int gw_impair_rx(gw_dp *dp, gw_pkt **pkts, unsigned n)
 {
 	struct gw_impair *im = dp->impair;
-	uint64_t now = now_ns();
+	uint64_t now = gw_now_ns();
 	struct out o = {pkts, n, 0};
 	release(dp, im, &o, now);
 	if (o.used >= n)
@@ -268,7 +261,7 @@ unsigned gw_impair_wait_us(gw_dp *dp, unsigned timeout_us)
 	struct gw_impair *im = dp->impair;
 	if (!im->count)
 		return timeout_us;
-	uint64_t now = now_ns(), oldest = UINT64_MAX;
+	uint64_t now = gw_now_ns(), oldest = UINT64_MAX;
 	for (unsigned i = 0; i < im->count; i++) {
 		struct held *h = &im->held[(im->head + i) % IMPAIR_HOLD_MAX];
 		if (h->after == 0)

@@ -115,13 +115,6 @@ struct gw_stream {
 	gw_pkt *rx[RX_BURST];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint32_t pow2_above(uint32_t v)
 {
 	uint32_t r = 1;
@@ -390,7 +383,7 @@ static int flush_tx(gw_stream *s, int *refused)
 	/* Deadlines count from when the device took the packets, not from
 	 * the start of the iteration: filling a window of frames and a large
 	 * sendmmsg take a good part of a millisecond. */
-	uint64_t now = now_ns();
+	uint64_t now = gw_now_ns();
 	for (uint32_t i = 0; i < (uint32_t)r; i++) {
 		uint32_t c = s->txc[i];
 		struct slot *sl = slot_of(s, c);
@@ -586,7 +579,7 @@ int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
 {
 	if (!s || !to || !fill)
 		return GW_ERR(GW_EINVAL);
-	uint64_t start = now_ns();
+	uint64_t start = gw_now_ns();
 	uint64_t end = start + (uint64_t)s->cfg.timeout_ms * 1000000u;
 	/* RTT estimates carry over between tensors sent to the same place. */
 	if (!s->have_rtt || s->to.ip != to->ip || s->to.port != to->port) {
@@ -606,7 +599,7 @@ int gw_stream_send(gw_stream *s, const gw_endpoint *to, uint32_t round,
 	int rc = GW_OK;
 
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = gw_now_ns();
 		int progress = 0, refused = 0;
 
 		/* 1. acknowledgements (and re-acks of finished tensors) */
@@ -815,7 +808,7 @@ int gw_stream_recv(gw_stream *s, uint32_t round, uint32_t tensor,
 {
 	if (!s || !deliver)
 		return GW_ERR(GW_EINVAL);
-	uint64_t now = now_ns();
+	uint64_t now = gw_now_ns();
 	uint64_t end = now + (uint64_t)s->cfg.timeout_ms * 1000000u;
 	struct rcv r = {.round = round, .tensor = tensor};
 	memset(s->rbits, 0, sizeof(s->rbits));
@@ -825,7 +818,7 @@ int gw_stream_recv(gw_stream *s, uint32_t round, uint32_t tensor,
 			s->done[i].valid = 0;
 
 	for (;;) {
-		now = now_ns();
+		now = gw_now_ns();
 		int n = gw_dp_rx_burst(s->dp, s->rx, RX_BURST);
 		if (n < 0)
 			return n;
@@ -882,7 +875,7 @@ int gw_stream_linger(gw_stream *s, uint32_t ms)
 {
 	if (!s)
 		return GW_ERR(GW_EINVAL);
-	uint64_t now = now_ns(), end = now + (uint64_t)ms * 1000000u;
+	uint64_t now = gw_now_ns(), end = now + (uint64_t)ms * 1000000u;
 	while (now < end) {
 		int n = gw_dp_rx_burst(s->dp, s->rx, RX_BURST);
 		if (n < 0)
@@ -900,7 +893,7 @@ int gw_stream_linger(gw_stream *s, uint32_t ms)
 			gw_dp_free(s->dp, s->rx, (unsigned)n);
 		else if (wait_until(s, now, end, end) < 0)
 			return GW_ERR(GW_EIO);
-		now = now_ns();
+		now = gw_now_ns();
 	}
 	return GW_OK;
 }

@@ -9,16 +9,10 @@
 #include <unistd.h>
 
 #include "../gw_test.h"
+#include "gw_util.h"
 
 #define SH_MTU 1500u
 #define SH_DEADLINE_S 90.0   /* a pair that takes longer has hung */
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void sh_require(const char *prog, int argc, char **argv)
 {
@@ -189,7 +183,7 @@ static int reap(pid_t pid, double deadline)
 		pid_t r = waitpid(pid, &st, WNOHANG);
 		if (r == pid)
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		if (mono() > deadline) {
+		if (gw_now_s() > deadline) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			return -1;
@@ -208,7 +202,7 @@ void sh_run_pair(const sh_cfg *cfg, sh_result *res)
 	snprintf(log_tx, sizeof log_tx, "%s/tx.log", dir);
 	snprintf(ready, sizeof ready, "%s/ready", dir);
 
-	double t0 = mono(), deadline = t0 + SH_DEADLINE_S;
+	double t0 = gw_now_s(), deadline = t0 + SH_DEADLINE_S;
 	struct args *a = calloc(1, sizeof(*a));
 	GW_CHECK(a, "out of memory");
 	peer_args(a, cfg, 0, dir, NULL);
@@ -216,7 +210,7 @@ void sh_run_pair(const sh_cfg *cfg, sh_result *res)
 
 	/* rx binds port 0 and says where it is. */
 	char ep[128] = "";
-	while (mono() < t0 + 20) {
+	while (gw_now_s() < t0 + 20) {
 		FILE *f = fopen(ready, "r");
 		if (f) {
 			int ok = fscanf(f, "%127s", ep) == 1;
@@ -242,7 +236,7 @@ void sh_run_pair(const sh_cfg *cfg, sh_result *res)
 	free(a);
 	int rtx = reap(tx, deadline);
 	int rrx = reap(rx, deadline);
-	res->wall_s = mono() - t0;
+	res->wall_s = gw_now_s() - t0;
 	if (rtx != 0 || rrx != 0) {
 		dump("sender log", log_tx);
 		dump("receiver log", log_rx);

@@ -43,6 +43,8 @@
 #include <gw/dataplane.h>
 #include <gw/stream.h>
 
+#include "gw_util.h"
+
 #define MAX_TENSORS 64
 #define MAX_PARAMS 16
 
@@ -67,13 +69,6 @@ struct deliver_ctx {
 	uint64_t dim;
 	int frames;      /* the stream runs with cfg.frames */
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void *read_file(const char *path, size_t *len)
 {
@@ -438,7 +433,7 @@ int main(int argc, char **argv)
 	}
 
 	uint64_t chunks = 0;
-	double t0 = now_s();
+	double t0 = gw_now_s();
 	for (uint64_t r = 0; r < rounds; r++)
 		for (int i = 0; i < ni; i++) {
 			int n;
@@ -464,7 +459,7 @@ int main(int argc, char **argv)
 			}
 			chunks += (uint64_t)n;
 		}
-	double elapsed = now_s() - t0;
+	double elapsed = gw_now_s() - t0;
 	if (!tx && linger)
 		gw_stream_linger(s, (uint32_t)linger);
 

@@ -14,16 +14,10 @@
 #include <gw/stream.h>
 
 #include "../gw_test.h"
+#include "gw_util.h"
 
 #define N_TENSORS 40
 #define POOL 1024
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static gw_dp *open_udp(const char *opts, uint32_t pool)
 {
@@ -119,16 +113,16 @@ static void test_send_timeout(void **state)
 	gw_stream_config c = {.job = 1, .timeout_ms = 300};
 	gw_stream *s = gw_stream_create(dp, &c);
 	struct frames_arg a = {.n = 1000, .tag = 1, .len = 1000};
-	double t0 = mono();
+	double t0 = gw_now_s();
 	int rc = gw_stream_send(s, &to, 0, 0, fill, &a);
-	double dt = mono() - t0;
+	double dt = gw_now_s() - t0;
 	GW_EXPECT_RC(rc, GW_ETIMEDOUT, "send with nobody listening");
 	GW_CHECK(dt >= 0.29 && dt < 1.5, "timed out after %.3f s, not ~0.3 s", dt);
 	check_pool(dp, POOL);
-	t0 = mono();
+	t0 = gw_now_s();
 	struct sink k = {0};
 	rc = gw_stream_recv(s, 0, 0, deliver, &k);
-	dt = mono() - t0;
+	dt = gw_now_s() - t0;
 	GW_EXPECT_RC(rc, GW_ETIMEDOUT, "receive with nobody sending");
 	GW_CHECK(dt >= 0.29 && dt < 1.5, "timed out after %.3f s, not ~0.3 s", dt);
 	check_pool(dp, POOL);
@@ -190,14 +184,14 @@ static void test_lost_final_acks(void **state)
 	gw_stream_config c = {.job = 9, .rank = 1, .timeout_ms = 20000, .rto_us = 1000};
 	gw_stream *s = gw_stream_create(dp, &c);
 	GW_CHECK(s, "create");
-	double t0 = mono();
+	double t0 = gw_now_s();
 	for (uint32_t t = 0; t < N_TENSORS; t++) {
 		struct frames_arg a = {.n = chunks_of(t), .tag = t, .len = 600};
 		int n = gw_stream_send(s, &to, 1, t, fill, &a);
 		GW_CHECK(n == (int)chunks_of(t), "tensor %u: send returned %d (%s), expected %u",
 			 t, n, n < 0 ? gw_error_name(n) : "", chunks_of(t));
 	}
-	double dt = mono() - t0;
+	double dt = gw_now_s() - t0;
 	gw_stream_stats st;
 	gw_dp_stats ds;
 	gw_stream_stats_get(s, &st);

@@ -27,6 +27,8 @@
 
 #include <gw/dataplane.h>
 
+#include "gw_util.h"
+
 #include "dpdk_peer.h"
 
 #define MAGIC 0x53545747u   /* "GWTS" little-endian */
@@ -48,9 +50,7 @@ struct peer_args {
 
 double peer_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+	return gw_now_s();
 }
 
 static uint8_t pattern(uint64_t seq, uint32_t i)

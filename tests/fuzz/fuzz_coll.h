@@ -183,7 +183,7 @@ void fc_pkt_free(gw_pkt *p);
 /* ---- the clock --------------------------------------------------------- *
  *
  * coll_fake.c defines clock_gettime(), which the collective layer reads
- * its time through (coll_now_ns()): while the harness's clock runs,
+ * its time through (gw_now_ns()): while the harness's clock runs,
  * CLOCK_MONOTONIC is virtual, starting at 1 s, advancing 1 us at each look
  * and as much as fc_clock_advance() says (a wait); otherwise, and for every
  * other clock, it is the system's. Retransmission timers, backoff and

@@ -310,7 +310,7 @@ static void worker_tx(gw_dp *dp, gw_pkt *p)
 	GW_FUZZ_CHECK(!memcmp(&p->peer, &r->aep, sizeof(r->aep)));
 	gw_pkt up = *p;
 	up.peer = r->wep;
-	check_rc(coll_agg_input(r->a, 0, &up, coll_now_ns()), "coll_agg_input");
+	check_rc(coll_agg_input(r->a, 0, &up, gw_now_ns()), "coll_agg_input");
 	coll_agg_flush(r->a);
 }
 
@@ -356,7 +356,7 @@ static void worker_wait(gw_dp *dp, unsigned timeout_us)
 {
 	struct run *r = fc_dp_arg(dp);
 	fc_clock_advance(1000ull * timeout_us);
-	check_rc(coll_agg_tick(r->a, coll_now_ns()), "coll_agg_tick");
+	check_rc(coll_agg_tick(r->a, gw_now_ns()), "coll_agg_tick");
 	coll_agg_flush(r->a);
 }
 
