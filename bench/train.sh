@@ -41,8 +41,10 @@ declare -A wl_opts=(
 )
 declare -A wl_epochs=([mlp]=4 [logreg]=2)
 # The window (chunks in flight per worker) fits the link: a window's worth
-# queued in tbf must drain well inside the worker's retransmission cap
-# (30 ms), or a slow link turns into retransmissions.
+# queued in tbf must drain well inside the worker's retransmission timeout
+# (it follows the measured round trip, up to 200 ms, and backs off after a
+# timeout that shows no loss: collective/worker.c), or a slow link turns
+# into retransmissions.
 declare -A window=([10mbit]=8 [100mbit]=16 [1gbit]=64)
 
 codec_opts() {  # NAME -> gw-train options
@@ -141,7 +143,7 @@ out.append("""## Setup
 - Every other codec trains at least as many epochs as raw and at most twice as many, and stops at the first evaluation that reaches the target after that minimum. Its final accuracy is therefore measured after no fewer epochs than raw's.
 - Time to target is the training time at the first evaluation that reaches the target. Speedup is raw's time to the target divided by the codec's.
 - These epoch counts keep the slowest cell, logreg with raw at 10 Mbit/s, under two minutes (90 s measured): 24 steps, each moving 4 MB up and 4 MB down per worker. The whole run then takes under 5 minutes, well inside the 30 allowed, and leaves room to raise the epochs.
-- The window is the number of chunks a worker keeps in flight. It is 8 at 10 Mbit/s, 16 at 100 Mbit/s and 64 at 1 Gbit/s. This keeps a window's worth of packets queued in tbf shorter than the worker's 30 ms retransmission cap.
+- The window is the number of chunks a worker keeps in flight. It is 8 at 10 Mbit/s, 16 at 100 Mbit/s and 64 at 1 Gbit/s. This keeps a window's worth of packets queued in tbf short next to the worker's retransmission timeout, which follows the measured round trip (up to 200 ms) and backs off after a timeout that shows no loss.
 """)
 verdicts = []
 for wl in workloads:

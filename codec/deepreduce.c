@@ -12,7 +12,9 @@
  * fused: the buffer holds the corrected values c = g + e from begin() on,
  * and each frame subtracts what it decodes to, so e = c - sent wherever a
  * frame carried a value and e = c elsewhere — nothing is lost, whatever
- * the policy dropped or the curve fit got wrong.
+ * the policy dropped or the curve fit got wrong. A non-finite c is sent as
+ * itself wherever a frame carries its position, and its slot restarts at 0
+ * once no later frame can (wire-format §2.5), dense or sparse alike.
  *
  * Frame sizing is encode-and-shrink: the encoder guesses how many entries
  * fit from the bytes per entry of its last frame, encodes, and retries
@@ -58,6 +60,7 @@ struct dr_state {
 	size_t frame_cap;        /* entries the four arrays above hold */
 	double bpe;              /* bytes per entry of the last frame */
 	size_t min_body;         /* of this tensor's combination */
+	uint64_t swept;          /* slots below it checked for non-finite c */
 	bool key64;
 };
 
@@ -242,6 +245,25 @@ static const char *dr_combo(const gw_encoder *enc, char *buf, size_t len)
 	return NULL;
 }
 
+/* Restarts at 0 the non-finite slots no later frame can send, so none
+ * poisons later rounds (wire-format §2.5): a dense tensor's keys below the
+ * next frame's first key, a sparse tensor's entries before it; all of them
+ * after the last frame. Until then such a slot holds c, which a frame
+ * sends as itself (a lossy Bloom index may pick any position of its
+ * range), and the feedback of that frame clears it. What this catches was
+ * never sent: left out by the sparsifier, or lost by a lossy index. */
+static void restart_nonfinite(gw_encoder *enc, struct dr_state *s)
+{
+	float *e = gw_ef_data(enc->ef);
+	uint64_t end = enc->pos < enc->total ? s->sel[enc->pos]
+		       : enc->sparse ? enc->t.nnz : enc->t.dim;
+	for (; e && s->swept < end; s->swept++) {
+		uint64_t k = enc->sparse ? gw_tensor_key(&enc->t, s->swept) : s->swept;
+		if (!isfinite(e[k]))
+			e[k] = 0.0f;
+	}
+}
+
 static int dr_begin(gw_encoder *enc)
 {
 	struct dr_state *s = enc->codec_state;
@@ -299,14 +321,10 @@ static int dr_begin(gw_encoder *enc)
 			got = select_random(n, r, seed, s->sel);
 		}
 	}
-	/* A non-finite corrected value restarts at 0 in the buffer, sent or
-	 * not, so it cannot poison later rounds (wire-format §2.5); a selected
-	 * one still travels, read from the input below. */
-	if (e)
-		for (uint64_t i = 0; i < (enc->sparse ? 0 : n); i++)
-			if (!isfinite(e[i]))
-				e[i] = 0.0f;
 	enc->total = got;
+	s->swept = 0;
+	if (got == 0)
+		restart_nonfinite(enc, s);
 	return GW_OK;
 }
 
@@ -337,8 +355,10 @@ static int frame_arrays(struct dr_state *s, size_t n)
 }
 
 /* The value to send at offset pos[i] of a frame starting at key k0, whose
- * selected entries are s->sel[j0 .. j0 + n): positions and selected keys
- * both ascend, so one merge walk finds them. */
+ * selected entries are s->sel[j0 .. j0 + n). With feedback it is the
+ * corrected value the buffer holds at every key; without, the input's own
+ * (a sparse input's: positions and selected keys both ascend, so one merge
+ * walk finds them). */
 static void gather(const gw_encoder *enc, const struct dr_state *s, uint64_t j0, uint32_t n,
 		   uint64_t k0, uint32_t nv)
 {
@@ -346,20 +366,18 @@ static void gather(const gw_encoder *enc, const struct dr_state *s, uint64_t j0,
 	uint64_t j = j0;
 	for (uint32_t i = 0; i < nv; i++) {
 		uint64_t key = k0 + s->pos[i];
+		if (e) {
+			s->val[i] = e[key];   /* corrected, finite or not */
+			continue;
+		}
 		if (!enc->sparse) {
-			/* the input's own value, corrected */
-			s->val[i] = e ? (isfinite(enc->t.values[key]) ? e[key] : enc->t.values[key])
-				      : enc->t.values[key];
+			s->val[i] = enc->t.values[key];   /* the input's own value */
 			continue;
 		}
 		while (j < j0 + n && gw_tensor_key(&enc->t, s->sel[j]) < key)
 			j++;
-		if (j < j0 + n && gw_tensor_key(&enc->t, s->sel[j]) == key) {
-			float g = enc->t.values[s->sel[j]];
-			s->val[i] = e && isfinite(g) ? e[key] : g;
-		} else {
-			s->val[i] = e ? e[key] : 0.0f;   /* a false positive */
-		}
+		bool hit = j < j0 + n && gw_tensor_key(&enc->t, s->sel[j]) == key;
+		s->val[i] = hit ? enc->t.values[s->sel[j]] : 0.0f;   /* 0: a false positive */
 	}
 }
 
@@ -489,6 +507,7 @@ static int dr_encode(gw_encoder *enc, uint8_t *body, size_t cap, struct gw_frame
 			if (rc < 0)
 				return rc;
 			enc->pos += n;
+			restart_nonfinite(enc, s);
 			return len;
 		}
 		if (len != GW_EBUDGET || n == 1)

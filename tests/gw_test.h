@@ -286,19 +286,16 @@ typedef enum gw_test_promise {
 /* What a NaN or +-Inf among the values encoded becomes (wire-format.md
  * section 2.5); with error feedback no residual stays non-finite. */
 typedef enum gw_test_poison {
-	GW_TEST_CARRIED,    /* itself, as the promise says (raw bit-exact but a
-			     * signalling NaN quieted, bf16 NaN quiet of its sign,
-			     * top-k ranks it above every finite value) */
+	GW_TEST_CARRIED,    /* itself, whatever made it non-finite (g, the
+			     * buffer, g + e overflowing), as the promise says
+			     * (raw bit-exact but a signalling NaN quieted, bf16
+			     * NaN quiet of its sign, a selection ranks it above
+			     * every finite value; a lossy Bloom index may lose
+			     * it as it may lose any key) */
 	GW_TEST_FRAME,      /* every value of its frame decodes to NaN; the other
 			     * frames decode as if it were absent */
 	GW_TEST_TENSOR,     /* every value of the tensor decodes to NaN (3lc) */
 	GW_TEST_REFUSED,    /* gw_encode_begin() refuses with GW_EINVAL */
-	GW_TEST_CARRIED_G,  /* a non-finite value of g travels as itself (a
-			     * selection ranks it first); one only the buffer
-			     * makes (NaN or Inf there, or g + e overflowing)
-			     * travels as itself or, for a dense tensor, as the
-			     * 0 its slot restarts at (deepreduce; wire-format
-			     * 2.5 does not say which) */
 } gw_test_poison;
 
 /* Error feedback's rounding. Every codec leaves e = fl(fl(g + e) - decoded)
@@ -320,12 +317,6 @@ typedef struct gw_test_ef_tol {
 				   * encode or decode run once per ISA */
 #define GW_TEST_BRIEF 0x20u       /* variants run on the brief inputs only */
 #define GW_TEST_SIGNED_ZERO 0x40u /* frames carry the sign of a zero */
-/* Known deviation, reported, skipped with a message where it shows:
- * deepreduce resets the buffer slot of a non-finite value for dense
- * tensors only, so a sparse tensor's non-finite value whose key a lossy
- * Bloom index (P1, P2) loses stays in the buffer (wire-format 2.5 says
- * no buffer keeps one). */
-#define GW_TEST_KNOWN_SPARSE_LOST_NONFINITE 0x80u
 
 typedef struct gw_test_codec {
 	const char *name;

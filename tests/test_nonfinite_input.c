@@ -1,4 +1,4 @@
-/* Every codec follows its NaN/Inf policy (docs/wire-format.md 2.5, tests/gw_test_codecs.c), on every ISA of a codec with SIMD paths, dense and sparse, with and without feedback: a NaN, -NaN, signalling NaN or +-Inf in the values encoded (in g, in the error buffer, or g + e overflowing) is carried as itself (raw bit-exact but quieted, bf16 a NaN of its sign, top-k ranked above every finite value, ties by index), poisons its frame (all NaN, the other frames as if it were absent) or the whole tensor (3lc), or is refused at begin (deepreduce's lossy values); no error buffer keeps a non-finite residual (poisoned entries restart at +0, the rest hold fl(c - decoded)), and the next finite round decodes finite (3lc: as if the buffer had been reset); special values (payload NaNs, infinities, signed zeros, FLT_MAX, subnormals) and a tensor of finite frames around poisoned ones; gw_ef_restore() of a poisoned frame keeps the buffer finite. */
+/* Every codec follows its NaN/Inf policy (docs/wire-format.md 2.5, tests/gw_test_codecs.c), on every ISA of a codec with SIMD paths, dense and sparse, with and without feedback: a NaN, -NaN, signalling NaN or +-Inf in the values encoded (in g, in the error buffer, or g + e overflowing) is carried as itself, whatever made it non-finite (raw bit-exact but quieted, bf16 a NaN of its sign, top-k and deepreduce's f32/deflate ranked above every finite value, ties by index), poisons its frame (all NaN, the other frames as if it were absent) or the whole tensor (3lc), or is refused at begin (deepreduce's lossy values); no error buffer keeps a non-finite residual (poisoned entries restart at +0, the rest hold fl(c - decoded)), and the next finite round decodes finite (3lc: as if the buffer had been reset); special values (payload NaNs, infinities, signed zeros, FLT_MAX, subnormals) and a tensor of finite frames around poisoned ones; a NaN at a key a lossy Bloom index loses restarts at +0 (regression: deepreduce kept it for sparse tensors); gw_ef_restore() of a poisoned frame keeps the buffer finite. */
 #include "gw_test.h"
 
 #include <float.h>
@@ -81,7 +81,7 @@ static uint64_t selected(const struct nf *k, gw_encoder *enc)
  * one ranks them above every finite value (ties to the lowest index), and
  * fills the rest of its k with the largest finite ones, exactly. */
 static void check_carrying(const struct nf *k, gw_encoder *enc, const float *c,
-			   const uint8_t *bad, const float *out, gw_test_poison policy)
+			   const uint8_t *bad, const float *out)
 {
 	uint64_t sel = selected(k, enc), nbad = 0, sent_bad = 0, sent_fin = 0;
 	uint64_t neg_zeros = 0;   /* a -0 sent into -0 is invisible */
@@ -96,9 +96,6 @@ static void check_carrying(const struct nf *k, gw_encoder *enc, const float *c,
 			nbad++;
 			if (want_sent && may_drop && !written) {
 				/* a lossy index lost it */
-			} else if (want_sent && policy == GW_TEST_CARRIED_G &&
-				   isfinite(k->x[i]) && !k->keys && gw_test_bits(y) == 0) {
-				sent_bad++;   /* the 0 its slot restarted at */
 			} else if (want_sent) {
 				check_carried(k, key, c[i], y);
 				sent_bad++;
@@ -158,14 +155,6 @@ static size_t mark_frames(const gw_test_input *in, const gw_frame_info *info,
 		np += frame_bad[j];
 	}
 	return np;
-}
-
-/* The known deviation of GW_TEST_KNOWN_SPARSE_LOST_NONFINITE: a sparse
- * tensor's key that a lossy index lost (y untouched). */
-static int known_lost(const struct nf *k, const gw_encoder *enc, float y)
-{
-	return (k->cd->flags & GW_TEST_KNOWN_SPARSE_LOST_NONFINITE) && k->keys &&
-	       gw_test_may_drop(enc) && gw_test_bits(y) == 0x80000000u;
 }
 
 /* After a poisoned tensor the buffer restarts at 0: the round after, f2,
@@ -247,9 +236,9 @@ static void run(struct nf *k)
 	gw_test_fill(out, dim, -0.0f);
 	gw_test_decode_all(&fr, out, dim);
 
-	int carried = policy == GW_TEST_CARRIED || policy == GW_TEST_CARRIED_G;
+	int carried = policy == GW_TEST_CARRIED;
 	if (carried) {
-		check_carrying(k, enc, c, bad, out, policy);
+		check_carrying(k, enc, c, bad, out);
 		memcpy(poisoned, bad, n);
 	} else if (policy == GW_TEST_TENSOR) {
 		memset(poisoned, nbad > 0, n);
@@ -283,7 +272,6 @@ static void run(struct nf *k)
 		free(ci);
 	}
 
-	int kept_poison = 0;
 	if (ef) {
 		const float *e = gw_ef_data(ef);
 		uint64_t ki = 0;
@@ -291,13 +279,6 @@ static void run(struct nf *k)
 			int has = !k->keys || (ki < n && k->keys[ki] == key);
 			uint64_t i = k->keys ? ki : key;
 			ki += k->keys && has;
-			if (!isfinite(e[key]) && known_lost(k, enc, out[key])) {
-				print_message("  KNOWN (reported): %s: a lossy index lost key "
-					      "%llu, whose non-finite value stays in the "
-					      "buffer\n", k->what, (unsigned long long)key);
-				kept_poison = 1;
-				continue;
-			}
 			GW_CHECK(isfinite(e[key]), "%s: error buffer entry %llu is %a, must "
 				 "stay finite", k->what, (unsigned long long)key, (double)e[key]);
 			if (has && poisoned[i]) {
@@ -322,8 +303,6 @@ static void run(struct nf *k)
 	free(info);
 	gw_test_frames_free(&fr);
 
-	if (kept_poison)
-		goto out;   /* the known deviation poisons the next round too */
 	/* The next round, finite and moderate (bf16 would round FLT_MAX to
 	 * Inf): decodes finite, the buffer stays finite; a poisoned tensor
 	 * restarts as if the buffer had been reset. */
@@ -704,6 +683,94 @@ static void test_poisoned_frames_among_finite(void **state)
 	each_codec(poisoned_frames, NULL);
 }
 
+/* The first of the n keys cand[] that encoding k leaves untouched (a
+ * lossy index lost it), or -1. */
+static int64_t first_lost(const struct nf *k, const uint32_t *cand, size_t n)
+{
+	gw_encoder *enc = gw_test_encoder_fraction(k->id, k->variant, k->fraction);
+	gw_ef *ef = gw_ef_create(k->dim);
+	GW_CHECK(ef, "gw_ef_create");
+	memcpy(gw_ef_data(ef), k->e0, k->dim * sizeof(float));
+	GW_OK_CALL(gw_encoder_set_ef(enc, ef));
+	gw_tensor t = k->keys ? gw_test_sparse_tensor(4, k->dim, k->keys, 32, k->x, k->n)
+			      : gw_test_dense_tensor(4, k->x, k->n);
+	gw_test_frames fr;
+	GW_OK_CALL(gw_test_encode_all(enc, &t, k->budget, &fr));
+	float *out = malloc(k->dim * sizeof(float));
+	GW_CHECK(out, "out of memory");
+	gw_test_fill(out, k->dim, -0.0f);
+	gw_test_decode_all(&fr, out, k->dim);
+	int64_t lost = -1;
+	for (size_t i = 0; i < n && lost < 0; i++)
+		if (gw_test_bits(out[cand[i]]) == 0x80000000u)
+			lost = cand[i];
+	free(out);
+	gw_test_frames_free(&fr);
+	gw_ef_free(ef);
+	gw_encoder_free(enc);
+	return lost;
+}
+
+/* Puts a NaN in g (where 0) or in the buffer (1) at a key the index of
+ * variant loses, dense (top 10% of x: every tenth) or at keys[], and
+ * checks the policy with run(). */
+static void nan_at_lost_key(const char *variant, float *x, const uint32_t *keys,
+			    uint32_t n, int where)
+{
+	float *e0 = calloc(3 * (size_t)n, sizeof(float));
+	uint32_t *cand = malloc(n * sizeof(uint32_t));
+	GW_CHECK(e0 && cand, "out of memory");
+	struct nf k = {.id = GW_CODEC_DEEPREDUCE,
+		       .cd = gw_test_codec_of(GW_CODEC_DEEPREDUCE), .variant = variant,
+		       .x = x, .keys = keys, .n = n, .dim = keys ? 3 * (uint64_t)n : n,
+		       .e0 = e0, .budget = GW_FRAME_MAX, .fraction = 0.1};
+	size_t nc = 0;
+	for (uint32_t i = 0; i < n; i += keys ? 1 : 10)
+		cand[nc++] = keys ? keys[i] : i;
+	int64_t at = first_lost(&k, cand, nc);
+	GW_CHECK(at >= 0, "%s: the index loses no selected key: the test needs one",
+		 variant);
+	uint32_t i = keys ? (uint32_t)(at - 1) / 3 : (uint32_t)at;
+	float keep = x[i];
+	if (where)
+		e0[at] = NAN;
+	else
+		x[i] = NAN;
+	snprintf(k.what, sizeof(k.what), "deepreduce [%s]: NaN in %s at lost key %lld, %s",
+		 variant, where ? "the buffer" : "g", (long long)at,
+		 keys ? "sparse" : "dense");
+	uint32_t key = (uint32_t)at;
+	GW_CHECK(first_lost(&k, &key, 1) == at, "%s: no longer lost", k.what);
+	run(&k);
+	x[i] = keep;
+	free(e0);
+	free(cand);
+}
+
+/* Regression: deepreduce kept in the error buffer the non-finite value of
+ * a sparse tensor's key that a lossy Bloom index (P1, P2) lost, and every
+ * later round sent it again. The slot restarts at +0, dense or sparse. */
+static void test_nonfinite_lost_by_lossy_index(void **state)
+{
+	(void)state;
+	enum { N = 1000 };
+	static const char *const variants[] = {
+		"index=bloom,policy=p1,fpr=0.05,value=f32",
+		"index=bloom,policy=p2,fpr=0.05,value=deflate",
+	};
+	float x[N];
+	uint32_t keys[N];
+	for (int i = 0; i < N; i++) {
+		x[i] = i % 10 ? 0.001f * (float)(i % 7 + 1) : 1.0f + 0.001f * (float)i;
+		keys[i] = 3u * (uint32_t)i + 1;
+	}
+	for (size_t v = 0; v < GW_ARRAY_SIZE(variants); v++)
+		for (int where = 0; where < 2; where++) {
+			nan_at_lost_key(variants[v], x, NULL, N, where);
+			nan_at_lost_key(variants[v], x, keys, N, where);
+		}
+}
+
 /* gw_ef_restore() of a poisoned frame (scale NaN) must not put NaN into the
  * buffer either: every lossy dense codec, one NaN in the tensor. */
 static void test_restore_of_poisoned_frame(void **state)
@@ -744,4 +811,5 @@ GW_TEST_MAIN("nonfinite_input", 0,
 	     cmocka_unit_test(test_many_nonfinite),
 	     cmocka_unit_test(test_special_values),
 	     cmocka_unit_test(test_poisoned_frames_among_finite),
+	     cmocka_unit_test(test_nonfinite_lost_by_lossy_index),
 	     cmocka_unit_test(test_restore_of_poisoned_frame))

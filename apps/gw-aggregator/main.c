@@ -6,7 +6,10 @@
  *
  * Serves until SIGINT/SIGTERM (or --idle-exit-ms without packets), then
  * prints its counters. With the dpdk backend and memif links it opens one
- * port per worker (--ports W): memif joins two processes only.
+ * port per worker (--ports W): memif joins two processes only. With
+ * --local port 0 the backend picks the port, and the shard prints the
+ * endpoint it got on stdout before it says ready, so that a launcher
+ * (gw-launch) need not guess a free port.
  */
 #include <getopt.h>
 #include <signal.h>
@@ -34,7 +37,11 @@ static void usage(FILE *f)
 "  --ports P            dataplanes to serve (dpdk: ports 0..P-1, one memif\n"
 "                       link per worker; udp: --local port .. port+P-1)\n"
 "  --idle-exit-ms MS    exit after MS without a packet (once one came)\n"
-"  --json               counters at exit as one JSON object\n\n");
+"  --json               counters at exit as one JSON object\n\n"
+"With --local port 0 (one dataplane) the port is picked when it opens, and\n"
+"the shard prints its endpoint on stdout before it is ready:\n"
+"  gw-aggregator shard I: endpoint IP:PORT\n"
+"or, with --json, {\"tool\":\"gw-aggregator\",\"shard\":I,\"endpoint\":\"IP:PORT\"}\n\n");
 	cli_job_usage(f);
 }
 
@@ -55,6 +62,28 @@ static void print_json(const gw_agg_stats *s, uint64_t shard)
 	app_json_end(&j);
 }
 #undef STAT
+
+/* The endpoint a --local port 0 got, printed at once: a launcher waits
+ * for it before it starts the workers. */
+static void print_endpoint(const gw_endpoint *ep, uint64_t shard, bool json)
+{
+	char buf[64];
+	if (gw_endpoint_format(ep, buf, sizeof(buf)) < 0)
+		snprintf(buf, sizeof(buf), "?");
+	if (json) {
+		const struct app_json_member m[] = {
+			APP_JS("tool", "gw-aggregator"), APP_JU("shard", shard),
+			APP_JS("endpoint", buf),
+		};
+		struct app_json j;
+		app_json_begin(&j, stdout, false);
+		app_json_members(&j, m, APP_JSON_N(m));
+		app_json_end(&j);
+	} else {
+		printf("gw-aggregator shard %llu: endpoint %s\n", (unsigned long long)shard, buf);
+	}
+	fflush(stdout);
+}
 
 static void print_stats(const gw_agg_stats *s, uint64_t shard, bool json)
 {
@@ -142,12 +171,22 @@ int main(int argc, char **argv)
 			(unsigned long long)shard);
 		return 2;
 	}
+	/* Port 0: each dataplane would get a port of its own, and a shard
+	 * is one endpoint. */
+	bool any_port = c.local && c.local_ep.port == 0;
+	if (any_port && ports > 1) {
+		fprintf(stderr, "gw-aggregator: --local: port 0 serves one dataplane, "
+			"not --ports %llu\n", (unsigned long long)ports);
+		return 2;
+	}
 	gw_dp *dps[CLI_PORTS_MAX] = {0};
 	int rc = 1;
 	gw_agg *a = NULL;
 	for (unsigned i = 0; i < ports; i++)
 		if (cli_open_dp(&c, i, &dps[i]) < 0)
 			goto out;
+	if (any_port)
+		gw_dp_local(dps[0], &c.local_ep);   /* what --mpi tells the workers */
 	if (c.mpi) {
 		gw_endpoint shards[GW_COLL_SHARDS_MAX];
 		unsigned idx;
@@ -171,6 +210,8 @@ int main(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (any_port)
+		print_endpoint(&c.local_ep, shard, json);
 	fprintf(stderr, "gw-aggregator: shard %llu of %u, %u workers, dim %llu, "
 		"chunk %u elements, %s -> %s, ready\n", (unsigned long long)shard,
 		job.shards, job.workers, (unsigned long long)job.dim, job.chunk_elems,

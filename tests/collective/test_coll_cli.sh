@@ -31,6 +31,7 @@ expect gw-aggregator "codec params" "${A[@]}" --up topk --up-params fraction=0
 expect gw-aggregator "codec params" "${A[@]}" --up 3lc --up-params sparsity=5
 expect gw-aggregator "codec params" "${A[@]}" --up 3lc --up-params nosuch=1
 expect gw-aggregator "unexpected argument" "${A[@]}" stray
+expect gw-aggregator "port 0 serves one dataplane" "${A[@]}" --ports 2
 W=(--rank 0 --workers 2 --dim 1000 --agg 127.0.0.1:9 --local 127.0.0.1:0)
 expect gw-allreduce --rank --workers 2 --dim 1000 --agg 127.0.0.1:9 --local 127.0.0.1:0
 expect gw-allreduce --rank "${W[@]}" --rank 2

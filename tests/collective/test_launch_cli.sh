@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gw-launch refuses bad arguments with exit 2 and a message naming the
 # argument, before it starts any process; --help names every option it
-# takes.
+# takes; a shard that never prints its endpoint is named, within --timeout.
 set -u
 apps=$1
 launch=$apps/gw-launch
@@ -38,5 +38,15 @@ opts=$(sed -n 's/^ *\(--[a-z][a-z-]*\)\(|--[a-z-]*\)*) .*/\1 \2/p' "$launch" | t
 for o in $opts; do
   printf '%s' "$help" | grep -q -- "$o" || { echo "FAIL: --help does not name $o"; fail=1; }
 done
-[ $fail -eq 0 ] && echo "ok: bad arguments refused, named; --help names $(echo $opts | wc -w) options"
+
+# A gw-aggregator beside gw-launch that says ready but no endpoint.
+fake=$(mktemp -d /tmp/gw-launch-cli.XXXXXX)
+cp "$launch" "$fake/gw-launch"
+printf '#!/bin/sh\necho "gw-aggregator: ready" >&2\nexec sleep 60\n' >"$fake/gw-aggregator"
+chmod +x "$fake/gw-aggregator"
+out=$("$fake/gw-launch" --workers 1 --timeout 1 --quiet -- "$w" 2>&1); rc=$?
+[ $rc -eq 124 ] && printf '%s' "$out" | grep -q "shard 0 printed no endpoint" \
+  || { echo "FAIL: a shard without an endpoint -> rc=$rc: $out"; fail=1; }
+rm -rf "$fake"
+[ $fail -eq 0 ] && echo "ok: bad arguments refused, named; --help names $(echo $opts | wc -w) options; a missing endpoint named"
 exit $fail

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # gw-launch over UDP on 127.0.0.1: three jobs started at once (two shards
 # each) do not collide and all end bit-exact; --logs holds what its help
-# says (aggs, the shards' JSON counters with --agg-args --json, each
-# worker's stdout and stderr); --rank-args reach their rank only; without
-# --quiet the console shows each worker's lines prefixed with its rank.
+# says (aggs, the shards' JSON counters with --agg-args --json after the
+# endpoint each shard bound on port 0 and printed, each worker's stdout
+# and stderr); --rank-args reach their rank only; without --quiet the
+# console shows each worker's lines prefixed with its rank.
 set -u
 source "$(dirname "$0")/lib.sh" "$1"
 apps=$APPS dir=$LOGS
@@ -26,8 +27,12 @@ for j in 0 1 2; do
   l=$dir/$j
   [[ $(cat "$l/aggs") =~ ^127\.0\.0\.1:[0-9]+,127\.0\.0\.1:[0-9]+$ ]] \
     || bad "job $j: aggs is '$(cat "$l/aggs")'"
+  IFS=, read -ra ep <"$l/aggs"
   for s in 0 1; do
-    grep -q "^{\"tool\":\"gw-aggregator\",\"shard\":$s," "$l/agg.$s.out" \
+    [ "$(head -n1 "$l/agg.$s.out")" = \
+      "{\"tool\":\"gw-aggregator\",\"shard\":$s,\"endpoint\":\"${ep[$s]}\"}" ] \
+      || bad "job $j: agg.$s.out does not start with the endpoint of aggs: $(cat "$l/agg.$s.out")"
+    grep -q "^{\"tool\":\"gw-aggregator\",\"shard\":$s,\"ups\":" "$l/agg.$s.out" \
       || bad "job $j: agg.$s.out holds no JSON counters: $(cat "$l/agg.$s.out")"
     grep -q ready "$l/agg.$s.err" || bad "job $j: agg.$s.err lacks the ready line"
   done
@@ -46,5 +51,8 @@ ports=$(cat "$dir"/?/aggs | tr ',' '\n' | sort | uniq -d)
   -- "$apps/gw-allreduce" --rounds 2 >/dev/null 2>&1 || bad "--rank-args job failed"
 grep -q '^rank 0 round 1: ' "$dir/r/w.0.out" || bad "--rank-args: rank 0 got --json too"
 grep -q '^{.*"rank":1,' "$dir/r/w.1.out" || bad "--rank-args: rank 1 did not get --json"
+# (and without --json, the shard's endpoint line is human)
+grep -qx "gw-aggregator shard 0: endpoint $(cat "$dir/r/aggs")" "$dir/r/agg.0.out" \
+  || bad "agg.0.out lacks the endpoint line of aggs: $(cat "$dir/r/agg.0.out")"
 [ $fail -eq 0 ] && echo "ok: --rank-args 1:--json reached rank 1 only"
 exit $fail
