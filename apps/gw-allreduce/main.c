@@ -368,6 +368,7 @@ int main(int argc, char **argv)
 		goto done;
 	if (c.mpi) {
 		unsigned idx;
+		gw_dp_local(dp, &c.local_ep);   /* the port bound, when asked for 0 */
 		if (cli_mpi_exchange(c.prog, 0, &c.local_ep, c.shards ? (unsigned)c.shards : 1,
 				     (unsigned)W, o.shard, &idx) < 0)
 			goto done;

@@ -42,7 +42,7 @@ done
 # A gw-aggregator beside gw-launch that says ready but no endpoint.
 fake=$(mktemp -d /tmp/gw-launch-cli.XXXXXX)
 cp "$launch" "$fake/gw-launch"
-printf '#!/bin/sh\necho "gw-aggregator: ready" >&2\nexec sleep 60\n' >"$fake/gw-aggregator"
+printf '#!/bin/sh\necho "gw-aggregator: shard 0 of 1, 1 workers, dim 40, chunk 40 elements, raw -> raw, ready" >&2\nexec sleep 60\n' >"$fake/gw-aggregator"
 chmod +x "$fake/gw-aggregator"
 out=$("$fake/gw-launch" --workers 1 --timeout 1 --quiet -- "$w" 2>&1); rc=$?
 [ $rc -eq 124 ] && printf '%s' "$out" | grep -q "shard 0 printed no endpoint" \
