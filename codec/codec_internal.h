@@ -108,7 +108,8 @@ struct gw_codec_ops {
 #define GW_OPS_FUSED_EF 0x1u  /* encode() applies error feedback itself */
 #define GW_OPS_NO_EF 0x2u     /* refuses error feedback (gw_encoder_set_ef) */
 
-/* A float's bits (memcpy: no aliasing), and a bfloat16's value. */
+/* A float's bits (memcpy: no aliasing), the float of bits u, and a
+ * bfloat16's value. */
 static inline uint32_t gw_f32_bits(float v)
 {
 	uint32_t u;
@@ -116,12 +117,16 @@ static inline uint32_t gw_f32_bits(float v)
 	return u;
 }
 
-static inline float gw_bf16_f32(uint16_t h)
+static inline float gw_bits_f32(uint32_t u)
 {
-	uint32_t u = (uint32_t)h << 16;
 	float v;
 	memcpy(&v, &u, 4);
 	return v;
+}
+
+static inline float gw_bf16_f32(uint16_t h)
+{
+	return gw_bits_f32((uint32_t)h << 16);
 }
 
 /* Bytes per key in a frame (0 for dense frames). */
