@@ -37,16 +37,6 @@ static inline double lanes_total(const double *v)
 	return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
 
-/* Corrected value i of the tensor (entry i for sparse tensors). */
-static inline float corrected(const gw_encoder *enc, const float *e,
-			      uint64_t i)
-{
-	float g = enc->src[i];
-	if (!e)
-		return g;
-	return g + e[enc->sparse ? gw_tensor_key(&enc->t, i) : i];
-}
-
 static inline uint32_t nonfinite(float c)
 {
 	uint32_t u;
@@ -113,7 +103,7 @@ static void frame_sums(const gw_encoder *enc, const float *e, uint64_t p,
 			sums_dense_g(enc->src + p, i, s);
 	}
 	for (; i < n; i++) {
-		float c = corrected(enc, e, p + i);
+		float c = gw_enc_corrected(enc, e, p + i);
 		unsigned l = i % LANES;
 		s->bad |= nonfinite(c);
 		if (c >= 0.0f) {
@@ -222,7 +212,7 @@ static int ob_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 	} else {
 		memset(bits, 0, nb);
 		for (uint32_t i = 0; i < n; i++) {
-			float c = corrected(enc, e, p + i);
+			float c = gw_enc_corrected(enc, e, p + i);
 			int pos = c >= 0.0f;
 			bits[i >> 3] |= (uint8_t)(pos << (i & 7));
 			if (e)
