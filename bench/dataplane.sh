@@ -46,10 +46,28 @@ eal() {  # LCORE FILE-PREFIX VDEV
   printf '%s\n' -l "$1" --no-huge --no-pci -m 512 --no-shconf "--file-prefix=$2" \
     --log-level=lib.eal:error "--vdev=$3"
 }
+# eal_pair TAG RX-VDEV TX-VDEV: $s and $c, the EAL arguments of the rx
+# side (lcore 0) and the tx side of run TAG (the caller declares them local).
+eal_pair() {
+  mapfile -t s < <(eal 0 "${prefix}s$1" "$2")
+  mapfile -t c < <(eal "$lc2" "${prefix}c$1" "$3")
+}
 # Stream workloads: rounds of one tensor for --duration seconds (the
 # receiver stops at the sender's end-of-run marker).
 stream_small=(--mtu 140 --synthetic 262144 --duration "$duration")
 stream_mtu=(--mtu 1500 --synthetic 4194304 --duration "$duration")
+# runs_after_small RUNNER...: a link's runs after raw at 64 B (each link
+# starts with that one; veth picks its driver by it): RUNNER... MODE TAG
+# APP-ARGS... for raw at the MTU and, when gw-bench has the stream mode,
+# the stream encoding as it goes and pre-encoded, small and at the MTU.
+runs_after_small() {
+  "$@" raw raw_mtu --size max --duration "$duration"
+  [ $has_stream = 1 ] || return 0
+  "$@" stream stream_small "${stream_small[@]}"
+  "$@" stream stream_mtu "${stream_mtu[@]}"
+  "$@" stream stream_pre_small "${stream_small[@]}" --preencode
+  "$@" stream stream_pre_mtu "${stream_mtu[@]}" --preencode
+}
 
 wait_ready() {  # FILE PID: the memif socket exists, or the rx has come up
   for _ in $(seq 100); do
@@ -89,20 +107,14 @@ memif_runs() {  # MODE TAG APP-ARGS...
   local mode=$1 tag=$2; shift 2
   local sock=$out/memif-$tag.sock
   local s c
-  mapfile -t s < <(eal 0 "${prefix}s$tag" "net_memif0,role=server,socket=$sock,socket-abstract=no")
-  mapfile -t c < <(eal "$lc2" "${prefix}c$tag" "net_memif0,role=client,socket=$sock,socket-abstract=no")
+  eal_pair "$tag" "net_memif0,role=server,socket=$sock,socket-abstract=no" \
+    "net_memif0,role=client,socket=$sock,socket-abstract=no"
   pair "memif_$tag" "" "" "$sock" \
     :: "$mode" "${s[@]}" -- --backend dpdk --role rx --local 10.88.0.2:9000 --peer 10.88.0.1:9001 "$@" \
     :: "$mode" "${c[@]}" -- --backend dpdk --role tx --local 10.88.0.1:9001 --peer 10.88.0.2:9000 "$@"
 }
 memif_runs raw raw_small --size 64 --duration "$duration"
-memif_runs raw raw_mtu --size max --duration "$duration"
-if [ $has_stream = 1 ]; then
-  memif_runs stream stream_small "${stream_small[@]}"
-  memif_runs stream stream_mtu "${stream_mtu[@]}"
-  memif_runs stream stream_pre_small "${stream_small[@]}" --preencode
-  memif_runs stream stream_pre_mtu "${stream_mtu[@]}" --preencode
-fi
+runs_after_small memif_runs
 
 # ---- AF_XDP (or AF_PACKET) on a veth pair between two namespaces ------------
 veth_driver=none; veth_note=""
@@ -119,8 +131,7 @@ if [ $veth = 1 ]; then
   veth_runs() {  # DRIVER DRVARGS MODE TAG APP-ARGS...
     local drv=$1 dargs=$2 mode=$3 tag=$4; shift 4
     local s c
-    mapfile -t s < <(eal 0 "${prefix}s$tag" "${drv}0,iface=${prefix}b0,$dargs")
-    mapfile -t c < <(eal "$lc2" "${prefix}c$tag" "${drv}0,iface=${prefix}a0,$dargs")
+    eal_pair "$tag" "${drv}0,iface=${prefix}b0,$dargs" "${drv}0,iface=${prefix}a0,$dargs"
     pair "veth_$tag" "ip netns exec ${prefix}b" "ip netns exec ${prefix}a" sleep \
       :: "$mode" "${s[@]}" -- --backend dpdk --role rx --local "$b_ip:9000" \
          --peer "$a_ip:9001@$a_mac" "$@" \
@@ -134,13 +145,7 @@ if [ $veth = 1 ]; then
     veth_driver=net_af_packet; dargs="qpairs=1"
     veth_runs "$veth_driver" "$dargs" raw raw_small --size 64 --duration "$duration"
   fi
-  veth_runs "$veth_driver" "$dargs" raw raw_mtu --size max --duration "$duration"
-  if [ $has_stream = 1 ]; then
-    veth_runs "$veth_driver" "$dargs" stream stream_small "${stream_small[@]}"
-    veth_runs "$veth_driver" "$dargs" stream stream_mtu "${stream_mtu[@]}"
-    veth_runs "$veth_driver" "$dargs" stream stream_pre_small "${stream_small[@]}" --preencode
-    veth_runs "$veth_driver" "$dargs" stream stream_pre_mtu "${stream_mtu[@]}" --preencode
-  fi
+  runs_after_small veth_runs "$veth_driver" "$dargs"
 fi
 
 # ---- kernel UDP over loopback --------------------------------------------------
@@ -151,13 +156,7 @@ udp_runs() {  # MODE TAG APP-ARGS...
     :: "$mode" --backend udp --role tx --local 127.0.0.1:9101 --peer 127.0.0.1:9100 "$@"
 }
 udp_runs raw raw_small --size 64 --duration "$duration"
-udp_runs raw raw_mtu --size max --duration "$duration"
-if [ $has_stream = 1 ]; then
-  udp_runs stream stream_small "${stream_small[@]}"
-  udp_runs stream stream_mtu "${stream_mtu[@]}"
-  udp_runs stream stream_pre_small "${stream_small[@]}" --preencode
-  udp_runs stream stream_pre_mtu "${stream_mtu[@]}" --preencode
-fi
+runs_after_small udp_runs
 
 python3 - "$out" "$veth_driver" "$veth_note" "$has_stream" "$duration" <<'PY'
 import json, os, platform, sys

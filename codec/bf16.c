@@ -14,54 +14,20 @@ static inline uint16_t to_bf16(float f)
 	return (uint16_t)(u >> 16);
 }
 
-static size_t bf16_min_body(const gw_encoder *enc, size_t kb)
+static void put_bf16(uint8_t *dst, const float *v, uint32_t n)
 {
-	(void)enc;
-	return 2 + kb;
-}
-
-static int bf16_encode(gw_encoder *enc, uint8_t *body, size_t cap,
-		       struct gw_frame_info *h)
-{
-	size_t kb = gw_enc_key_bytes(enc);
-	uint32_t n = gw_frame_take(enc, cap, 0, 2 + kb);
-	if (!n)
-		return GW_ERR(GW_EBUDGET);
-	gw_frame_range(enc, n, h);
-	h->param_len = 0;
-	if (kb)
-		gw_keys_put(body, enc->t.keys, enc->pos, n, (unsigned)kb);
-	uint8_t *dst = body + kb * n;
-	const float *v = enc->src + enc->pos;
 	for (uint32_t i = 0; i < n; i++)
 		gw_st16(dst + 2 * (size_t)i, to_bf16(v[i]));
-	enc->pos += n;
-	return (int)((2 + kb) * n);
 }
 
-static int bf16_decode(const struct gw_frame_info *h, const uint8_t *params,
-		       const uint8_t *payload, float *out, uint64_t out_len,
-		       float alpha)
+static inline float get_bf16(const uint8_t *vals, uint32_t i, const void *ctx)
 {
-	(void)params;
-	unsigned kb = gw_hdr_key_bytes(h);
-	if (h->param_len != 0 || h->payload_len != (uint64_t)h->count * (2 + kb))
-		return GW_ERR(GW_ELENGTH);
-	const uint8_t *vals = payload + (size_t)kb * h->count;
-	if (!kb) {
-		float *o = out + h->start;
-		for (uint32_t i = 0; i < h->count; i++)
-			o[i] += alpha * gw_bf16_f32(gw_ld16(vals + 2 * (size_t)i));
-		return (int)h->count;
-	}
-	int rc = gw_keys_check(payload, h->count, kb, h->start, h->span, out_len);
-	if (rc < 0)
-		return rc;
-	for (uint32_t i = 0; i < h->count; i++)
-		out[gw_keys_get(payload, i, kb)] +=
-			alpha * gw_bf16_f32(gw_ld16(vals + 2 * (size_t)i));
-	return (int)h->count;
+	(void)ctx;
+	return gw_bf16_f32(gw_ld16(vals + 2 * (size_t)i));
 }
+
+/* keys (sparse), then the values as bf16 */
+GW_FIXED_CODEC_OPS(bf16, 2, put_bf16, get_bf16)
 
 const struct gw_codec_ops gw_codec_bf16 = {
 	.name = "bf16",

@@ -108,7 +108,8 @@ struct gw_codec_ops {
 #define GW_OPS_FUSED_EF 0x1u  /* encode() applies error feedback itself */
 #define GW_OPS_NO_EF 0x2u     /* refuses error feedback (gw_encoder_set_ef) */
 
-/* A float's bits (memcpy: no aliasing), and a bfloat16's value. */
+/* A float's bits (memcpy: no aliasing), the float of bits u, and a
+ * bfloat16's value. */
 static inline uint32_t gw_f32_bits(float v)
 {
 	uint32_t u;
@@ -116,12 +117,16 @@ static inline uint32_t gw_f32_bits(float v)
 	return u;
 }
 
-static inline float gw_bf16_f32(uint16_t h)
+static inline float gw_bits_f32(uint32_t u)
 {
-	uint32_t u = (uint32_t)h << 16;
 	float v;
 	memcpy(&v, &u, 4);
 	return v;
+}
+
+static inline float gw_bf16_f32(uint16_t h)
+{
+	return gw_bits_f32((uint32_t)h << 16);
 }
 
 /* Bytes per key in a frame (0 for dense frames). */
@@ -158,9 +163,33 @@ void gw_keys_put(uint8_t *dst, const void *keys, uint64_t first, uint32_t n,
  * below out_len. Returns 0 or GW_ECORRUPT / GW_ERANGE. */
 int gw_keys_check(const uint8_t *src, uint32_t n, unsigned key_bytes,
 		  uint64_t start, uint32_t span, uint64_t out_len);
-uint64_t gw_keys_get(const uint8_t *src, uint32_t i, unsigned key_bytes);
+/* Key i of a key section (inline: the decoders' sparse loops read one
+ * per value). */
+static inline uint64_t gw_keys_get(const uint8_t *src, uint32_t i, unsigned key_bytes)
+{
+	return key_bytes == 8 ? gw_ld64(src + 8 * (size_t)i)
+			      : gw_ld32(src + 4 * (size_t)i);
+}
 /* Key i of the tensor being encoded. */
 uint64_t gw_tensor_key(const gw_tensor *t, uint64_t i);
+
+/* The element entry i of the tensor being encoded stands for, in the
+ * tensor and in its error buffer: its key (sparse) or i itself. */
+static inline uint64_t gw_enc_elem(const struct gw_encoder *enc, uint64_t i)
+{
+	return enc->sparse ? gw_tensor_key(&enc->t, i) : i;
+}
+
+/* Entry i of the source plus its error (e: the error buffer, or NULL
+ * without feedback): what a fused-feedback codec encodes. */
+static inline float gw_enc_corrected(const struct gw_encoder *enc, const float *e,
+				     uint64_t i)
+{
+	float g = enc->src[i];
+	if (!e)
+		return g;
+	return g + e[enc->sparse ? gw_tensor_key(&enc->t, i) : i];
+}
 
 /* Chooses how many entries starting at enc->pos go into a frame whose
  * per-entry body cost is per_entry bytes plus fixed bytes, given cap; also
@@ -172,5 +201,89 @@ uint32_t gw_frame_take(const struct gw_encoder *enc, size_t cap, size_t fixed,
 /* Fills the range fields of hdr for n entries taken at enc->pos. */
 void gw_frame_range(const struct gw_encoder *enc, uint32_t n,
 		    struct gw_frame_info *hdr);
+
+/* ---- keys then fixed-width values (raw, bf16, int8) ----------------------
+ * Frames of plen param bytes, then count keys (sparse frames), then one
+ * value of vbytes per entry. The loops are templates: always inlined, with
+ * the codec's value reader a constant, so each codec's loops compile as if
+ * written out in its own file. */
+
+/* Value i of a values section (ctx: what the codec's params say). */
+typedef float (*gw_fixed_get_fn)(const uint8_t *vals, uint32_t i, const void *ctx);
+/* Writes n values of v at dst. */
+typedef void (*gw_fixed_put_fn)(uint8_t *dst, const float *v, uint32_t n);
+
+/* Whether hdr has the lengths of such a frame. */
+static inline int gw_fixed_lengths_ok(const struct gw_frame_info *h, unsigned plen,
+				      unsigned vbytes)
+{
+	return h->param_len == plen &&
+	       h->payload_len == (uint64_t)h->count * (vbytes + gw_hdr_key_bytes(h));
+}
+
+/* Adds alpha * get(i) to out[start + i] (dense) or to out[key i] (sparse,
+ * after checking the keys). Returns the count or GW_E*. */
+static inline __attribute__((always_inline)) int
+gw_fixed_add(const struct gw_frame_info *h, const uint8_t *payload, float *out,
+	     uint64_t out_len, float alpha, gw_fixed_get_fn get, const void *ctx)
+{
+	unsigned kb = gw_hdr_key_bytes(h);
+	const uint8_t *vals = payload + (size_t)kb * h->count;
+	if (!kb) {
+		float *o = out + h->start;
+		for (uint32_t i = 0; i < h->count; i++)
+			o[i] += alpha * get(vals, i, ctx);
+		return (int)h->count;
+	}
+	int rc = gw_keys_check(payload, h->count, kb, h->start, h->span, out_len);
+	if (rc < 0)
+		return rc;
+	for (uint32_t i = 0; i < h->count; i++)
+		out[gw_keys_get(payload, i, kb)] += alpha * get(vals, i, ctx);
+	return (int)h->count;
+}
+
+/* encode for such a codec without params: as many entries as fit. */
+static inline __attribute__((always_inline)) int
+gw_fixed_encode(struct gw_encoder *enc, uint8_t *body, size_t cap,
+		struct gw_frame_info *h, unsigned vbytes, gw_fixed_put_fn put)
+{
+	size_t kb = gw_enc_key_bytes(enc);
+	uint32_t n = gw_frame_take(enc, cap, 0, vbytes + kb);
+	if (!n)
+		return GW_ERR(GW_EBUDGET);
+	gw_frame_range(enc, n, h);
+	h->param_len = 0;
+	if (kb)
+		gw_keys_put(body, enc->t.keys, enc->pos, n, (unsigned)kb);
+	put(body + kb * n, enc->src + enc->pos, n);
+	enc->pos += n;
+	return (int)((vbytes + kb) * n);
+}
+
+/* The min_body, encode and decode ops (name_min_body, name_encode,
+ * name_decode) of a codec whose frames have no params and vbytes per
+ * value, written by put and read by get (ctx NULL). */
+#define GW_FIXED_CODEC_OPS(name, vbytes, put, get)                            \
+	static size_t name##_min_body(const gw_encoder *enc, size_t kb)       \
+	{                                                                     \
+		(void)enc;                                                    \
+		return (vbytes) + kb;                                         \
+	}                                                                     \
+	static int name##_encode(gw_encoder *enc, uint8_t *body, size_t cap,  \
+				 struct gw_frame_info *h)                     \
+	{                                                                     \
+		return gw_fixed_encode(enc, body, cap, h, (vbytes), (put));   \
+	}                                                                     \
+	static int name##_decode(const struct gw_frame_info *h,               \
+				 const uint8_t *params, const uint8_t *payload,\
+				 float *out, uint64_t out_len, float alpha)   \
+	{                                                                     \
+		(void)params;                                                 \
+		if (!gw_fixed_lengths_ok(h, 0, (vbytes)))                     \
+			return GW_ERR(GW_ELENGTH);                            \
+		return gw_fixed_add(h, payload, out, out_len, alpha, (get),   \
+				    NULL);                                    \
+	}
 
 #endif /* GW_CODEC_INTERNAL_H */

@@ -24,21 +24,6 @@ static size_t int8_min_body(const gw_encoder *enc, size_t kb)
 	return 4 + 1 + kb;
 }
 
-/* Value i of the frame after adding the error buffer (when attached). */
-static inline float corrected(const gw_encoder *enc, const float *e,
-			      uint64_t i)
-{
-	float g = enc->src[i];
-	if (!e)
-		return g;
-	return g + e[enc->sparse ? gw_tensor_key(&enc->t, i) : i];
-}
-
-static inline float *ef_slot(const gw_encoder *enc, float *e, uint64_t i)
-{
-	return &e[enc->sparse ? gw_tensor_key(&enc->t, i) : i];
-}
-
 static inline float clamp(float r)
 {
 	return r > LEVELS ? LEVELS : r < -LEVELS ? -LEVELS : r;
@@ -74,7 +59,7 @@ static int scan(const gw_encoder *enc, const float *e, uint64_t p, uint32_t n,
 		}
 	} else {
 		for (uint32_t i = 0; i < n; i++) {
-			uint32_t b = mag_bits(corrected(enc, e, p + i));
+			uint32_t b = mag_bits(gw_enc_corrected(enc, e, p + i));
 			mb = b > mb ? b : mb;
 		}
 	}
@@ -130,15 +115,21 @@ static int int8_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 		quantize_dense(enc->src + p, e ? e + p : NULL, n, scale, inv, q);
 	else
 		for (uint32_t i = 0; i < n; i++) {
-			float c = corrected(enc, e, p + i);
+			float c = gw_enc_corrected(enc, e, p + i);
 			float r = bad ? 0.0f : clamp(round_even(c * inv));
 			q[i] = (int8_t)r;
 			if (e)
-				*ef_slot(enc, e, p + i) = bad ? 0.0f : c - r * scale;
+				e[gw_enc_elem(enc, p + i)] = bad ? 0.0f : c - r * scale;
 		}
 	gw_stf32(body, scale);
 	enc->pos += n;
 	return (int)(4 + (size_t)(1 + kb) * n);
+}
+
+/* Level i times the frame's scale (ctx). */
+static inline float dequant(const uint8_t *q, uint32_t i, const void *scale)
+{
+	return (float)(int8_t)q[i] * *(const float *)scale;
 }
 
 static int int8_decode(const struct gw_frame_info *h, const uint8_t *params,
@@ -146,7 +137,7 @@ static int int8_decode(const struct gw_frame_info *h, const uint8_t *params,
 		       float alpha)
 {
 	unsigned kb = gw_hdr_key_bytes(h);
-	if (h->param_len != 4 || h->payload_len != (uint64_t)h->count * (1 + kb))
+	if (!gw_fixed_lengths_ok(h, 4, 1))
 		return GW_ERR(GW_ELENGTH);
 	float scale = gw_ldf32(params);
 	if (!isnan(scale) && !(scale >= 0.0f && isfinite(scale)))
@@ -157,18 +148,7 @@ static int int8_decode(const struct gw_frame_info *h, const uint8_t *params,
 		bad |= q[i] == -128;
 	if (bad)
 		return GW_ERR(GW_ECORRUPT);
-	if (!kb) {
-		float *o = out + h->start;
-		for (uint32_t i = 0; i < h->count; i++)
-			o[i] += alpha * ((float)q[i] * scale);
-		return (int)h->count;
-	}
-	int rc = gw_keys_check(payload, h->count, kb, h->start, h->span, out_len);
-	if (rc < 0)
-		return rc;
-	for (uint32_t i = 0; i < h->count; i++)
-		out[gw_keys_get(payload, i, kb)] += alpha * ((float)q[i] * scale);
-	return (int)h->count;
+	return gw_fixed_add(h, payload, out, out_len, alpha, dequant, &scale);
 }
 
 const struct gw_codec_ops gw_codec_int8 = {

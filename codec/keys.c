@@ -21,12 +21,6 @@ void gw_keys_put(uint8_t *dst, const void *keys, uint64_t first, uint32_t n,
 	}
 }
 
-uint64_t gw_keys_get(const uint8_t *src, uint32_t i, unsigned key_bytes)
-{
-	return key_bytes == 8 ? gw_ld64(src + 8 * (size_t)i)
-			      : gw_ld32(src + 4 * (size_t)i);
-}
-
 int gw_keys_check(const uint8_t *src, uint32_t n, unsigned key_bytes,
 		  uint64_t start, uint32_t span, uint64_t out_len)
 {

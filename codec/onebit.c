@@ -37,16 +37,6 @@ static inline double lanes_total(const double *v)
 	return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
 
-/* Corrected value i of the tensor (entry i for sparse tensors). */
-static inline float corrected(const gw_encoder *enc, const float *e,
-			      uint64_t i)
-{
-	float g = enc->src[i];
-	if (!e)
-		return g;
-	return g + e[enc->sparse ? gw_tensor_key(&enc->t, i) : i];
-}
-
 static inline uint32_t nonfinite(float c)
 {
 	uint32_t u;
@@ -113,7 +103,7 @@ static void frame_sums(const gw_encoder *enc, const float *e, uint64_t p,
 			sums_dense_g(enc->src + p, i, s);
 	}
 	for (; i < n; i++) {
-		float c = corrected(enc, e, p + i);
+		float c = gw_enc_corrected(enc, e, p + i);
 		unsigned l = i % LANES;
 		s->bad |= nonfinite(c);
 		if (c >= 0.0f) {
@@ -125,24 +115,10 @@ static void frame_sums(const gw_encoder *enc, const float *e, uint64_t p,
 	}
 }
 
-static inline uint32_t f2u(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static inline float u2f(uint32_t u)
-{
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
 /* Mask of all ones if c >= 0 (-0.0 included), else 0. */
 static inline uint32_t pos_mask(float c)
 {
-	uint32_t u = f2u(c);
+	uint32_t u = gw_f32_bits(c);
 	return 0u - ((u >> 31 == 0) | (u == 0x80000000u));
 }
 
@@ -152,7 +128,7 @@ static inline uint32_t pos_mask(float c)
 static inline void pack_dense(const float *g, float *e, uint32_t n, float a,
 			      float b, int bad, uint8_t *bits, int fb)
 {
-	uint32_t ua = f2u(a), ub = f2u(b);
+	uint32_t ua = gw_f32_bits(a), ub = gw_f32_bits(b);
 	uint32_t keep = bad ? 0u : ~0u;
 	for (uint32_t j = 0; j < n / 8; j++) {
 		uint32_t byte = 0;
@@ -162,8 +138,8 @@ static inline void pack_dense(const float *g, float *e, uint32_t n, float a,
 			uint32_t m = pos_mask(c);
 			byte |= (m & 1u) << l;
 			if (fb) {
-				float lv = u2f((ua & m) | (ub & ~m));
-				e[i] = u2f(f2u(c - lv) & keep);
+				float lv = gw_bits_f32((ua & m) | (ub & ~m));
+				e[i] = gw_bits_f32(gw_f32_bits(c - lv) & keep);
 			}
 		}
 		bits[j] = (uint8_t)byte;
@@ -175,8 +151,8 @@ static inline void pack_dense(const float *g, float *e, uint32_t n, float a,
 			uint32_t m = pos_mask(c);
 			byte |= (m & 1u) << (i % 8);
 			if (fb) {
-				float lv = u2f((ua & m) | (ub & ~m));
-				e[i] = u2f(f2u(c - lv) & keep);
+				float lv = gw_bits_f32((ua & m) | (ub & ~m));
+				e[i] = gw_bits_f32(gw_f32_bits(c - lv) & keep);
 			}
 		}
 		bits[n / 8] = (uint8_t)byte;
@@ -236,7 +212,7 @@ static int ob_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 	} else {
 		memset(bits, 0, nb);
 		for (uint32_t i = 0; i < n; i++) {
-			float c = corrected(enc, e, p + i);
+			float c = gw_enc_corrected(enc, e, p + i);
 			int pos = c >= 0.0f;
 			bits[i >> 3] |= (uint8_t)(pos << (i & 7));
 			if (e)
@@ -282,12 +258,12 @@ static int ob_decode(const struct gw_frame_info *h, const uint8_t *params,
 	if (!kb) {
 		/* bit -> level by integer masks, so groups of 8 vectorize */
 		float *o = out + h->start;
-		uint32_t ua = f2u(v[1]), ub = f2u(v[0]);
+		uint32_t ua = gw_f32_bits(v[1]), ub = gw_f32_bits(v[0]);
 		for (uint32_t j = 0; j < h->count / 8; j++) {
 			uint32_t byte = bits[j];
 			for (unsigned l = 0; l < 8; l++) {
 				uint32_t m = 0u - ((byte >> l) & 1u);
-				o[8 * j + l] += u2f((ua & m) | (ub & ~m));
+				o[8 * j + l] += gw_bits_f32((ua & m) | (ub & ~m));
 			}
 		}
 		for (uint32_t i = h->count - rem; i < h->count; i++)

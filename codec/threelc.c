@@ -68,15 +68,7 @@ const uint64_t tlc_byte_trits[256] = {TLC_ALL_BYTES(T64), TLC_RUN_BYTES(T64(1, 1
 
 static uint32_t maxabs_scalar(const float *g, const float *e, size_t n)
 {
-	uint32_t mx = 0;
-	for (size_t i = 0; i < n; i++) {
-		float c = e ? g[i] + e[i] : g[i];
-		uint32_t u;
-		memcpy(&u, &c, 4);
-		u &= 0x7fffffffu;
-		mx = u > mx ? u : mx;
-	}
-	return mx;
+	return tlc_maxabs_tail(g, (float *)e, 0, n, 0, 0);
 }
 
 static inline __attribute__((always_inline)) void
@@ -200,12 +192,7 @@ const struct tlc_zre_table tlc_zre_runs = {
 /* Bit j set when p[j] == 121, j < 8. */
 static inline uint64_t zmask8(const uint8_t *p)
 {
-	uint64_t x;
-	memcpy(&x, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	x = __builtin_bswap64(x);
-#endif
-	x ^= ZERO8;
+	uint64_t x = gw_ld64(p) ^ ZERO8;   /* byte j of p in byte j of x */
 	/* High bit of each byte: set iff the byte is nonzero (no carries). */
 	uint64_t nz = (((x & (0x7f * ONES8)) + 0x7f * ONES8) | x) & (0x80 * ONES8);
 	uint64_t z = (nz ^ (0x80 * ONES8)) >> 7;   /* bit 8j: byte j is 121 */

@@ -41,15 +41,7 @@ TGT static uint32_t maxabs_avx2(const float *g, const float *e, size_t n)
 	__m128i m = _mm_max_epu32(_mm256_castsi256_si128(a0), _mm256_extracti128_si256(a0, 1));
 	m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4e));
 	m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0xb1));
-	uint32_t mx = (uint32_t)_mm_cvtsi128_si32(m);
-	for (; i < n; i++) {
-		float c = e ? g[i] + e[i] : g[i];
-		uint32_t u;
-		memcpy(&u, &c, 4);
-		u &= 0x7fffffffu;
-		mx = u > mx ? u : mx;
-	}
-	return mx;
+	return tlc_maxabs_tail(g, (float *)e, i, n, (uint32_t)_mm_cvtsi128_si32(m), 0);
 }
 
 /* ---- fused quantize + pack + error feedback --------------------------------- */
@@ -174,16 +166,7 @@ TGT static uint32_t fold_avx2(const float *g, float *e, size_t n, uint16_t *cand
 	__m128i mx = _mm_max_epu32(_mm256_castsi256_si128(a0), _mm256_extracti128_si256(a0, 1));
 	mx = _mm_max_epu32(mx, _mm_shuffle_epi32(mx, 0x4e));
 	mx = _mm_max_epu32(mx, _mm_shuffle_epi32(mx, 0xb1));
-	uint32_t m = (uint32_t)_mm_cvtsi128_si32(mx);
-	for (; i < n; i++) {
-		float c = g[i] + e[i];
-		e[i] = c;
-		uint32_t u;
-		memcpy(&u, &c, 4);
-		u &= 0x7fffffffu;
-		m = u > m ? u : m;
-	}
-	return m;
+	return tlc_maxabs_tail(g, e, i, n, (uint32_t)_mm_cvtsi128_si32(mx), 1);
 }
 
 /* The flagged groups one by one: new errors, and the nonzero digits added

@@ -78,10 +78,26 @@ static const uint8_t shift_idx[64] __attribute__((aligned(64))) = {
 static const uint8_t fives[64] __attribute__((aligned(64))) = {
 	F16(0), F16(16), F16(0), F16(16)};
 
-/* 16 elements c = g + e (g without feedback): the trit masks stored at pm,
- * nm; with feedback the new error e = c - m*(t-1). exact: vh = m/2 is
- * exact, so c > m/2 can be tested on c itself; else on 2c against m. */
 #define AI __attribute__((always_inline))
+
+/* The trit masks of 16 values c: *p where t = 2 (2c > m), *q where t = 0
+ * (2c < -m). exact: vh = m/2 is exact, so c > m/2 can be tested on c
+ * itself; else on 2c against m. */
+TGT static inline AI void trit_masks(__m512 x, __m512 vm, __m512 vh, int exact,
+				     __mmask16 *p, __mmask16 *q)
+{
+	if (exact) {
+		*p = _mm512_cmp_ps_mask(x, vh, _CMP_GT_OQ);
+		*q = _mm512_cmp_ps_mask(x, _mm512_sub_ps(_mm512_setzero_ps(), vh), _CMP_LT_OQ);
+	} else {
+		__m512 x2 = _mm512_add_ps(x, x);
+		*p = _mm512_cmp_ps_mask(x2, vm, _CMP_GT_OQ);
+		*q = _mm512_cmp_ps_mask(x2, _mm512_sub_ps(_mm512_setzero_ps(), vm), _CMP_LT_OQ);
+	}
+}
+
+/* 16 elements c = g + e (g without feedback): the trit masks stored at pm,
+ * nm; with feedback the new error e = c - m*(t-1). */
 TGT static inline AI void quant16(const float *g, float *e, __m512 vm, __m512 vh,
 				  int exact, uint16_t *pm, uint16_t *nm)
 {
@@ -89,14 +105,7 @@ TGT static inline AI void quant16(const float *g, float *e, __m512 vm, __m512 vh
 	if (e)
 		x = _mm512_add_ps(x, _mm512_loadu_ps(e));
 	__mmask16 p, q;
-	if (exact) {
-		p = _mm512_cmp_ps_mask(x, vh, _CMP_GT_OQ);
-		q = _mm512_cmp_ps_mask(x, _mm512_sub_ps(_mm512_setzero_ps(), vh), _CMP_LT_OQ);
-	} else {
-		__m512 x2 = _mm512_add_ps(x, x);
-		p = _mm512_cmp_ps_mask(x2, vm, _CMP_GT_OQ);
-		q = _mm512_cmp_ps_mask(x2, _mm512_sub_ps(_mm512_setzero_ps(), vm), _CMP_LT_OQ);
-	}
+	trit_masks(x, vm, vh, exact, &p, &q);
 	if (e) {
 		__m512 en = _mm512_mask_sub_ps(x, p, x, vm);      /* c - m */
 		en = _mm512_mask_add_ps(en, q, en, vm);            /* c - (-m) */
@@ -226,14 +235,7 @@ TGT static inline AI void quantize_folded_groups(float *e, const uint32_t *list,
 		float *x = e + 16 * (size_t)gi;
 		__m512 v = _mm512_loadu_ps(x);
 		__mmask16 p, q;
-		if (exact) {
-			p = _mm512_cmp_ps_mask(v, vh, _CMP_GT_OQ);
-			q = _mm512_cmp_ps_mask(v, _mm512_sub_ps(_mm512_setzero_ps(), vh), _CMP_LT_OQ);
-		} else {
-			__m512 v2 = _mm512_add_ps(v, v);
-			p = _mm512_cmp_ps_mask(v2, vm, _CMP_GT_OQ);
-			q = _mm512_cmp_ps_mask(v2, _mm512_sub_ps(_mm512_setzero_ps(), vm), _CMP_LT_OQ);
-		}
+		trit_masks(v, vm, vh, exact, &p, &q);
 		__m512 en = _mm512_mask_sub_ps(v, p, v, vm);      /* c - m */
 		en = _mm512_mask_add_ps(en, q, en, vm);            /* c - (-m) */
 		_mm512_mask_storeu_ps(x, _kor_mask16(p, q), en);

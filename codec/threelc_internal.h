@@ -24,6 +24,26 @@ static inline unsigned tlc_expand_len(unsigned b)
  * order for non-negative floats. */
 #define TLC_NONFINITE_BITS 0x7f800000u
 
+/* The maximum of mx and the bits of |c[k]| for i <= k < n, c = g + e (c =
+ * g if e is NULL); with fold, c is also stored into e. The scalar kernels'
+ * pass and the SIMD kernels' tails. */
+static inline __attribute__((always_inline)) uint32_t
+tlc_maxabs_tail(const float *g, float *e, size_t i, size_t n, uint32_t mx, int fold)
+{
+	if (fold && !e)
+		__builtin_unreachable();   /* folding has an error buffer */
+	for (; i < n; i++) {
+		float c = e ? g[i] + e[i] : g[i];
+		if (fold)
+			e[i] = c;
+		uint32_t u;
+		memcpy(&u, &c, 4);
+		u &= 0x7fffffffu;
+		mx = u > mx ? u : mx;
+	}
+	return mx;
+}
+
 struct tlc_kernels {
 	const char *name;
 	/* Pass 1: the maximum over i < n of the bits of |c[i]|, where
@@ -152,6 +172,18 @@ extern const struct tlc_zre_table tlc_zre_runs;
  * window never overflows it (fixed stores included); the last bytes go
  * through tlc_zre_tail. */
 #define TLC_ZRE_ROOM 128
+
+/* The k literals between two runs: one fixed 32-byte store when k <= 32
+ * (the room above allows it), else a library copy. */
+static inline __attribute__((always_inline)) void
+tlc_zre_literals(uint8_t *dst, const uint8_t *src, size_t k)
+{
+	if (k <= 32)
+		memcpy(dst, src, 32);
+	else
+		memcpy(dst, src, k);
+}
+
 static inline __attribute__((always_inline)) size_t
 tlc_zre_with(const uint8_t *src, size_t n, uint8_t *dst, size_t cap,
 	     size_t *used, uint64_t (*zmask)(const uint8_t *))
@@ -210,10 +242,7 @@ tlc_zre_with(const uint8_t *src, size_t n, uint8_t *dst, size_t cap,
 			size_t t = (size_t)__builtin_ctzll(ends);
 			size_t st = (size_t)__builtin_ctzll(starts);
 			size_t k = st - lp;
-			if (k <= 32)
-				memcpy(dst + o, src + i + lp, 32);
-			else
-				memcpy(dst + o, src + i + lp, k);
+			tlc_zre_literals(dst + o, src + i + lp, k);
 			o += k;
 			size_t len = t - st + 1 + (st ? 0 : pend);   /* <= 141 */
 			memcpy(dst + o, ones, 16);   /* 255s first: at most 10 */
@@ -224,10 +253,7 @@ tlc_zre_with(const uint8_t *src, size_t n, uint8_t *dst, size_t cap,
 		/* Literals up to the run going on into the next window, if any. */
 		size_t rs = starts ? (size_t)__builtin_ctzll(starts) : wlen;
 		size_t k = rs - lp;
-		if (k <= 32)
-			memcpy(dst + o, src + i + lp, 32);
-		else
-			memcpy(dst + o, src + i + lp, k);
+		tlc_zre_literals(dst + o, src + i + lp, k);
 		o += k;
 		pend = wlen - rs;   /* rs > 0: the window has a literal */
 		i += wlen;

@@ -66,11 +66,6 @@ static void tk_state_free(void *p)
 	free(s);
 }
 
-static inline uint64_t entry_key(const gw_encoder *enc, uint64_t i)
-{
-	return enc->sparse ? gw_tensor_key(&enc->t, i) : i;
-}
-
 /* p with room for want elements (grown if *cap is less), or NULL — p then
  * stays valid and owned by the caller. */
 static void *grow(void *p, uint64_t *cap, uint64_t want, size_t elem)
@@ -166,7 +161,7 @@ static int tk_begin(gw_encoder *enc)
 		uint32_t m = r[i];
 		if (GW_LIKELY(m < thr))
 			continue;
-		uint64_t key = entry_key(enc, i);
+		uint64_t key = gw_enc_elem(enc, i);
 		if (m > thr || (ties && ties--)) {
 			s->sel[j] = i;
 			s->val[j] = e ? e[key] : g[i];
@@ -209,11 +204,11 @@ static int tk_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 	uint64_t lim = (uint64_t)enc->param[GW_PARAM_MAX_FRAME_ELEMS];
 	if (!lim)
 		lim = UINT32_MAX;
-	uint64_t first = entry_key(enc, s->sel[p]), last = first;
+	uint64_t first = gw_enc_elem(enc, s->sel[p]), last = first;
 	size_t size = 4;
 	uint32_t n = 1;
 	while (p + n < enc->total && n < lim) {
-		uint64_t k = entry_key(enc, s->sel[p + n]);
+		uint64_t k = gw_enc_elem(enc, s->sel[p + n]);
 		if (k - first >= UINT32_MAX)   /* span would not fit 32 bits */
 			break;
 		size_t need = 4 + varint_len(k - last - 1);
@@ -233,7 +228,7 @@ static int tk_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 	uint8_t *kp = body + 4 * (size_t)n;
 	uint64_t prev = first;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t k = entry_key(enc, s->sel[p + i]);
+		uint64_t k = gw_enc_elem(enc, s->sel[p + i]);
 		gw_stf32(body + 4 * (size_t)i, s->val[p + i]);
 		if (i)
 			kp = varint_put(kp, k - prev - 1);

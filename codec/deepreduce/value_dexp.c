@@ -308,6 +308,13 @@ static int dexp_parse(const uint8_t *in, size_t len, uint32_t n, float p[4],
 	return GW_OK;
 }
 
+static void dexp_curve(const void *sec, uint32_t n, float *yhat)
+{
+	const float *p = sec;
+	for (uint32_t i = 0; i < n; i++)
+		yhat[i] = dexp_eval(p, n, i);
+}
+
 static int dexp_decode(const uint8_t *in, size_t len, uint32_t n, float *v)
 {
 	float p[4], bound;
@@ -316,27 +323,7 @@ static int dexp_decode(const uint8_t *in, size_t len, uint32_t n, float *v)
 		return rc;
 	if (!n)
 		return GW_ERR(GW_ELENGTH);
-	float *yhat = malloc((size_t)n * sizeof(*yhat));
-	uint32_t *map = malloc((size_t)n * sizeof(*map));
-	rc = GW_ERR(GW_ENOMEM);
-	if (!yhat || !map)
-		goto out;
-	for (uint32_t i = 0; i < n; i++)
-		yhat[i] = dexp_eval(p, n, i);
-	/* Finite parameters can still overflow, or give Inf - Inf. */
-	rc = GW_ERR(GW_ECORRUPT);
-	if (!drfit_all_finite(yhat, n))
-		goto out;
-	rc = drfit_get_map(in + DEXP_HDR, n, map);
-	if (rc < 0)
-		goto out;
-	for (uint32_t i = 0; i < n; i++)
-		v[i] = yhat[map[i]];
-	rc = GW_OK;
-out:
-	free(map);
-	free(yhat);
-	return rc;
+	return drfit_decode(in + DEXP_HDR, n, v, dexp_curve, p);
 }
 
 static int dexp_bound(const uint8_t *in, size_t len, uint32_t n, float *bound)

@@ -193,4 +193,33 @@ static inline int drfit_all_finite(const float *v, uint32_t n)
 	return !bad;
 }
 
+/* The decode of a parsed section: curve(sec, n, yhat) writes the fitted
+ * curve at ranks 0..n-1; each must be finite (finite parameters can still
+ * overflow, or give Inf - Inf: GW_ECORRUPT), and value i is the curve at
+ * its rank in the map at map_in. Returns GW_OK or GW_E*. */
+static inline int drfit_decode(const uint8_t *map_in, uint32_t n, float *v,
+			       void (*curve)(const void *sec, uint32_t n, float *yhat),
+			       const void *sec)
+{
+	float *yhat = malloc((size_t)n * sizeof(*yhat));
+	uint32_t *map = malloc((size_t)n * sizeof(*map));
+	int rc = GW_ERR(GW_ENOMEM);
+	if (!yhat || !map)
+		goto out;
+	curve(sec, n, yhat);
+	rc = GW_ERR(GW_ECORRUPT);
+	if (!drfit_all_finite(yhat, n))
+		goto out;
+	rc = drfit_get_map(map_in, n, map);
+	if (rc < 0)
+		goto out;
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = yhat[map[i]];
+	rc = GW_OK;
+out:
+	free(map);
+	free(yhat);
+	return rc;
+}
+
 #endif /* GW_DR_VALUE_FIT_H */

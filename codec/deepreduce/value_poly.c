@@ -334,22 +334,17 @@ static int poly_parse(const uint8_t *in, size_t len, uint32_t n,
 	return GW_OK;
 }
 
-static int poly_decode(const uint8_t *in, size_t len, uint32_t n, float *v)
+/* The pieces one after the other; parsing made their lengths add up to n.
+ * Finite coefficients can still overflow float32 at some x. */
+static void poly_curve(const void *sec, uint32_t n, float *yhat)
 {
-	struct poly_sec s;
-	int rc = poly_parse(in, len, n, &s);
-	if (rc < 0)
-		return rc;
-	float *yhat = malloc((size_t)n * sizeof(*yhat));
-	uint32_t *map = malloc((size_t)n * sizeof(*map));
-	rc = GW_ERR(GW_ENOMEM);
-	if (!yhat || !map)
-		goto out;
-	const uint8_t *p = s.pieces;
+	const struct poly_sec *s = sec;
+	const uint8_t *p = s->pieces;
 	uint32_t a = 0;
-	for (unsigned k = 0; k < s.np; k++) {
+	(void)n;
+	for (unsigned k = 0; k < s->np; k++) {
 		uint32_t L = gw_ld32(p);
-		unsigned q = s.degree < L - 1 ? s.degree : L - 1;
+		unsigned q = s->degree < L - 1 ? s->degree : L - 1;
 		float c[DR_DEGREE_MAX + 1];
 		for (unsigned j = 0; j <= q; j++)
 			c[j] = gw_ldf32(p + 4 + 4 * j);
@@ -358,20 +353,15 @@ static int poly_decode(const uint8_t *in, size_t len, uint32_t n, float *v)
 			yhat[a + j] = poly_eval(c, q, L, j);
 		a += L;
 	}
-	/* Finite coefficients can still overflow float32 at some x. */
-	rc = GW_ERR(GW_ECORRUPT);
-	if (!drfit_all_finite(yhat, n))
-		goto out;
-	rc = drfit_get_map(s.map, n, map);
+}
+
+static int poly_decode(const uint8_t *in, size_t len, uint32_t n, float *v)
+{
+	struct poly_sec s;
+	int rc = poly_parse(in, len, n, &s);
 	if (rc < 0)
-		goto out;
-	for (uint32_t i = 0; i < n; i++)
-		v[i] = yhat[map[i]];
-	rc = GW_OK;
-out:
-	free(map);
-	free(yhat);
-	return rc;
+		return rc;
+	return drfit_decode(s.map, n, v, poly_curve, &s);
 }
 
 static int poly_bound(const uint8_t *in, size_t len, uint32_t n, float *bound)

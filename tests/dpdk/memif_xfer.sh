@@ -5,34 +5,24 @@
 # complete and intact, and gw-bench raw moves a bounded count at 64 B and at
 # the MTU with none lost or corrupt.
 . "$(dirname "$0")/lib.sh" "$@"
-sock=$tmp/memif.sock
-mapfile -t srv < <(eal 0 gwms$$ "net_memif0,role=server,socket=$sock,socket-abstract=no")
-mapfile -t cli < <(eal "$lc2" gwmc$$ "net_memif0,role=client,socket=$sock,socket-abstract=no")
-
-timeout 150 "$peer" "${srv[@]}" -- --role server --local 10.9.0.2:7000 --timeout 120 \
-  >"$tmp/server.log" 2>&1 &
-spid=$!
-wait_file "$sock" "$spid" || { show "$tmp/server.log"; fail "memif server made no socket"; }
+memif_eal gwm
+memif_server 150 --local 10.9.0.2:7000 --timeout 120
 timeout 150 "$peer" "${cli[@]}" -- --role client --local 10.9.0.1:7001 \
   --peer 10.9.0.2:7000 --test xfer --count 100000 >"$tmp/client.log" 2>&1
 crc=$?
-wait "$spid"; src=$?
-show "$tmp/server.log" "$tmp/client.log"
-[ $crc -eq 0 ] || fail "memif client exited $crc"
-[ $src -eq 0 ] || fail "memif server exited $src"
+peers_end $crc "memif client exited $crc"
 grep -q "client: PASS" "$tmp/client.log" || fail "client did not pass"
 
 # gw-bench raw: a bounded count, every byte checked, nothing lost.
 [ -n "$bench" ] || exit 0
 for size in 64 max; do
   rm -f "$sock"
-  mapfile -t srv < <(eal 0 gwbs$$ "net_memif0,role=server,socket=$sock,socket-abstract=no")
-  mapfile -t cli < <(eal "$lc2" gwbc$$ "net_memif0,role=client,socket=$sock,socket-abstract=no")
+  memif_eal gwb
   timeout 60 "$bench" raw "${srv[@]}" -- --backend dpdk --role rx --local 10.9.0.2:7000 \
     --size "$size" --count 200000 --duration 30 --idle 5 --verify --json \
     >"$tmp/rx.json" 2>"$tmp/rx.err" &
   rpid=$!
-  wait_file "$sock" "$rpid" || { show "$tmp/rx.err"; fail "gw-bench raw rx made no memif socket"; }
+  wait_for "$rpid" 100 test -e "$sock" || { show "$tmp/rx.err"; fail "gw-bench raw rx made no memif socket"; }
   timeout 60 "$bench" raw "${cli[@]}" -- --backend dpdk --role tx --local 10.9.0.1:7001 \
     --peer 10.9.0.2:7000 --size "$size" --count 200000 --verify --json \
     >"$tmp/tx.json" 2>"$tmp/tx.err"

@@ -19,21 +19,13 @@ ip netns exec "$ns" timeout 100 "$peer" "${srv[@]}" -- --role server \
 spid=$!
 # The tap device appears when the EAL probes it; the port's link follows
 # the kernel side, which is brought up here.
-for _ in $(seq 100); do
-  ip -n "$ns" link show "$tap" >/dev/null 2>&1 && break
-  kill -0 "$spid" 2>/dev/null || break
-  sleep 0.1
-done
+wait_for "$spid" 100 ip -n "$ns" link show "$tap" >/dev/null 2>&1
 ip -n "$ns" addr add 10.98.0.1/24 dev "$tap" || { show "$tmp/server.log"; fail "no tap device"; }
 ip -n "$ns" link set "$tap" up
 # The backend answers no ARP: a static neighbour (tap takes any MAC).
 ip -n "$ns" neigh add 10.98.0.2 lladdr 02:00:00:00:00:02 dev "$tap"
-for _ in $(seq 150); do
-  grep -q "server: ready" "$tmp/server.log" && break
-  kill -0 "$spid" 2>/dev/null || break
-  sleep 0.1
-done
-grep -q "server: ready" "$tmp/server.log" || { show "$tmp/server.log"; fail "server did not come up"; }
+wait_for "$spid" 150 grep -q "server: ready" "$tmp/server.log" \
+  || { show "$tmp/server.log"; fail "server did not come up"; }
 max=$(sed -n 's/.*payload_max \([0-9]*\).*/\1/p' "$tmp/server.log")
 
 ip netns exec "$ns" python3 - "$max" >"$tmp/client.log" 2>&1 <<'PY'
@@ -65,9 +57,5 @@ if bad:
     print("FAIL sizes:", bad[:20])
     sys.exit(1)
 PY
-crc=$?
-wait "$spid"; src=$?
-show "$tmp/server.log" "$tmp/client.log"
-[ $crc -eq 0 ] || fail "kernel UDP client saw missing or damaged echoes"
-[ $src -eq 0 ] || fail "server exited $src"
+peers_end $? "kernel UDP client saw missing or damaged echoes"
 echo "PASS"

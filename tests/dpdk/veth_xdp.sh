@@ -20,12 +20,7 @@ run() {  # DRIVER VDEV-ARGS: 0 pass, 1 fail, 3 the driver could not open
   ip netns exec "${p}b" timeout 100 "$peer" "${srv[@]}" -- --role server \
     --local "$b_ip:7200" --timeout 80 >"$tmp/server.log" 2>&1 &
   spid=$!
-  for _ in $(seq 100); do
-    grep -q "server: ready" "$tmp/server.log" && break
-    kill -0 "$spid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if ! grep -q "server: ready" "$tmp/server.log"; then
+  if ! wait_for "$spid" 100 grep -q "server: ready" "$tmp/server.log"; then
     kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
     show "$tmp/server.log"
     return 3

@@ -176,13 +176,6 @@ static uint64_t header_need(const uint8_t *b, size_t len)
 	return start > UINT64_MAX - n ? UINT64_MAX : start + n;
 }
 
-static inline uint32_t fbits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
 /* Each element the frame names must have received exactly c->value(). */
 static void check_values(const struct gw_fuzz_codec *c, const gw_frame_info *h,
 			 const uint8_t *params, const uint8_t *payload,
@@ -200,7 +193,7 @@ static void check_values(const struct gw_fuzz_codec *c, const gw_frame_info *h,
 			GW_FUZZ_CHECKF(out[p] != out[p], "%s: element %llu: want NaN, got %a",
 				       c->name, (unsigned long long)p, (double)out[p]);
 		else
-			GW_FUZZ_CHECKF(fbits(out[p]) == fbits(want),
+			GW_FUZZ_CHECKF(gw_f32_bits(out[p]) == gw_f32_bits(want),
 				       "%s: element %llu: want %a, got %a", c->name,
 				       (unsigned long long)p, (double)want,
 				       (double)out[p]);
@@ -278,7 +271,7 @@ static int decode_and_check(const struct gw_fuzz_codec *c, const uint8_t *f,
 		uint64_t hi = h.start + h.span;
 		uint64_t changed = 0;
 		for (uint64_t i = 0; out && i < out_len; i++) {
-			if (fbits(out[i]) == fbits(ref[i]))
+			if (gw_f32_bits(out[i]) == gw_f32_bits(ref[i]))
 				continue;
 			changed++;
 			GW_FUZZ_CHECKF(i >= lo && i < hi,

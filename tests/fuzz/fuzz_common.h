@@ -67,6 +67,20 @@ struct gw_fuzz_codec {
 void gw_fuzz_decoder(const struct gw_fuzz_codec *c, const uint8_t *data,
 		     size_t size);
 
+/* The entry point of a harness that is gw_fuzz_decoder() and nothing
+ * more; the arguments are the designated initializers of its
+ * struct gw_fuzz_codec:
+ *	GW_FUZZ_DECODER_HARNESS(.name = "topk", .id = GW_CODEC_TOPK,
+ *				.param_len = 0, .value_bytes = 0)
+ */
+#define GW_FUZZ_DECODER_HARNESS(...)                                          \
+	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)          \
+	{                                                                     \
+		static const struct gw_fuzz_codec c = {__VA_ARGS__};          \
+		gw_fuzz_decoder(&c, data, size);                              \
+		return 0;                                                     \
+	}
+
 /* rc is GW_OK, a count, or one of the GW_E* codes. */
 void gw_fuzz_check_code(int rc);
 

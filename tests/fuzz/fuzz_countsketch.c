@@ -43,13 +43,6 @@
 #define KEYS_CAP 65536u        /* more than any frame's count can be */
 #define KEYS_MAX 16384u        /* gw_keyset_encode's largest n */
 
-static inline uint32_t fbits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
 static float pattern(uint64_t i)
 {
 	return (float)(i % 509) - 254.5f;
@@ -96,7 +89,7 @@ static void decode_real(const uint8_t *f, size_t len, const gw_frame_info *h,
 			       parts.values, len);
 	if (rc < 0) {
 		for (uint64_t i = 0; i < out_len; i++)
-			GW_FUZZ_CHECKF(fbits(out[i]) == fbits(pattern(i)),
+			GW_FUZZ_CHECKF(gw_f32_bits(out[i]) == gw_f32_bits(pattern(i)),
 				       "%s but element %llu changed", gw_error_name(rc),
 				       (unsigned long long)i);
 		/* a full-size output fails only where parts fails too */
@@ -121,7 +114,7 @@ static void decode_real(const uint8_t *f, size_t len, const gw_frame_info *h,
 			float want = pattern(i);
 			if (i >= h->start && i < h->start + h->count)
 				want += gw_ldf32(payload + 4 * (i - h->start));
-			GW_FUZZ_CHECKF(fbits(out[i]) == fbits(want) ||
+			GW_FUZZ_CHECKF(gw_f32_bits(out[i]) == gw_f32_bits(want) ||
 					       (isnan(want) && isnan(out[i])),
 				       "cell %llu: %a, want %a", (unsigned long long)i,
 				       (double)out[i], (double)want);
@@ -148,7 +141,7 @@ static void decode_real(const uint8_t *f, size_t len, const gw_frame_info *h,
 				want[k] += gw_ldf32(payload + db_len + 4 * (size_t)i);
 		}
 		for (uint64_t i = 0; i < out_len; i++)
-			GW_FUZZ_CHECKF(fbits(out[i]) == fbits(want[i]) ||
+			GW_FUZZ_CHECKF(gw_f32_bits(out[i]) == gw_f32_bits(want[i]) ||
 					       (isnan(want[i]) && isnan(out[i])),
 				       "element %llu: %a, want %a", (unsigned long long)i,
 				       (double)out[i], (double)want[i]);

@@ -6,12 +6,5 @@
  * their own (fuzz_dr_*.c); this one drives the framing around them. */
 #include "fuzz_common.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	static const struct gw_fuzz_codec dr = {
-		.name = "deepreduce", .id = GW_CODEC_DEEPREDUCE,
-		.param_len = 8, .value_bytes = 0,
-	};
-	gw_fuzz_decoder(&dr, data, size);
-	return 0;
-}
+GW_FUZZ_DECODER_HARNESS(.name = "deepreduce", .id = GW_CODEC_DEEPREDUCE,
+			.param_len = 8, .value_bytes = 0)

@@ -1,23 +1,16 @@
 /* The body of the curve-fit value harnesses (fuzz_dr_poly.c,
- * fuzz_dr_dexp.c). Input: u16 n (LE, 1..DR_FUZZ_NMAX, else ignored), then
- * the section, copied to a buffer of exactly its size; the output is
- * exactly n floats. An accepted section must decode to finite values, and
- * bound() must accept it with a finite bound >= 0. The decoded values are
- * then fitted again (with the section's own settings where it has any):
- * unless the encoder refuses them (GW_EINVAL: a fit that overflows
- * float32), that section must decode within the bound it states — the
- * encoder's bound is measured with the decoder's arithmetic. Rejections are
- * GW_ECORRUPT or GW_ELENGTH, and bound() never accepts what decode()
- * rejects for its layout. */
+ * fuzz_dr_dexp.c). Input: see fuzz_dr_value.h. An accepted section must
+ * decode to finite values, and bound() must accept it with a finite bound
+ * >= 0. The decoded values are then fitted again (with the section's own
+ * settings where it has any): unless the encoder refuses them (GW_EINVAL:
+ * a fit that overflows float32), that section must decode within the
+ * bound it states — the encoder's bound is measured with the decoder's
+ * arithmetic. Rejections are GW_ECORRUPT or GW_ELENGTH, and bound() never
+ * accepts what decode() rejects for its layout. */
 #ifndef GW_FUZZ_DR_FIT_H
 #define GW_FUZZ_DR_FIT_H
 
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "deepreduce/dr.h"
-#include "fuzz_common.h"
+#include "fuzz_dr_value.h"
 
 struct dr_fit_fuzz {
 	const struct dr_value_ops *ops;
@@ -25,8 +18,6 @@ struct dr_fit_fuzz {
 	void (*cfg)(const uint8_t *section, struct dr_value_cfg *cfg);
 	size_t fixed_cap;   /* section bytes besides 4 per value, at most */
 };
-
-#define DR_FUZZ_NMAX 4096u
 
 static inline void refit(const struct dr_fit_fuzz *f, const float *v, uint32_t n, const uint8_t *in)
 {
@@ -55,33 +46,17 @@ static inline void refit(const struct dr_fit_fuzz *f, const float *v, uint32_t n
 
 static inline int dr_fit_fuzz_one(const struct dr_fit_fuzz *f, const uint8_t *data, size_t size)
 {
-	const struct dr_value_ops *ops = f->ops;
-	if (size < 2)
+	struct dr_value_input x;
+	if (!dr_value_input(f->ops, data, size, &x))
 		return 0;
-	uint32_t n = (uint32_t)data[0] | (uint32_t)data[1] << 8;
-	if (!n || n > DR_FUZZ_NMAX)
-		return 0;
-	size_t len = size - 2;
-	uint8_t *in = malloc(len ? len : 1);
-	float *v = malloc(n * sizeof(float));
-	GW_FUZZ_CHECK(in && v);
-	memcpy(in, data + 2, len);
-	int rc = ops->decode(in, len, n, v);
-	gw_fuzz_last_rc = rc;   /* regress_main: .ok / .GW_E* names */
 	float bound;
-	int brc = ops->bound(in, len, n, &bound);
-	if (rc == 0) {
-		GW_FUZZ_CHECKF(brc == 0 && bound >= 0 && isfinite(bound), "bound rc %d", brc);
-		for (uint32_t i = 0; i < n; i++)
-			GW_FUZZ_CHECKF(isfinite(v[i]), "value %u not finite", i);
-		refit(f, v, n, in);
-	} else {
-		GW_FUZZ_CHECKF(rc == GW_ECORRUPT || rc == GW_ELENGTH || rc == GW_ENOMEM,
-			       "unexpected rc %d", rc);
-		GW_FUZZ_CHECK(brc == 0 || brc == rc);
+	dr_value_check_bound(f->ops, &x, &bound);
+	if (x.rc == 0) {
+		for (uint32_t i = 0; i < x.n; i++)
+			GW_FUZZ_CHECKF(isfinite(x.v[i]), "value %u not finite", i);
+		refit(f, x.v, x.n, x.in);
 	}
-	free(in);
-	free(v);
+	dr_value_input_free(&x);
 	return 0;
 }
 

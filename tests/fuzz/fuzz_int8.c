@@ -4,16 +4,13 @@
  * A decoder must reject q = -128 and a negative or infinite scale (NaN is
  * the poisoned frame, valid): accepted frames are checked for both. */
 #include <math.h>
-#include <string.h>
 
+#include "codec_internal.h"   /* gw_bits_f32 */
 #include "fuzz_common.h"
 
 static float scale_of(const uint8_t *params)
 {
-	uint32_t u = gw_fuzz_ld32(params);
-	float s;
-	memcpy(&s, &u, 4);
-	return s;
+	return gw_bits_f32(gw_fuzz_ld32(params));
 }
 
 static float int8_value(const gw_frame_info *h, const uint8_t *params,
@@ -36,13 +33,6 @@ static void int8_accepted(const gw_frame_info *h, const uint8_t *params,
 		GW_FUZZ_CHECKF(q[i] != 0x80, "int8 accepted q = -128 at %u", i);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	static const struct gw_fuzz_codec int8 = {
-		.name = "int8", .id = GW_CODEC_INT8,
-		.param_len = 4, .value_bytes = 1,
-		.value = int8_value, .accepted = int8_accepted,
-	};
-	gw_fuzz_decoder(&int8, data, size);
-	return 0;
-}
+GW_FUZZ_DECODER_HARNESS(.name = "int8", .id = GW_CODEC_INT8,
+			.param_len = 4, .value_bytes = 1,
+			.value = int8_value, .accepted = int8_accepted)

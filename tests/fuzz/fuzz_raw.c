@@ -1,8 +1,7 @@
 /* Fuzzes the raw codec's decoder (codec/raw.c): frames of codec "raw",
  * as they arrive and re-sealed (fuzz_common.c). No params; the payload is
  * keys (sparse) then float32 values, which must be added bit-exactly. */
-#include <string.h>
-
+#include "codec_internal.h"   /* gw_bits_f32 */
 #include "fuzz_common.h"
 
 static float raw_value(const gw_frame_info *h, const uint8_t *params,
@@ -10,19 +9,9 @@ static float raw_value(const gw_frame_info *h, const uint8_t *params,
 {
 	(void)h;
 	(void)params;
-	uint32_t u = gw_fuzz_ld32(vals + 4 * (size_t)i);
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
+	return gw_bits_f32(gw_fuzz_ld32(vals + 4 * (size_t)i));
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	static const struct gw_fuzz_codec raw = {
-		.name = "raw", .id = GW_CODEC_RAW,
-		.param_len = 0, .value_bytes = 4,
-		.value = raw_value,
-	};
-	gw_fuzz_decoder(&raw, data, size);
-	return 0;
-}
+GW_FUZZ_DECODER_HARNESS(.name = "raw", .id = GW_CODEC_RAW,
+			.param_len = 0, .value_bytes = 4,
+			.value = raw_value)

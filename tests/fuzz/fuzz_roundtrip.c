@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec_internal.h"   /* gw_f32_bits, gw_bits_f32 */
 #include "fuzz_common.h"
 #include "gw_util.h"
 
@@ -61,20 +62,6 @@ struct input {
 	uint64_t total;       /* dim or nnz */
 	bool finite;          /* every value finite and |x| <= 1e30 */
 };
-
-static inline uint32_t fbits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static inline float bitsf(uint32_t u)
-{
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
 
 static uint64_t key_at(const struct input *in, uint64_t i)
 {
@@ -113,7 +100,7 @@ static void parse(struct input *in, const uint8_t *data, size_t size)
 	in->finite = true;
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *v = in->sparse ? p + 5 * i + 1 : p + 4 * i;
-		in->vals[i] = bitsf(gw_fuzz_ld32(v));
+		in->vals[i] = gw_bits_f32(gw_fuzz_ld32(v));
 		if (!isfinite(in->vals[i]) || fabsf(in->vals[i]) > 1e30f)
 			in->finite = false;
 	}
@@ -158,15 +145,15 @@ static void parse(struct input *in, const uint8_t *data, size_t size)
  * float32 bits of the result; NaN is handled by the caller. */
 static uint32_t bf16_ref(float x)
 {
-	uint32_t u = fbits(x);
+	uint32_t u = gw_f32_bits(x);
 	uint32_t lo = u & 0xffff0000u;
 	if (u == lo)
 		return lo;
 	uint32_t hi = lo + 0x10000u;
 	double dx = fabs((double)x);
-	double dlo = fabs((double)bitsf(lo));
+	double dlo = fabs((double)gw_bits_f32(lo));
 	double dhi = (hi & 0x7fffffffu) == 0x7f800000u ? ldexp(1.0, 128)
-						       : fabs((double)bitsf(hi));
+						       : fabs((double)gw_bits_f32(hi));
 	double a = dx - dlo, b = dhi - dx;
 	if (a != b)
 		return a < b ? lo : hi;
@@ -217,10 +204,10 @@ static void check_values(struct run *r, const uint8_t *frame,
 			if (isnan(x))
 				GW_FUZZ_CHECK(isnan(d));
 			else
-				GW_FUZZ_CHECKF(fbits(d) == fbits(x),
+				GW_FUZZ_CHECKF(gw_f32_bits(d) == gw_f32_bits(x),
 					       "codec %d: entry %llu sent %08x got %08x",
 					       r->id, (unsigned long long)(e0 + j),
-					       fbits(x), fbits(d));
+					       gw_f32_bits(x), gw_f32_bits(d));
 		}
 	}
 	if (r->id == GW_CODEC_RAW) {
@@ -232,7 +219,7 @@ static void check_values(struct run *r, const uint8_t *frame,
 				   (size_t)kb * h->count;
 		for (uint32_t j = 0; j < n; j++)
 			GW_FUZZ_CHECK(gw_fuzz_ld32(v + 4 * (size_t)j) ==
-				      fbits(c[e0 + j]));
+				      gw_f32_bits(c[e0 + j]));
 	} else if (r->id == GW_CODEC_BF16) {
 		for (uint32_t j = 0; j < n; j++) {
 			float d = r->out[pos_of(in, e0 + j)];
@@ -241,9 +228,9 @@ static void check_values(struct run *r, const uint8_t *frame,
 				GW_FUZZ_CHECK(isnan(d));
 				continue;
 			}
-			GW_FUZZ_CHECKF(fbits(d) == bf16_ref(x),
+			GW_FUZZ_CHECKF(gw_f32_bits(d) == bf16_ref(x),
 				       "bf16(%08x) decoded %08x, expected %08x",
-				       fbits(x), fbits(d), bf16_ref(x));
+				       gw_f32_bits(x), gw_f32_bits(d), bf16_ref(x));
 		}
 	} else if (r->id == GW_CODEC_INT8) {
 		float m = 0.0f;
@@ -423,7 +410,7 @@ static bool touched_outside_keys(const struct input *in, const float *v,
 	static uint32_t ref_bits = 1;
 	if (ref_bits != bits) {
 		for (int i = 0; i < BLOCK; i++)
-			ref[i] = bitsf(bits);
+			ref[i] = gw_bits_f32(bits);
 		ref_bits = bits;
 	}
 	uint64_t from = 0;

@@ -6,12 +6,5 @@
  * it is not keys + fixed-size values (value_bytes 0). Always sparse. */
 #include "fuzz_common.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	static const struct gw_fuzz_codec sketchml = {
-		.name = "sketchml", .id = GW_CODEC_SKETCHML,
-		.param_len = 10, .value_bytes = 0,
-	};
-	gw_fuzz_decoder(&sketchml, data, size);
-	return 0;
-}
+GW_FUZZ_DECODER_HARNESS(.name = "sketchml", .id = GW_CODEC_SKETCHML,
+			.param_len = 10, .value_bytes = 0)

@@ -4,12 +4,5 @@
  * bytes, so it is not keys + fixed-size values (value_bytes 0). */
 #include "fuzz_common.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	static const struct gw_fuzz_codec terngrad = {
-		.name = "terngrad", .id = GW_CODEC_TERNGRAD,
-		.param_len = 4, .value_bytes = 0,
-	};
-	gw_fuzz_decoder(&terngrad, data, size);
-	return 0;
-}
+GW_FUZZ_DECODER_HARNESS(.name = "terngrad", .id = GW_CODEC_TERNGRAD,
+			.param_len = 4, .value_bytes = 0)

@@ -4,12 +4,5 @@
  * fixed-size values (value_bytes 0). Frames are always sparse. */
 #include "fuzz_common.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	static const struct gw_fuzz_codec topk = {
-		.name = "topk", .id = GW_CODEC_TOPK,
-		.param_len = 0, .value_bytes = 0,
-	};
-	gw_fuzz_decoder(&topk, data, size);
-	return 0;
-}
+GW_FUZZ_DECODER_HARNESS(.name = "topk", .id = GW_CODEC_TOPK,
+			.param_len = 0, .value_bytes = 0)

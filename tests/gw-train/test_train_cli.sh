@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
 # gw-train refuses bad arguments with exit 2 and a message naming the
 # argument, before it starts any process.
-set -u
-apps=$1
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/gen.sh"
+source "$(dirname "$0")/gen.sh" "$1"
 gen_blobs "$tmp"
 D=(--train "$tmp/blobs.train.svm" --test "$tmp/blobs.test.svm" --features 20 --classes 3)
 expect() {  # word args...
   local word=$1; shift
-  out=$("$apps/gw-train/gw-train" "$@" 2>&1); rc=$?
+  out=$("$train" "$@" 2>&1); rc=$?
   if [ $rc -ne 2 ] || ! printf '%s' "$out" | grep -q -- "$word"; then
     echo "FAIL: gw-train $* -> rc=$rc, output lacks '$word': $out"; fail=1
   fi
@@ -39,14 +36,14 @@ expect "--plot-only: no record files" --plot-only "$tmp/p"
 expect "--agg is required" --rank 0 --workers 2 --dim 10
 expect "--rank: 2 is not below" --rank 2 --workers 2 --dim 10 --agg 127.0.0.1:1
 # A worker whose --dim is not the model's size says so (exit 2).
-out=$(timeout 20 "$apps/gw-train/gw-train" "${D[@]}" --rank 0 --workers 1 --dim 10 \
+out=$(timeout 20 "$train" "${D[@]}" --rank 0 --workers 1 --dim 10 \
   --agg 127.0.0.1:1 --local 127.0.0.1:0 2>&1); rc=$?
 if [ $rc -ne 2 ] || ! printf '%s' "$out" | grep -q "model has"; then
   echo "FAIL: worker with a wrong --dim -> rc=$rc: $out"; fail=1
 fi
 # A data file with a bad line is named with its line.
 printf '1 1:0.5\n2 3:1 2:1\n' >"$tmp/bad.svm"
-out=$(timeout 20 "$apps/gw-train/gw-train" --train "$tmp/bad.svm" --test "$tmp/bad.svm" \
+out=$(timeout 20 "$train" --train "$tmp/bad.svm" --test "$tmp/bad.svm" \
   --features 20 --classes 3 --workers 1 --link udp 2>&1); rc=$?
 if [ $rc -eq 0 ] || ! printf '%s' "$out" | grep -q "bad.svm:2"; then
   echo "FAIL: bad data file -> rc=$rc, no 'bad.svm:2' in: $out"; fail=1

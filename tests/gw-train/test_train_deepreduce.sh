@@ -4,11 +4,7 @@
 # codec and per value codec, each combination learns and the replicas end
 # identical; a bad codec string is refused with a message naming the
 # parameter before anything starts.
-set -u
-apps=$1
-here=$(cd "$(dirname "$0")" && pwd)
-train=$apps/gw-train/gw-train
-source "$here/gen.sh"
+source "$(dirname "$0")/gen.sh" "$1"
 gen_sparse "$tmp"
 for combo in index=raw,value=f32 index=rle,value=deflate index=delta,value=dexp \
              index=bloom,policy=p0,fpr=0.6,value=qsgd index=bloom,policy=p1,fpr=0.01,value=f32 \
@@ -18,13 +14,11 @@ for combo in index=raw,value=f32 index=rle,value=deflate index=delta,value=dexp 
     --train "$tmp/sparse.train.svm" --test "$tmp/sparse.test.svm" --features 1024 \
     --epochs 6 --batch 20 --lr 0.05 --evals 1 --up "$up" --down raw --json --verbose \
     >"$tmp/out" 2>"$tmp/err" || { bad "$combo failed"; tail -5 "$tmp/err"; continue; }
-  recs=$(grep '"tool":"gw-train"' "$tmp/out" | grep -v summary)
+  recs=$(records "$tmp/out")
   a0=$(echo "$recs" | head -n 1 | field test_acc)
   a=$(echo "$recs" | tail -n 1 | field test_acc)
   awk -v a="$a" 'BEGIN { exit !(a >= 80) }' || bad "$combo: test accuracy $a% < 80%"
-  h=$(grep -ho 'final parameters xxh64 [0-9a-f]*' "$tmp/out" "$tmp/err" | sort -u | wc -l)
-  n=$(grep -ho 'final parameters xxh64 [0-9a-f]*' "$tmp/out" "$tmp/err" | wc -l)
-  [ "$n" -eq 2 ] && [ "$h" -eq 1 ] || bad "$combo: replicas differ or unreported ($n, $h)"
+  replicas_agree "$combo" "$tmp/out" "$tmp/err"
   echo "$combo: test accuracy $a0% -> $a%"
 done
 for badspec in "deepreduce:index=rle,fpr=0.01" "deepreduce:value=splines" "deepreduce:policy=p7"; do

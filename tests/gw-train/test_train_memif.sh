@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
 # gw-train over its default link, memif (DPDK, no hugepages): W = 2 train
 # the MLP on synthetic data to the end, with 3LC both ways.
-set -u
-apps=$1
-here=$(cd "$(dirname "$0")" && pwd)
-train=$apps/gw-train/gw-train
+source "$(dirname "$0")/gen.sh" "$1"
 # Without the DPDK backend the shard says so at once (as in test_launch).
 probe=$(timeout 3 "$apps/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shconf \
   --file-prefix=gwtp$$ --vdev=net_null0 -- --backend dpdk --shard 0 --workers 1 \
@@ -12,7 +9,6 @@ probe=$(timeout 3 "$apps/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shco
 if printf '%s' "$probe" | grep -q "not built\|unsupported\|not supported"; then
   echo "SKIP: this build has no DPDK backend (memif)"; exit 77
 fi
-source "$here/gen.sh"
 gen_blobs "$tmp"
 timeout 200 "$train" --workers 2 --model mlp --train "$tmp/blobs.train.svm" \
   --test "$tmp/blobs.test.svm" --features 20 --classes 3 --hidden 16 --epochs 3 \

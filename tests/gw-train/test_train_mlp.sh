@@ -3,40 +3,23 @@
 # on small synthetic data: it learns, raw training is reproducible to the
 # bit, the replicas end identical, a 3LC run compresses and is compared
 # with its raw baseline, and --plot writes a PNG.
-set -u
-apps=$1
-here=$(cd "$(dirname "$0")" && pwd)
-train=$apps/gw-train/gw-train
-source "$here/gen.sh"
+source "$(dirname "$0")/gen.sh" "$1"
 gen_blobs "$tmp"
-O=(--link udp --workers 2 --model mlp --train "$tmp/blobs.train.svm"
-   --test "$tmp/blobs.test.svm" --features 20 --classes 3 --hidden 16 --epochs 4
-   --batch 16 --lr 0.05 --evals 2)
+O=("${mlp_job[@]}")
 
 for i in 1 2; do
   timeout 120 "$train" "${O[@]}" --json --verbose >"$tmp/raw$i.out" 2>"$tmp/raw$i.err" \
     || { bad "raw run $i failed"; cat "$tmp/raw$i.err"; }
 done
-grep '"tool":"gw-train"' "$tmp/raw1.out" | grep -v summary >"$tmp/raw1.jsonl"
-n=$(wc -l <"$tmp/raw1.jsonl")
-[ "$n" -eq 9 ] || bad "expected 9 records (initial + 4 epochs x 2), got $n"
-acc=$(tail -n 1 "$tmp/raw1.jsonl" | field test_acc)
-awk -v a="$acc" 'BEGIN { exit !(a >= 90) }' || bad "raw final test accuracy $acc% < 90%"
-first=$(head -n 1 "$tmp/raw1.jsonl" | field test_acc)
-awk -v a="$first" -v b="$acc" 'BEGIN { exit !(b > a + 20) }' \
-  || bad "accuracy did not improve: $first% -> $acc%"
+records "$tmp/raw1.out" >"$tmp/raw1.jsonl"
+learns raw "$tmp/raw1.jsonl" 9 90   # initial + 4 epochs x 2
 # Bit-reproducible: the same losses and accuracies in both raw runs. Wire
 # counters (bytes_up, retransmits, ratio) and time depend on scheduling: a
 # loaded machine may retransmit a datagram whose ack was late, which costs
 # bytes but never changes the sum, so they are left out of the comparison.
-for i in 1 2; do learning "$tmp/raw$i.out" >"$tmp/cmp$i"; done
-grep -q '"train_loss".*"test_acc"' "$tmp/cmp1" || bad "loss fields not found in the records"
-cmp -s "$tmp/cmp1" "$tmp/cmp2" || { bad "two raw runs differ"; diff "$tmp/cmp1" "$tmp/cmp2" | head; }
+same_learning raw "$tmp/raw1.out" "$tmp/raw2.out"
 # Replicas identical: one hash for both ranks.
-h=$(grep -o 'final parameters xxh64 [0-9a-f]*' "$tmp/raw1.out" "$tmp/raw1.err" | awk '{print $NF}' | sort -u)
-nh=$(grep -c 'final parameters' "$tmp/raw1.out" "$tmp/raw1.err" | awk -F: '{s += $2} END {print s}')
-[ "$nh" -eq 2 ] && [ "$(echo "$h" | wc -l)" -eq 1 ] \
-  || bad "replicas differ or not reported ($nh hashes: $h)"
+replicas_agree raw "$tmp/raw1.out" "$tmp/raw1.err"
 
 # 3LC against that baseline.
 timeout 120 "$train" "${O[@]}" --up 3lc --down 3lc --baseline-from "$tmp/raw1.jsonl" \

@@ -5,15 +5,9 @@
 # records carry bytes down as well as up, the summary's traffic_ratio is
 # the baseline's bytes up + down over this run's, and bad Sketched-SGD
 # jobs are refused by gw-train, naming the option, before anything starts.
-set -u
-apps=$1
-here=$(cd "$(dirname "$0")" && pwd)
-train=$apps/gw-train/gw-train
-source "$here/gen.sh"
+source "$(dirname "$0")/gen.sh" "$1"
 gen_blobs "$tmp"
-O=(--link udp --workers 2 --model mlp --train "$tmp/blobs.train.svm"
-   --test "$tmp/blobs.test.svm" --features 20 --classes 3 --hidden 16 --epochs 4
-   --batch 16 --lr 0.05 --evals 2)
+O=("${mlp_job[@]}")
 
 timeout 120 "$train" "${O[@]}" --json >"$tmp/raw.out" 2>"$tmp/raw.err" \
   || { bad "raw run failed"; cat "$tmp/raw.err"; }
@@ -22,30 +16,19 @@ for i in 1 2; do
     --baseline-from "$tmp/raw.out" >"$tmp/sk$i.out" 2>"$tmp/sk$i.err" \
     || { bad "sketched-sgd run $i failed"; cat "$tmp/sk$i.err"; }
 done
-grep '"tool":"gw-train"' "$tmp/sk1.out" | grep -v summary >"$tmp/sk1.jsonl"
-n=$(wc -l <"$tmp/sk1.jsonl")
-[ "$n" -eq 17 ] || bad "expected 17 records (initial + 8 epochs x 2), got $n"
-first=$(head -n 1 "$tmp/sk1.jsonl" | field test_acc)
-acc=$(tail -n 1 "$tmp/sk1.jsonl" | field test_acc)
-awk -v a="$acc" 'BEGIN { exit !(a >= 85) }' || bad "sketched-sgd final accuracy $acc% < 85%"
-awk -v a="$first" -v b="$acc" 'BEGIN { exit !(b > a + 20) }' \
-  || bad "accuracy did not improve: $first% -> $acc%"
+records "$tmp/sk1.out" >"$tmp/sk1.jsonl"
+learns sketched-sgd "$tmp/sk1.jsonl" 17 85   # initial + 8 epochs x 2
 grep -q '"up":"countsketch"' "$tmp/sk1.jsonl" || bad "records do not name the countsketch uplink"
 
 # Reproducible (gen.sh's learning: wire counters left out).
-for i in 1 2; do learning "$tmp/sk$i.out" >"$tmp/cmp$i"; done
-grep -q '"train_loss".*"test_acc"' "$tmp/cmp1" || bad "loss fields not found in the records"
-cmp -s "$tmp/cmp1" "$tmp/cmp2" || { bad "two sketched-sgd runs differ"; diff "$tmp/cmp1" "$tmp/cmp2" | head; }
-h=$(grep -o 'final parameters xxh64 [0-9a-f]*' "$tmp/sk1.err" | awk '{print $NF}' | sort -u)
-nh=$(grep -c 'final parameters' "$tmp/sk1.err")
-[ "$nh" -eq 2 ] && [ "$(echo "$h" | wc -l)" -eq 1 ] \
-  || bad "replicas differ or not reported ($nh hashes: $h)"
+same_learning sketched-sgd "$tmp/sk1.out" "$tmp/sk2.out"
+replicas_agree sketched-sgd "$tmp/sk1.err"
 
 # Bytes both ways, and the summary's ratio computed from them.
 last=$(tail -n 1 "$tmp/sk1.jsonl")
 up=$(echo "$last" | field bytes_up)
 down=$(echo "$last" | field bytes_down)
-rl=$(grep -v summary "$tmp/raw.out" | grep '"tool":"gw-train"' | tail -n 1)
+rl=$(records "$tmp/raw.out" | tail -n 1)
 rup=$(echo "$rl" | field bytes_up)
 rdown=$(echo "$rl" | field bytes_down)
 awk -v u="$up" -v d="$down" -v ru="$rup" -v rd="$rdown" \
