@@ -112,7 +112,14 @@ void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
 
 int coll_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 {
-	return a->L.eng->agg_input(a, di, pkt, now);
+	struct coll_up up = {.peer = pkt->peer, .dp = di};
+	if (!coll_agg_accept(a, pkt, &up.h, &up.frame, &up.len))
+		return GW_OK;
+	if (up.h.rank >= a->L.job.workers || gw_frame_peek(up.frame, up.len, &up.fi) < 0) {
+		a->st.bad++;
+		return GW_OK;
+	}
+	return a->L.eng->agg_input(a, &up, now);
 }
 
 int coll_agg_tick(gw_agg *a, uint64_t now)

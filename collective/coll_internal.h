@@ -104,6 +104,17 @@ gw_encoder *coll_encoder(int codec, const char *params, uint32_t chunk_elems,
 struct gw_comm;
 struct gw_agg;
 
+/* An UP as a shard's engine gets it: parsed and authenticated, from a
+ * worker of the job, its frame's header valid (coll_agg_input). */
+struct coll_up {
+	gw_pkt_hdr h;
+	const uint8_t *frame;
+	uint32_t len;
+	gw_frame_info fi;
+	gw_endpoint peer;         /* where it came from */
+	unsigned dp;              /* on which of the shard's dataplanes */
+};
+
 /* One protocol engine. Every op is set: an engine without a call fills in
  * coll_no_* (GW_EUNSUPPORTED), as rdma-core providers fill EOPNOTSUPP. */
 struct coll_engine {
@@ -132,13 +143,13 @@ struct coll_engine {
 				  gw_sparse_update *up, gw_allreduce_info *info);
 	const float *(*residual)(const struct gw_comm *c);
 
-	/* The shard: state in a->eng; input takes one packet (GW_OK, or GW_E*
-	 * when the shard cannot go on), tick finishes what is past its
-	 * deadline in loss-tolerant mode. Transmissions stay queued until
-	 * coll_agg_flush(). */
+	/* The shard: state in a->eng; input takes one UP that the common
+	 * part accepted (GW_OK, or GW_E* when the shard cannot go on), tick
+	 * finishes what is past its deadline in loss-tolerant mode.
+	 * Transmissions stay queued until coll_agg_flush(). */
 	int (*agg_init)(struct gw_agg *a, const gw_agg_config *cfg);
 	void (*agg_fini)(struct gw_agg *a);
-	int (*agg_input)(struct gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now);
+	int (*agg_input)(struct gw_agg *a, const struct coll_up *up, uint64_t now);
 	int (*agg_tick)(struct gw_agg *a, uint64_t now);
 };
 
@@ -203,7 +214,9 @@ struct gw_agg {
 
 /* The shard's receive path, one packet at a time: gw_agg_serve() feeds it
  * from the dataplanes, the fuzz harnesses (tests/fuzz/fuzz_agg_rx.c) from
- * their input, so both exercise the same code. */
+ * their input, so both exercise the same code. It accepts the packet
+ * (parse, job, type, MAC), checks the rank and the frame's header, and
+ * hands the UP to the engine. */
 int coll_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now);
 /* Loss-tolerant mode: the engine finishes what is past its deadline at
  * now (a no-op in reliable mode); the caller flushes. */

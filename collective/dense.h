@@ -118,7 +118,7 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 const float *dense_residual(const gw_comm *c);
 int dense_agg_init(gw_agg *a, const gw_agg_config *cfg);
 void dense_agg_fini(gw_agg *a);
-int dense_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now);
+int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now);
 int dense_agg_tick(gw_agg *a, uint64_t now);
 
 #endif /* GW_COLL_DENSE_H */

@@ -154,20 +154,15 @@ static void ack(struct copy *cp, uint64_t p, uint32_t w)
 	}
 }
 
-int dense_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
+int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 {
 	struct dense_agg *g = a->eng;
 	const struct coll_layout *L = &a->L;
-	gw_pkt_hdr h;
-	const uint8_t *frame;
-	uint32_t flen;
-	if (!coll_agg_accept(a, pkt, &h, &frame, &flen))
-		return GW_OK;
-	uint32_t ch = h.chunk;
-	gw_frame_info fi;
-	if (h.rank >= L->job.workers || ch >= L->chunks ||
-	    coll_shard_of(L, ch) != a->shard ||
-	    gw_frame_peek(frame, flen, &fi) < 0 || coll_frame_of_chunk(L, 0, &fi, ch) < 0) {
+	gw_pkt_hdr h = up->h;
+	const uint8_t *frame = up->frame;
+	uint32_t flen = up->len, ch = h.chunk;
+	if (ch >= L->chunks || coll_shard_of(L, ch) != a->shard ||
+	    coll_frame_of_chunk(L, 0, &up->fi, ch) < 0) {
 		a->st.bad++;
 		return GW_OK;
 	}
@@ -176,7 +171,7 @@ int dense_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 		return GW_OK;
 	}
 	/* Authenticated (if keyed) and well-formed: this is where w is now. */
-	a->wk[h.rank] = (struct wk){.ep = pkt->peer, .dp = di, .known = 1};
+	a->wk[h.rank] = (struct wk){.ep = up->peer, .dp = up->dp, .known = 1};
 	uint64_t p = coll_pos(L, h.round, ch);
 	struct copy *cp = &g->copies[2 * (p % g->nslots) + ((p / g->nslots) & 1)];
 	uint8_t bit = (uint8_t)(1u << (h.rank % 8));

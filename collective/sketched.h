@@ -53,7 +53,7 @@ int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
 const float *sk_residual(const gw_comm *c);
 int sk_agg_init(gw_agg *a, const gw_agg_config *cfg);
 void sk_agg_fini(gw_agg *a);
-int sk_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now);
+int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now);
 int sk_agg_tick(gw_agg *a, uint64_t now);
 
 #endif /* GW_COLL_SKETCHED_H */

@@ -315,26 +315,22 @@ static int all_in_round(const struct sk_agg *s, uint32_t W)
 	return 1;
 }
 
-int sk_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
+int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 {
 	struct sk_agg *s = a->eng;
 	const struct coll_layout *L = &a->L;
-	gw_pkt_hdr h;
-	const uint8_t *frame;
-	uint32_t flen;
-	if (!coll_agg_accept(a, pkt, &h, &frame, &flen))
-		return GW_OK;
-	gw_frame_info fi;
+	gw_pkt_hdr h = up->h;
+	const uint8_t *frame = up->frame;
+	uint32_t flen = up->len;
 	int ph = (int)h.tensor - SK_T_SKETCH;
-	if (h.rank >= L->job.workers || (ph != PH_A && ph != PH_B) ||
-	    gw_frame_peek(frame, flen, &fi) < 0 ||
-	    coll_sketch_frame_ok(L, ph, frame, &fi, h.chunk) < 0) {
+	if ((ph != PH_A && ph != PH_B) ||
+	    coll_sketch_frame_ok(L, ph, frame, &up->fi, h.chunk) < 0) {
 		a->st.bad++;
 		return GW_OK;
 	}
 	uint32_t w = h.rank;
 	uint64_t r = h.round;
-	a->wk[w] = (struct wk){.ep = pkt->peer, .dp = di, .known = 1};
+	a->wk[w] = (struct wk){.ep = up->peer, .dp = up->dp, .known = 1};
 	/* A packet of round r says its sender holds the update of r - 1. In
 	 * loss-tolerant mode that may be true of a worker none of whose
 	 * packets of r - 1 ever arrived, so the next round too counts. */
