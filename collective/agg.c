@@ -18,6 +18,7 @@ void gw_agg_free(gw_agg *a)
 	free(a->txq);
 	free(a->wk);
 	free(a->dps);
+	free((void *)a->heard_ns);
 	free(a);
 }
 
@@ -50,7 +51,8 @@ gw_agg *gw_agg_create(gw_dp **dps, unsigned ndp, const gw_agg_config *cfg)
 	a->dps = malloc(ndp * sizeof(*a->dps));
 	a->wk = calloc(L->job.workers, sizeof(*a->wk));
 	a->txq = calloc(ndp, sizeof(*a->txq));
-	if (!a->dps || !a->wk || !a->txq) {
+	a->heard_ns = calloc(L->job.workers, sizeof(*a->heard_ns));
+	if (!a->dps || !a->wk || !a->txq || !a->heard_ns) {
 		gw__detail(GW_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -119,7 +121,13 @@ int coll_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 		a->st.bad++;
 		return GW_OK;
 	}
+	atomic_store_explicit(&a->heard_ns[up.h.rank], now, memory_order_relaxed);
 	return a->L.eng->agg_input(a, &up, now);
+}
+
+uint64_t coll_agg_heard(const gw_agg *a, uint32_t w)
+{
+	return atomic_load_explicit(&a->heard_ns[w], memory_order_relaxed);
 }
 
 int coll_agg_tick(gw_agg *a, uint64_t now)

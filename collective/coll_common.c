@@ -1,5 +1,6 @@
 /* Job checking, chunk sizing, keys, and the UP/RESULT packet seal. */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,4 +284,20 @@ enum coll_verdict coll_accept(const struct coll_layout *L, const gw_pkt *pkt,
 	*body = pkt->data + GW_PKT_HDR_LEN;
 	*body_len = len;
 	return COLL_OK;
+}
+
+int coll_timeout(const gw_comm *c, uint32_t shard, const char *fmt, ...)
+{
+	char ep[64], what[160];
+	if (gw_endpoint_format(&c->shards[shard], ep, sizeof(ep)) < 0)
+		snprintf(ep, sizeof(ep), "?");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	/* A shard that sends nothing is dead, or waits for a dead worker (a
+	 * dead worker stalls every shard): the caller may know which. */
+	return gw__detail(GW_ERR(GW_ETIMEDOUT), "round %u: %s after %llu ms, the first "
+			  "from shard %u (%s)", c->round, what,
+			  (unsigned long long)(c->timeout_ns / 1000000u), shard, ep);
 }

@@ -13,6 +13,7 @@
 #ifndef GW_COLL_INTERNAL_H
 #define GW_COLL_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <gw/collective.h>
@@ -158,6 +159,10 @@ extern const struct coll_engine coll_sketched_engine;   /* sketched.c */
 
 /* The engine of id, or NULL. */
 const struct coll_engine *coll_engine_of(gw_coll_engine id);
+/* GW_ETIMEDOUT with a detail naming the round, what is missing (fmt) and
+ * the shard (index and endpoint) that did not answer. */
+int coll_timeout(const gw_comm *c, uint32_t shard, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* The calls an engine does not have (coll_common.c). */
 int coll_no_allreduce(struct gw_comm *c, const float *grad, float *out,
@@ -210,7 +215,14 @@ struct gw_agg {
 	gw_agg_stats st;
 	gw_pkt *rx[COLL_RX_BURST];
 	void *eng;                 /* the engine's state */
+	/* When each worker's last packet was accepted (gw_now_ns, 0: never).
+	 * Atomic: the process hosting a co-located shard reads it from its
+	 * worker's thread to name a peer that went silent. */
+	_Atomic uint64_t *heard_ns;
 };
+
+/* Worker w's heard_ns: safe from any thread while the shard serves. */
+uint64_t coll_agg_heard(const gw_agg *a, uint32_t w);
 
 /* The shard's receive path, one packet at a time: gw_agg_serve() feeds it
  * from the dataplanes, the fuzz harnesses (tests/fuzz/fuzz_agg_rx.c) from

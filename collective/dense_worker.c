@@ -514,7 +514,14 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 			scan_ns = now + d->rto_ns / 4;
 		}
 		if (now >= end) {
-			rc = GW_ERR(GW_ETIMEDOUT);
+			uint32_t miss = 0, first = L->chunks;
+			for (uint32_t ch = 0; ch < L->chunks; ch++)
+				if (!d->got[ch] && miss++ == 0)
+					first = ch;
+			rc = first < L->chunks
+				? coll_timeout(c, coll_shard_of(L, first), "%u of %u chunk "
+					       "results missing", miss, L->chunks)
+				: GW_ERR(GW_ETIMEDOUT);
 			goto out;
 		}
 		if (!progress && !d->txq_n) {

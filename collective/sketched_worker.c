@@ -156,7 +156,7 @@ static int send_phase(gw_comm *c, int ph, int retx)
 			sent += n;
 			if (sent < got && gw_now_ns() >= end) {
 				gw_dp_free(c->dp, b + sent, (unsigned)(got - sent));
-				return GW_ERR(GW_ETIMEDOUT);
+				return coll_timeout(c, 0, "packets the device would not send");
 			}
 			if (sent < got)
 				gw_dp_wait(c->dp, 10);
@@ -352,7 +352,8 @@ int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
 		}
 		now = gw_now_ns();
 		if (now >= end) {
-			rc = GW_ERR(GW_ETIMEDOUT);
+			rc = coll_timeout(c, 0, "%s missing", ph ? "the update (round two)"
+					  : "the candidates (round one)");
 			break;
 		}
 		if (s->receipt[ph] && rto < COLL_RTO_MAX_NS)

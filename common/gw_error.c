@@ -2,6 +2,7 @@
  * error-site record. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <gw/common.h>
 
@@ -62,7 +63,11 @@ static _Thread_local char detail[256];
 
 int gw__detailv(int err, const char *fmt, va_list ap)
 {
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	/* Through a copy: callers may wrap the current detail
+	 * (gw__detail(rc, "shard: %s", gw_error_detail())). */
+	char tmp[sizeof(detail)];
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	memcpy(detail, tmp, sizeof(detail));
 	return err;
 }
 

@@ -19,6 +19,8 @@ PKGS=(
   libopenblas-dev libjansson-dev   # gw-train's MLP (sgemm), MNIST's JSON
   gnuplot-nox                      # gw-train --plot, bench/train.sh
   gcovr                            # line coverage per layer (scripts/coverage.sh)
+  python3-torch                    # DDP hook (python/gradwire), tests/python, bench/torch.sh
+  dataset-fashion-mnist            # bench/torch.sh's data set
 )
 
 missing=()

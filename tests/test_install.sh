@@ -83,3 +83,15 @@ done
 
 cc -std=c11 -Wall -Werror "$srcdir/tests/abi_0_1.c" -o "$tmp/abi01" $flags
 LD_LIBRARY_PATH=$(dirname "$so") "$tmp/abi01"
+
+# The Python package installs beside the library and finds it through the
+# dynamic loader (no build tree, no GRADWIRE_LIB): ctypes declares every
+# call it uses at import, so a missing export fails here.
+pkgdir=$(dirname "$(find "$tmp/root" -path '*dist-packages/gradwire/__init__.py' | head -n1)")
+[ -d "$pkgdir" ] || { echo "FAIL: python/gradwire not installed"; exit 1; }
+if [ -x /usr/bin/python3 ]; then
+  (cd "$tmp" && env -u GRADWIRE_LIB LD_LIBRARY_PATH="$(dirname "$so")" \
+    PYTHONPATH="$(dirname "$pkgdir")" /usr/bin/python3 -c \
+    'import gradwire; print("python: gradwire", gradwire.version, "from", gradwire.library_path)') \
+    || { echo "FAIL: the installed python package does not load"; exit 1; }
+fi

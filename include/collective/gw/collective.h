@@ -258,6 +258,26 @@ GW_API int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop,
 
 GW_API void gw_agg_stats_get(const gw_agg *a, gw_agg_stats *st);
 
+/* ---- co-located shard --------------------------------------------------- *
+ *
+ * A shard served by a progress thread of the calling process, so that
+ * each worker of a job can host one (shard i in worker i's process, with
+ * shards == workers): the job needs no aggregator process, and its
+ * traffic takes the reduce-scatter / all-gather pattern. The shard keeps
+ * its own dataplane (never the worker's). (GRADWIRE_0.3) */
+typedef struct gw_agg_thread gw_agg_thread;
+
+/* Starts gw_agg_serve(a) (no idle exit) on a new thread. The shard stays
+ * the caller's: touch it again (stats, free) only after gw_agg_join. NULL
+ * with a detail when no thread can be made. */
+GW_API gw_agg_thread *gw_agg_spawn(gw_agg *a);
+/* 1 while the thread serves; once gw_agg_serve returned by itself (a
+ * device error), what it returned, with its detail. */
+GW_API int gw_agg_thread_status(const gw_agg_thread *t);
+/* Stops the thread and waits for it (one idle wait at most, about 1 ms);
+ * returns what gw_agg_serve returned, with its detail. Accepts NULL. */
+GW_API int gw_agg_join(gw_agg_thread *t);
+
 #ifdef __cplusplus
 }
 #endif

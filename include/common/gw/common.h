@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 #define GW_VERSION_MAJOR 0
-#define GW_VERSION_MINOR 2
+#define GW_VERSION_MINOR 3
 #define GW_VERSION_PATCH 0
 
 /* Every gw_* call that can fail returns a negative GW_E* code; 0 or a

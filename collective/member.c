@@ -1,0 +1,527 @@
+/* gw_member: a framework's view of one process of a job (gw/member.h).
+ * Options are text, checked as they are set; the job itself is assembled
+ * at gw_member_connect, once the framework knows the tensor's size. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gw/member.h>
+
+#include "coll_internal.h"
+
+#define EAL_ARGS_MAX 32
+
+struct eal {
+	char *buf;                 /* the text, split in place */
+	char *argv[EAL_ARGS_MAX + 1];
+	int argc;
+};
+
+struct gw_member {
+	/* options */
+	int up, down;              /* codec ids; 0: the engine's */
+	char *up_params, *down_params;
+	gw_coll_mode mode;
+	gw_coll_engine engine;
+	gw_sketched_job sk;
+	uint64_t job_id, window, chunk_elems, deadline_us, rto_us, timeout_ms;
+	uint8_t key[GW_KEY_LEN];
+	int keyed;
+	gw_endpoint *ext;          /* external shards, or NULL: co-located */
+	uint32_t next;
+	char backend[8];
+	gw_endpoint local;         /* ip; port: the co-located shard's */
+	char *opts;
+	struct eal eal, shard_eal;
+	/* state */
+	uint32_t rank, workers;
+	uint64_t dim;
+	gw_dp *dp, *sdp;           /* worker's; the co-located shard's */
+	gw_agg *agg;
+	gw_agg_thread *thr;
+	gw_comm *comm;
+};
+
+gw_member *gw_member_new(void)
+{
+	gw_member *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	strcpy(m->backend, "udp");
+	gw_endpoint_parse("127.0.0.1:0", &m->local);
+	return m;
+}
+
+void gw_member_free(gw_member *m)
+{
+	if (!m)
+		return;
+	gw_agg_join(m->thr);
+	gw_agg_free(m->agg);
+	gw_comm_free(m->comm);
+	gw_dp_close(m->sdp);
+	gw_dp_close(m->dp);
+	free(m->up_params);
+	free(m->down_params);
+	free(m->ext);
+	free(m->opts);
+	free(m->eal.buf);
+	free(m->shard_eal.buf);
+	free(m);
+}
+
+/* A whole number in lo .. hi, all of text. */
+static int set_u64(const char *name, const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (!*v || *end || errno || !isdigit((unsigned char)*v) || x < lo || x > hi)
+		return GW_ERRF(GW_EINVAL, "%s: '%s' is not a whole number in %llu .. %llu",
+			       name, v, (unsigned long long)lo, (unsigned long long)hi);
+	*out = x;
+	return GW_OK;
+}
+
+/* "name[:k=v,...]": the codec's id and its parameters, checked by making
+ * an encoder of them. */
+static int set_codec(const char *name, const char *v, int *id, char **params)
+{
+	gw_encoder *enc = gw_encoder_from_string(v);
+	if (!enc)
+		return GW_ERRF(GW_EINVAL, "%s: %s", name, gw_error_detail());
+	gw_encoder_free(enc);
+	const char *colon = strchr(v, ':');
+	size_t n = colon ? (size_t)(colon - v) : strlen(v);
+	char cname[32];
+	snprintf(cname, sizeof(cname), "%.*s", (int)GW_MIN(n, sizeof(cname) - 1), v);
+	char *p = colon ? strdup(colon + 1) : NULL;
+	if (colon && !p)
+		return GW_ERRF(GW_ENOMEM, "out of memory");
+	free(*params);
+	*params = p;
+	*id = gw_codec_by_name(cname);
+	return GW_OK;
+}
+
+/* "IP:PORT,IP:PORT,...": a new array of *n endpoints. */
+static int parse_endpoints(const char *v, gw_endpoint **out, uint32_t *n)
+{
+	uint32_t k = 1;
+	for (const char *s = v; *s; s++)
+		k += *s == ',';
+	if (k > GW_COLL_WORKERS_MAX)
+		return GW_ERRF(GW_EINVAL, "shards: %u endpoints, at most %u", k,
+			       GW_COLL_WORKERS_MAX);
+	gw_endpoint *ep = calloc(k, sizeof(*ep));
+	if (!ep)
+		return GW_ERRF(GW_ENOMEM, "out of memory");
+	const char *s = v;
+	for (uint32_t i = 0; i < k; i++) {
+		const char *e = strchr(s, ',');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		char one[80];
+		if (len >= sizeof(one) ||
+		    (snprintf(one, sizeof(one), "%.*s", (int)len, s), gw_endpoint_parse(one, &ep[i]) < 0)) {
+			free(ep);
+			return GW_ERRF(GW_EINVAL, "shards: '%.*s' is not IP:PORT[@MAC] (or "
+				       "'colocated')", (int)GW_MIN(len, 64), s);
+		}
+		s = e ? e + 1 : s + len;
+	}
+	*out = ep;
+	*n = k;
+	return GW_OK;
+}
+
+static int set_endpoints(gw_member *m, const char *v)
+{
+	gw_endpoint *ep;
+	uint32_t n;
+	int rc = parse_endpoints(v, &ep, &n);
+	if (rc < 0)
+		return rc;
+	if (n > GW_COLL_SHARDS_MAX) {
+		free(ep);
+		return GW_ERRF(GW_EINVAL, "shards: %u endpoints, at most %u", n,
+			       GW_COLL_SHARDS_MAX);
+	}
+	free(m->ext);
+	m->ext = ep;
+	m->next = n;
+	return GW_OK;
+}
+
+static int set_eal(struct eal *e, const char *name, const char *v)
+{
+	char *buf = malloc(strlen(v) + 8);
+	if (!buf)
+		return GW_ERRF(GW_ENOMEM, "out of memory");
+	strcpy(buf, "gradwire");  /* argv[0] */
+	int argc = 1;
+	char *argv[EAL_ARGS_MAX + 1] = {buf};
+	char *w = buf + strlen(buf) + 1;
+	for (const char *s = v; *s;) {
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		if (argc == EAL_ARGS_MAX) {
+			free(buf);
+			return GW_ERRF(GW_EINVAL, "%s: more than %d arguments", name,
+				       EAL_ARGS_MAX - 1);
+		}
+		argv[argc++] = w;
+		while (*s && *s != ' ')
+			*w++ = *s++;
+		*w++ = '\0';
+	}
+	free(e->buf);
+	e->buf = buf;
+	memcpy(e->argv, argv, sizeof(argv));
+	e->argc = argc;
+	return GW_OK;
+}
+
+static int set_local(gw_member *m, const char *v)
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), strchr(v, ':') ? "%s" : "%s:0", v);
+	gw_endpoint ep;
+	if (strlen(v) > 48 || gw_endpoint_parse(buf, &ep) < 0)
+		return GW_ERRF(GW_EINVAL, "local: '%s' is not IP or IP:PORT", v);
+	m->local = ep;
+	return GW_OK;
+}
+
+static int set_key(gw_member *m, const char *name, const char *v)
+{
+	if (!strcmp(name, "key-file")) {
+		int rc = gw_coll_key_load(v, m->key);
+		if (rc < 0)
+			return GW_ERRF(rc, "key-file: %s", gw_error_detail());
+	} else {
+		size_t n = strlen(v);
+		for (size_t i = 0; i < n; i++)
+			if (!isxdigit((unsigned char)v[i]))
+				n = 0;
+		if (n != 2 * GW_KEY_LEN)
+			return GW_ERRF(GW_EINVAL, "key: not 64 hex digits");
+		for (size_t i = 0; i < GW_KEY_LEN; i++) {
+			char hex[3] = {v[2 * i], v[2 * i + 1], 0};
+			m->key[i] = (uint8_t)strtoul(hex, NULL, 16);
+		}
+	}
+	m->keyed = 1;
+	return GW_OK;
+}
+
+static int set_string(char **dst, const char *v)
+{
+	char *s = strdup(v);
+	if (!s)
+		return GW_ERRF(GW_ENOMEM, "out of memory");
+	free(*dst);
+	*dst = s;
+	return GW_OK;
+}
+
+/* The whole-number options: range and field. */
+static const struct {
+	const char *name;
+	uint64_t lo, hi;
+	size_t off;
+} nums[] = {
+	{"job", 0, UINT32_MAX, offsetof(gw_member, job_id)},
+	{"window", 1, GW_COLL_WINDOW_MAX, offsetof(gw_member, window)},
+	{"chunk-elems", 40, 1u << 20, offsetof(gw_member, chunk_elems)},
+	{"deadline-us", 1, 60000000, offsetof(gw_member, deadline_us)},
+	{"rto-us", 1, 10000000, offsetof(gw_member, rto_us)},
+	{"timeout-ms", 1, 3600000, offsetof(gw_member, timeout_ms)},
+};
+
+int gw_member_set(gw_member *m, const char *name, const char *v)
+{
+	gw__detail_clear();
+	if (!m || !name || !v)
+		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : !name ? "name" : "value");
+	if (m->dp)
+		return GW_ERRF(GW_ESTATE, "%s: options are fixed once the member is open",
+			       name);
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		if (!strcmp(name, nums[i].name))
+			return set_u64(name, v, nums[i].lo, nums[i].hi,
+				       (uint64_t *)((char *)m + nums[i].off));
+	if (!strcmp(name, "up")) {
+		int sk = !strcmp(v, "sketched-sgd") || !strcmp(v, "countsketch") ||
+			 !strncmp(v, "countsketch:", 12);
+		const char *spec = !strcmp(v, "sketched-sgd") ? "countsketch" : v;
+		int rc = set_codec(name, spec, &m->up, &m->up_params);
+		if (rc == GW_OK)
+			m->engine = sk ? GW_COLL_SKETCHED : GW_COLL_DENSE;
+		return rc;
+	}
+	if (!strcmp(name, "down"))
+		return set_codec(name, v, &m->down, &m->down_params);
+	if (!strcmp(name, "mode")) {
+		if (strcmp(v, "reliable") && strcmp(v, "loss-tolerant"))
+			return GW_ERRF(GW_EINVAL, "mode: '%s' is not reliable or loss-tolerant", v);
+		m->mode = !strcmp(v, "reliable") ? GW_COLL_RELIABLE : GW_COLL_LOSS_TOLERANT;
+		return GW_OK;
+	}
+	if (!strcmp(name, "shards")) {
+		if (!strcmp(v, "colocated")) {
+			free(m->ext);
+			m->ext = NULL;
+			m->next = 0;
+			return GW_OK;
+		}
+		return set_endpoints(m, v);
+	}
+	if (!strcmp(name, "backend")) {
+		if (strcmp(v, "udp") && strcmp(v, "dpdk"))
+			return GW_ERRF(GW_EINVAL, "backend: '%s' is not udp or dpdk", v);
+		snprintf(m->backend, sizeof(m->backend), "%s", v);
+		return GW_OK;
+	}
+	if (!strcmp(name, "local"))
+		return set_local(m, v);
+	if (!strcmp(name, "opts"))
+		return set_string(&m->opts, v);
+	if (!strcmp(name, "eal") || !strcmp(name, "shard-eal"))
+		return set_eal(!strcmp(name, "eal") ? &m->eal : &m->shard_eal, name, v);
+	if (!strcmp(name, "key") || !strcmp(name, "key-file"))
+		return set_key(m, name, v);
+	if (!strcmp(name, "topk") || !strcmp(name, "candidates")) {
+		uint64_t x;
+		int rc = set_u64(name, v, 0, UINT32_MAX, &x);
+		if (rc == GW_OK)
+			*(!strcmp(name, "topk") ? &m->sk.topk : &m->sk.candidates) = (uint32_t)x;
+		return rc;
+	}
+	if (!strcmp(name, "sketch-momentum")) {
+		char *end;
+		double x = strtod(v, &end);
+		if (!*v || *end || !(x >= 0 && x < 1))
+			return GW_ERRF(GW_EINVAL, "sketch-momentum: '%s' is not a number in [0, 1)", v);
+		m->sk.momentum = (float)x;
+		return GW_OK;
+	}
+	return GW_ERRF(GW_EINVAL, "%s: not an option (up, down, mode, shards, backend, local, "
+		       "opts, eal, shard-eal, job, window, chunk-elems, deadline-us, rto-us, "
+		       "timeout-ms, key, key-file, topk, candidates, sketch-momentum)", name);
+}
+
+/* Co-located shards: one per worker, but Sketched-SGD's HEAVYMIX needs
+ * the whole sketch in one place: rank 0's. */
+static uint32_t colocated(const gw_member *m)
+{
+	return m->engine == GW_COLL_SKETCHED ? 1u : m->workers;
+}
+
+static int open_dp(gw_member *m, const char *who, uint16_t port, struct eal *e, gw_dp **out)
+{
+	gw_dp_config cfg = {.backend = m->backend, .local = m->local, .opts = m->opts,
+			    .argc = e->argc, .argv = e->argc ? e->argv : NULL};
+	cfg.local.port = port;
+	int rc = gw_dp_open(&cfg, out);
+	if (rc < 0)
+		return GW_ERRF(rc, "%s dataplane: %s", who, gw_error_detail());
+	return GW_OK;
+}
+
+int gw_member_open(gw_member *m, uint32_t rank, uint32_t workers)
+{
+	gw__detail_clear();
+	if (!m)
+		return GW_ERRF(GW_EINVAL, "member: missing");
+	if (m->dp)
+		return GW_ERRF(GW_ESTATE, "member: already open");
+	if (!workers || workers > GW_COLL_WORKERS_MAX)
+		return GW_ERRF(GW_EINVAL, "workers: %u, must be 1 .. %u", workers,
+			       GW_COLL_WORKERS_MAX);
+	if (rank >= workers)
+		return GW_ERRF(GW_EINVAL, "rank: %u, but the job has %u workers", rank, workers);
+	if (!m->ext && workers > GW_COLL_SHARDS_MAX)
+		return GW_ERRF(GW_EINVAL, "shards: colocated, but %u workers are more than "
+			       "%u shards", workers, GW_COLL_SHARDS_MAX);
+	m->rank = rank;
+	m->workers = workers;
+	int rc = open_dp(m, "worker", 0, &m->eal, &m->dp);
+	if (rc == GW_OK && !m->ext && rank < colocated(m))
+		rc = open_dp(m, "shard", m->local.port, m->shard_eal.argc ? &m->shard_eal
+			     : &m->eal, &m->sdp);
+	if (rc < 0) {
+		char why[256];
+		snprintf(why, sizeof(why), "%s", gw_error_detail());
+		gw_dp_close(m->dp);
+		m->dp = NULL;
+		gw__detail(rc, "%s", why);
+	}
+	return rc;
+}
+
+int gw_member_endpoint(const gw_member *m, char *buf, size_t len)
+{
+	gw__detail_clear();
+	if (!m || !buf)
+		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : "buf");
+	if (!m->dp)
+		return GW_ERRF(GW_ESTATE, "member: not open");
+	gw_endpoint ep;
+	int rc = gw_dp_local(m->sdp ? m->sdp : m->dp, &ep);
+	if (rc == GW_OK)
+		rc = gw_endpoint_format(&ep, buf, len);
+	return rc < 0 ? GW_ERRF(rc, "endpoint: does not fit %zu bytes", len) : GW_OK;
+}
+
+static gw_coll_job member_job(const gw_member *m, uint64_t dim, uint32_t shards)
+{
+	return (gw_coll_job){
+		.job = (uint32_t)m->job_id, .dim = dim, .chunk_elems = (uint32_t)m->chunk_elems,
+		.workers = (uint16_t)m->workers, .shards = (uint16_t)shards,
+		.window = (uint32_t)m->window, .up_codec = m->up, .down_codec = m->down,
+		.up_params = m->up_params, .down_params = m->down_params, .mode = m->mode,
+		.deadline_us = (uint32_t)m->deadline_us, .key = m->keyed ? m->key : NULL,
+		.engine = m->engine,
+		.engine_params = m->engine == GW_COLL_SKETCHED ? &m->sk : NULL,
+	};
+}
+
+/* Co-located: this process's shard, on its own thread. */
+static int start_shard(gw_member *m, gw_coll_job *job)
+{
+	int rc = GW_OK;
+	if (!job->chunk_elems) {
+		/* Workers and shards must agree: the smaller payload decides. */
+		uint32_t pm = gw_dp_payload_max(m->dp);
+		if (m->sdp)
+			pm = GW_MIN(pm, gw_dp_payload_max(m->sdp));
+		rc = gw_coll_chunk_elems(job, pm);
+		if (rc > 0)
+			job->chunk_elems = (uint32_t)rc;
+	}
+	if (rc < 0 || !m->sdp)
+		return rc < 0 ? rc : GW_OK;
+	gw_agg_config acfg = {.job = *job, .shard = (uint16_t)m->rank};
+	if (!(m->agg = gw_agg_create(&m->sdp, 1, &acfg)))
+		return gw__detail(GW_EINVAL, "co-located shard: %s", gw_error_detail());
+	if (!(m->thr = gw_agg_spawn(m->agg))) {
+		gw_agg_free(m->agg);
+		m->agg = NULL;
+		return gw__detail(GW_EIO, "co-located shard: %s", gw_error_detail());
+	}
+	return GW_OK;
+}
+
+int gw_member_connect(gw_member *m, uint64_t dim, const char *shards)
+{
+	gw__detail_clear();
+	if (!m)
+		return GW_ERRF(GW_EINVAL, "member: missing");
+	if (!m->dp || m->comm)
+		return GW_ERRF(GW_ESTATE, "member: %s", !m->dp ? "not open" : "already connected");
+	gw_endpoint *eps = m->ext;
+	uint32_t n = m->next;
+	if (!m->ext) {
+		if (!shards)
+			return GW_ERRF(GW_EINVAL, "shards: the co-located shards' endpoints "
+				       "are missing");
+		int rc = parse_endpoints(shards, &eps, &n);
+		if (rc < 0)
+			return rc;
+		if (n != m->workers) {
+			free(eps);
+			return GW_ERRF(GW_EINVAL, "shards: %u endpoints for %u workers' "
+				       "co-located shards", n, m->workers);
+		}
+		n = colocated(m);   /* the first ones host shards */
+	}
+	gw_coll_job job = member_job(m, dim, n);
+	int rc = m->ext ? GW_OK : start_shard(m, &job);
+	if (rc == GW_OK) {
+		gw_comm_config cfg = {.job = job, .rank = (uint16_t)m->rank, .shards = eps,
+				      .rto_us = (uint32_t)m->rto_us,
+				      .timeout_ms = (uint32_t)m->timeout_ms};
+		if (!(m->comm = gw_comm_create(m->dp, &cfg)))
+			rc = gw__detail(GW_EINVAL, "%s", gw_error_detail());
+	}
+	if (eps != m->ext)
+		free(eps);
+	if (rc == GW_OK)
+		m->dim = dim;
+	return rc;
+}
+
+/* A timeout with a co-located shard: its own view names the workers that
+ * sent it nothing since the call began, the likely dead peers (every
+ * worker sends every shard its chunks each round). */
+static int silent_peers(const gw_member *m, uint64_t t0)
+{
+	char why[512], list[160] = "";
+	snprintf(why, sizeof(why), "%s", gw_error_detail());
+	size_t n = 0;
+	uint32_t silent = 0;
+	for (uint32_t w = 0; w < m->workers; w++) {
+		if (w == m->rank || coll_agg_heard(m->agg, w) >= t0)
+			continue;
+		if (silent++ < 8 && n < sizeof(list))
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%u",
+					      silent > 1 ? ", " : "", w);
+	}
+	if (!silent)
+		return gw__detail(GW_ETIMEDOUT, "%s", why);
+	return gw__detail(GW_ETIMEDOUT, "%s; rank%s %s%s sent nothing to rank %u's shard "
+			  "this round (dead or stalled)", why, silent > 1 ? "s" : "", list,
+			  silent > 8 ? ", ..." : "", m->rank);
+}
+
+int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info)
+{
+	gw__detail_clear();
+	if (!m || !grad)
+		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : "grad");
+	if (!m->comm)
+		return GW_ERRF(GW_ESTATE, "member: not connected");
+	int st = m->thr ? gw_agg_thread_status(m->thr) : 1;
+	if (st <= 0)   /* the shard this process hosts stopped: no use waiting */
+		return st < 0 ? st : GW_ERRF(GW_ESTATE, "co-located shard: stopped");
+	gw_allreduce_info ai;
+	gw_sparse_update up = {0};
+	uint64_t t0 = gw_now_ns();
+	int rc;
+	if (m->engine == GW_COLL_SKETCHED) {
+		rc = gw_allreduce_sketched(m->comm, grad, &up, &ai);
+		if (rc == GW_OK) {
+			memset(grad, 0, m->dim * sizeof(*grad));
+			for (uint32_t i = 0; i < up.nnz; i++)
+				grad[up.keys[i]] = up.values[i];
+		}
+	} else {
+		rc = gw_allreduce(m->comm, grad, grad, &ai);
+	}
+	if (rc < 0) {
+		/* A co-located shard that died meanwhile is the better cause. */
+		if (m->thr && (st = gw_agg_thread_status(m->thr)) < 0)
+			return st;
+		if (!gw_error_detail()[0])
+			gw__detail(rc, "allreduce: %s", gw_strerror(rc));
+		if (rc == GW_ETIMEDOUT && m->agg)
+			return silent_peers(m, t0);
+		return rc;
+	}
+	if (info) {
+		uint64_t v[GW_MI_N] = {
+			[GW_MI_ROUND] = ai.round, [GW_MI_CHUNKS] = ai.chunks,
+			[GW_MI_SHORT] = ai.short_chunks, [GW_MI_LEFT_OUT] = ai.left_out,
+			[GW_MI_BYTES_UP] = ai.bytes_up, [GW_MI_BYTES_DOWN] = ai.bytes_down,
+			[GW_MI_BYTES_UP_ONCE] = ai.bytes_up_once,
+			[GW_MI_BYTES_DOWN_ONCE] = ai.bytes_down_once,
+			[GW_MI_NNZ] = up.nnz, [GW_MI_APPLIED] = (uint64_t)up.applied,
+		};
+		memcpy(info, v, sizeof(v));
+	}
+	return GW_OK;
+}

@@ -1,0 +1,93 @@
+/* gradwire for frameworks: one process of a job — its worker and, by
+ * default, the shard it hosts — behind a flat call surface of strings and
+ * integers, so that a foreign-function interface (Python's ctypes, the
+ * PyTorch hook of python/gradwire) needs no struct layout of this
+ * library, and every option is checked where it is given, with the
+ * library's own message.
+ *
+ *   m = gw_member_new();
+ *   gw_member_set(m, "up", "3lc");  ...           checked here
+ *   gw_member_open(m, rank, workers);              sockets; endpoint known
+ *   gw_member_endpoint(m, buf, len);               exchange out of band
+ *   gw_member_connect(m, dim, "ip:port,ip:port");  the job starts
+ *   gw_member_allreduce(m, grad, info);            each step
+ *   gw_member_free(m);
+ *
+ * Options (gw_member_set; the collective CLIs' names without "--"):
+ *   up, down        codec strings as the CLIs take them: "3lc",
+ *                   "3lc:sparsity=1.9", "deepreduce:index=bloom,...";
+ *                   up "countsketch" (or "sketched-sgd") runs Sketched-SGD
+ *   mode            reliable | loss-tolerant
+ *   shards          colocated (default: worker i hosts shard i) or the
+ *                   external shards' endpoints, "IP:PORT,IP:PORT,..."
+ *   backend         udp (default) | dpdk
+ *   local           IP[:PORT] to bind: the worker takes port 0, a
+ *                   co-located shard PORT (default 0: any)
+ *   eal, shard-eal  dpdk: EAL arguments of the worker's and the shard's
+ *                   dataplane, separated by spaces
+ *   opts            backend options (impair_loss=P, ..., port=N)
+ *   job, window, chunk-elems, deadline-us, rto-us, timeout-ms
+ *   key             64 hex digits: every packet is MACed; key-file: a file
+ *   topk, candidates, sketch-momentum   Sketched-SGD's fields
+ *
+ * Calls return 0 or GW_E* with a detail (gw_error_detail) that names the
+ * option or the peer. A member is used by one thread at a time; the
+ * co-located shard runs on its own. (GRADWIRE_0.3) */
+#ifndef GW_MEMBER_H
+#define GW_MEMBER_H
+
+#include <gw/collective.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gw_member gw_member;
+
+/* What gw_member_allreduce reports: info[GW_MI_*]. */
+enum gw_member_info {
+	GW_MI_ROUND = 0,
+	GW_MI_CHUNKS,
+	GW_MI_SHORT,          /* chunks finished without every worker */
+	GW_MI_LEFT_OUT,       /* of them, without this worker */
+	GW_MI_BYTES_UP,       /* UDP payload bytes sent, re-sends included */
+	GW_MI_BYTES_DOWN,     /* and received */
+	GW_MI_BYTES_UP_ONCE,  /* without re-sends and repeats */
+	GW_MI_BYTES_DOWN_ONCE,
+	GW_MI_NNZ,            /* Sketched-SGD: coordinates updated */
+	GW_MI_APPLIED,        /* Sketched-SGD: this worker was in the sum */
+	GW_MI_N
+};
+
+/* NULL only without memory. */
+GW_API gw_member *gw_member_new(void);
+GW_API void gw_member_free(gw_member *m);          /* accepts NULL */
+
+/* Sets option name to value (text); GW_EINVAL with "name: why" for an
+ * unknown option or a bad value, GW_ESTATE after gw_member_open. */
+GW_API int gw_member_set(gw_member *m, const char *name, const char *value);
+
+/* Opens this process's dataplanes as worker rank of workers (and, with
+ * co-located shards, the shard's), so that its endpoint is known. */
+GW_API int gw_member_open(gw_member *m, uint32_t rank, uint32_t workers);
+
+/* The endpoint the others need from this process, as "IP:PORT[@MAC]": its
+ * co-located shard's, or (external shards) its worker's. */
+GW_API int gw_member_endpoint(const gw_member *m, char *buf, size_t len);
+
+/* Starts the job over dim float32 elements. shards: co-located, every
+ * worker's gw_member_endpoint in rank order, comma-separated; external:
+ * NULL (the "shards" option holds them). Every member of the job must
+ * give the same options and dim. */
+GW_API int gw_member_connect(gw_member *m, uint64_t dim, const char *shards);
+
+/* grad[0..dim) <- the sum over workers (dense engine), or Sketched-SGD's
+ * k-sparse update, zero elsewhere. info: GW_MI_N counters, or NULL.
+ * GW_ETIMEDOUT names the shard that did not answer; a co-located shard
+ * that failed is reported as such. */
+GW_API int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GW_MEMBER_H */

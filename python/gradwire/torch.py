@@ -1,0 +1,257 @@
+"""gradwire as a PyTorch DDP communication hook.
+
+    import gradwire.torch as gwt
+    state = gwt.State(up="3lc", down="3lc", mode="reliable")
+    ddp.register_comm_hook(state, gwt.hook)
+
+Rank and world size come from torch.distributed (initialise it first, as
+DDP needs anyway); the ranks exchange their endpoints with one object
+all-gather when State is made, so no MPI is involved. Each rank hosts one
+aggregator shard on a progress thread (shards="colocated", the default),
+or the ranks use external gw-aggregator shards (shards="IP:PORT,...").
+
+How DDP's buckets map onto one gradwire job: every trainable parameter
+has a fixed place in one flat float32 buffer, fixed from the first
+iteration's buckets (ordered by bucket index, then by position: the same
+on every rank). Each bucket is copied into its parameters' places as DDP
+hands it over; once every bucket of the iteration is in, a progress
+thread runs one allreduce over the flat buffer (the GIL released), scales
+by 1/W, copies each bucket's part back into the bucket and completes its
+future. So the error-feedback state, kept by parameter, survives DDP's
+bucket rebuild after the first iteration; buckets may arrive in any order
+without a deadlock; and unused parameters, no_sync() and
+gradient_as_bucket_view need nothing special (DDP hands over what they
+produce). The cost of this design: one copy in and one copy out per
+element, and communication starts only when backward has finished.
+"""
+import os
+import queue
+import socket
+import threading
+
+import torch
+import torch.distributed as dist
+
+from . import Error, Member
+
+__all__ = ["State", "hook", "Error"]
+
+
+def _default_local():
+    """The address peers reach this rank at: the one that routes to
+    MASTER_ADDR (loopback when that is this host)."""
+    master = os.environ.get("MASTER_ADDR", "127.0.0.1")
+    try:
+        ip = socket.gethostbyname(master)
+    except OSError:
+        return "127.0.0.1"
+    if ip.startswith("127."):
+        return "127.0.0.1"
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect((ip, 9))          # no packet is sent: only a route lookup
+        return s.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
+    finally:
+        s.close()
+
+
+class State:
+    """gradwire's state for DDP's hook. Options are gw/member.h's, with
+    "_" for "-": up, down (codec strings as the CLIs take them), mode
+    ("reliable" or "loss-tolerant"), shards ("colocated" or external
+    endpoints), backend, local (IP to bind; default: the address that
+    routes to MASTER_ADDR), timeout_ms (an allreduce gives up after, and
+    names the peer: default 20000), job, key or key_file, window,
+    deadline_us, rto_us, opts (backend options such as impair_loss=0.01),
+    topk, candidates, sketch_momentum (Sketched-SGD, up="countsketch": its
+    momentum replaces the optimizer's). average (default True) divides the
+    sum by the world size, as DDP's own allreduce does."""
+
+    def __init__(self, up="raw", down=None, mode="reliable", shards="colocated",
+                 timeout_ms=20000, local=None, average=True, process_group=None,
+                 **options):
+        if not dist.is_available() or not dist.is_initialized():
+            raise RuntimeError("gradwire.torch.State: torch.distributed is not "
+                               "initialised (call init_process_group first)")
+        if not isinstance(average, bool):
+            raise ValueError("average: %r is not True or False" % (average,))
+        self.group = process_group
+        self.rank = dist.get_rank(process_group)
+        self.world = dist.get_world_size(process_group)
+        self.average = average
+        local = local or _default_local()
+        self.member = Member(self.rank, self.world, up=up, down=down, mode=mode,
+                             shards=shards, timeout_ms=timeout_ms, local=local,
+                             **options)
+        self.colocated = shards == "colocated"
+        eps = [None] * self.world
+        dist.all_gather_object(eps, self.member.endpoint, group=process_group)
+        self.endpoints = eps
+        self.dim = None
+        self.places = {}          # id(param) -> (offset, numel)
+        self.params = []          # keeps the parameters the ids refer to
+        self.runs = {}            # bucket key -> [(bucket off, flat off, n)]
+        self.flat = None
+        self.pending = {}         # bucket index -> (buffer, runs, future)
+        self.first = []           # iteration 1: (index, buffer, params, future)
+        self.last_index = None
+        self.failed = None
+        self.info = {}
+        self.iterations = 0
+        self.buckets = 0          # buckets of the last iteration
+        self.layouts = 0          # bucket layouts seen (DDP rebuilds once)
+        self._layout_key = None
+        self.jobs = queue.Queue()
+        self.thread = threading.Thread(target=self._progress, name="gradwire",
+                                       daemon=True)
+        self.thread.start()
+
+    # ---- the hook's side (DDP's autograd thread) --------------------------
+
+    def _bucket(self, bucket):
+        fut = torch.futures.Future()
+        if self.failed is not None:
+            fut.set_exception(self.failed)
+            return fut
+        buf = bucket.buffer()
+        if buf.dtype != torch.float32 or buf.device.type != "cpu":
+            fut.set_exception(TypeError(
+                "gradwire: bucket %d is %s on %s; the hook takes float32 on the CPU"
+                % (bucket.index(), buf.dtype, buf.device)))
+            return fut
+        idx = bucket.index()
+        if self.flat is None:
+            self.first.append((idx, buf, list(bucket.parameters()), fut))
+        else:
+            try:
+                runs = self._runs(idx, bucket.parameters(), buf.numel())
+            except ValueError as e:
+                fut.set_exception(e)
+                return fut
+            for boff, foff, n in runs:
+                self.flat[foff:foff + n].copy_(buf[boff:boff + n])
+            self.pending[idx] = (buf, runs, fut)
+        if bucket.is_last():
+            self.last_index = idx
+        self._maybe_launch()
+        return fut
+
+    def _runs(self, idx, params, numel):
+        key = (idx,) + tuple(id(p) for p in params)
+        runs = self.runs.get(key)
+        if runs is None:
+            runs, boff = [], 0
+            for p in params:
+                place = self.places.get(id(p))
+                if place is None or place[1] != p.numel():
+                    raise ValueError("gradwire: bucket %d holds a parameter (%s) that "
+                                     "was not in the first iteration's buckets"
+                                     % (idx, tuple(p.shape)))
+                foff, n = place
+                if runs and runs[-1][0] + runs[-1][2] == boff and runs[-1][1] + runs[-1][2] == foff:
+                    runs[-1] = (runs[-1][0], runs[-1][1], runs[-1][2] + n)
+                else:
+                    runs.append((boff, foff, n))
+                boff += n
+            if boff != numel:
+                raise ValueError("gradwire: bucket %d: %d elements, its parameters %d"
+                                 % (idx, numel, boff))
+            self.runs[key] = runs
+        return runs
+
+    def _layout(self):
+        """First iteration complete: every parameter's place, the job."""
+        off = 0
+        for idx, buf, params, fut in sorted(self.first, key=lambda b: b[0]):
+            for p in params:
+                self.places[id(p)] = (off, p.numel())
+                self.params.append(p)
+                off += p.numel()
+        self.dim = off
+        self.flat = torch.zeros(off, dtype=torch.float32)
+        self.member.connect(off, self.endpoints if self.colocated else None)
+        first, self.first = self.first, []
+        for idx, buf, params, fut in first:
+            runs = self._runs(idx, params, buf.numel())
+            for boff, foff, n in runs:
+                self.flat[foff:foff + n].copy_(buf[boff:boff + n])
+            self.pending[idx] = (buf, runs, fut)
+
+    def _maybe_launch(self):
+        n = self.last_index
+        have = len(self.first) if self.flat is None else len(self.pending)
+        if n is None or have != n + 1:
+            return
+        if self.flat is None:
+            try:
+                self._layout()
+            except Exception as e:     # a bad job: every bucket fails with it
+                self._fail(e, [f for _, _, _, f in self.first])
+                self.first = []
+                return
+        batch, self.pending, self.last_index = self.pending, {}, None
+        key = tuple(sorted((i, tuple(r)) for i, (_, r, _) in batch.items()))
+        if key != self._layout_key:
+            self._layout_key = key
+            self.layouts += 1
+        self.buckets = len(batch)
+        self.jobs.put(batch)
+
+    def _fail(self, e, futures):
+        self.failed = e
+        for f in futures:
+            if not f.done():
+                f.set_exception(e)
+
+    # ---- the progress thread ---------------------------------------------
+
+    def _progress(self):
+        while True:
+            batch = self.jobs.get()
+            if batch is None:
+                return
+            try:
+                self.info = self.member.allreduce(self.flat)
+                self.iterations += 1
+                if self.average:
+                    self.flat.div_(self.world)
+                for buf, runs, fut in batch.values():
+                    for boff, foff, n in runs:
+                        buf[boff:boff + n].copy_(self.flat[foff:foff + n])
+                    fut.set_result(buf)
+            except Exception as e:  # noqa: BLE001 - surfaces in DDP's backward
+                if isinstance(e, Error):
+                    e = Error(e.call, e.rc, "rank %d: %s" % (self.rank, e.detail))
+                self._fail(e, [f for _, _, f in batch.values()])
+
+    # ---- what the training script sees -----------------------------------
+
+    def stats(self):
+        """Bytes this rank's worker sent and received (UDP payload), rounds,
+        the flat dim and the last round's counters."""
+        s = dict(self.member.totals)
+        s.update(rounds=self.member.rounds, dim=self.dim, last=dict(self.info))
+        return s
+
+    def close(self):
+        """Stops the progress thread and the co-located shard. A rank that
+        closes while others still train makes them time out."""
+        if self.thread.is_alive():
+            self.jobs.put(None)
+            self.thread.join()
+        self.member.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def hook(state, bucket):
+    """DDP communication hook: register with ddp.register_comm_hook(state,
+    hook). Returns a future the progress thread completes with the bucket
+    holding the (averaged) sum over ranks."""
+    return state._bucket(bucket)

@@ -1,0 +1,259 @@
+"""One rank of a DDP test over gradwire's hook (tests/python/test_torch.py
+starts W of them). Each case asserts what DDP's semantics promise and exits
+non-zero with a message otherwise:
+
+  exact        raw codec: after every step each parameter's gradient is
+               bit-identical to the sum of every rank's local gradient in
+               rank order, divided by W; after 20 steps the replicas'
+               parameters are bit-identical. Mixed shapes, several buckets
+               (rebuilt after the first iteration).
+  learn        3lc, int8, top-k, DeepReduce: the model learns a separable
+               task and the replicas stay bit-identical.
+  unused       find_unused_parameters=True with a branch never used.
+  nosync       no_sync() accumulation over two micro-batches, then a
+               synced step: exact as above.
+  bucketview   gradient_as_bucket_view=True: exact as above.
+  killed       rank 1 is killed by SIGKILL at step 3; the others must raise
+               gradwire's error naming it within the timeout.
+"""
+import copy
+import os
+import signal
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+import gradwire  # noqa: E402
+import gradwire.torch as gwt  # noqa: E402
+
+
+def fail(msg):
+    print("rank %d: FAIL: %s" % (dist.get_rank(), msg), flush=True)
+    sys.exit(1)
+
+
+class Net(nn.Module):
+    """Mixed parameter shapes (conv 4-D, linear 2-D, biases 1-D) and, with
+    extra, a branch the forward pass never uses."""
+
+    def __init__(self, extra=False):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3)
+        self.fc1 = nn.Linear(4 * 6 * 6, 2048)
+        self.fc2 = nn.Linear(2048, 4)
+        self.unused = nn.Linear(50, 50) if extra else None
+
+    def forward(self, x):
+        x = F.relu(self.conv(x)).flatten(1)
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+def batch(gen, n=16):
+    """A separable task: the class is which quadrant's mean is largest."""
+    x = torch.randn(n, 1, 8, 8, generator=gen)
+    y = torch.stack([x[:, 0, :4, :4].mean((1, 2)), x[:, 0, :4, 4:].mean((1, 2)),
+                     x[:, 0, 4:, :4].mean((1, 2)), x[:, 0, 4:, 4:].mean((1, 2))], 1).argmax(1)
+    return x, y
+
+
+def local_grads(model, xs_ys):
+    """This rank's own gradients on the same module copy: what it would
+    contribute (accumulated over micro-batches as .grad accumulates)."""
+    m = copy.deepcopy(model)
+    m.zero_grad(set_to_none=True)
+    for x, y in xs_ys:
+        F.cross_entropy(m(x), y).backward()
+    return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
+            for p in m.parameters()]
+
+
+def expected(grads, W):
+    """The sum in rank order (0 + g0 + g1 + ..., float32), then / W."""
+    out = []
+    for i in range(len(grads[0])):
+        s = torch.zeros_like(grads[0][i])
+        for r in range(W):
+            s = s + grads[r][i]
+        out.append(s / W)
+    return out
+
+
+def gather_list(tensors):
+    W = dist.get_world_size()
+    flat = torch.cat([t.reshape(-1) for t in tensors])
+    outs = [torch.empty_like(flat) for _ in range(W)]
+    dist.all_gather(outs, flat)
+    res = []
+    for o in outs:
+        parts, off = [], 0
+        for t in tensors:
+            parts.append(o[off:off + t.numel()].view_as(t))
+            off += t.numel()
+        res.append(parts)
+    return res
+
+
+def same_replicas(model, what):
+    mine = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    outs = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
+    dist.all_gather(outs, mine)
+    for r, o in enumerate(outs):
+        if not torch.equal(o, mine):
+            fail("%s: parameters differ from rank %d's (max |diff| %g)"
+                 % (what, r, (o - mine).abs().max().item()))
+
+
+def make(model, state_kw, **ddp_kw):
+    ddp = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.1, **ddp_kw)
+    st = gwt.State(timeout_ms=20000, **state_kw)
+    ddp.register_comm_hook(st, gwt.hook)
+    return ddp, st
+
+
+def check_exact(model, ddp, micro, W, step, what):
+    want = expected(gather_list(micro), W)
+    for i, (p, w) in enumerate(zip(model.parameters(), want)):
+        g = p.grad if p.grad is not None else torch.zeros_like(p)
+        if not torch.equal(g, w):
+            fail("%s step %d: parameter %d %s: gradient is not the rank-order sum / W "
+                 "(max |diff| %g)" % (what, step, i, tuple(p.shape), (g - w).abs().max().item()))
+
+
+def case_exact(W, rank, bucket_view=False, nosync=False, what="exact"):
+    torch.manual_seed(1)
+    model = Net()
+    ddp, st = make(model, dict(up="raw"), gradient_as_bucket_view=bucket_view)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    gen = torch.Generator().manual_seed(100 + rank)
+    for step in range(20):
+        opt.zero_grad(set_to_none=not bucket_view)
+        parts = [batch(gen)] + ([batch(gen)] if nosync else [])
+        mine = local_grads(model, parts)
+        if nosync:
+            with ddp.no_sync():
+                F.cross_entropy(ddp(parts[0][0]), parts[0][1]).backward()
+        F.cross_entropy(ddp(parts[-1][0]), parts[-1][1]).backward()
+        check_exact(model, ddp, mine, W, step, what)
+        opt.step()
+    same_replicas(model, what + " after 20 steps")
+    s = st.stats()
+    if s["rounds"] != 20:
+        fail("%s: %d allreduce rounds for 20 synced steps" % (what, s["rounds"]))
+    if st.buckets < 2 or st.layouts < 2:
+        fail("%s: %d buckets and %d bucket layouts: the test needs several buckets, "
+             "rebuilt after the first iteration" % (what, st.buckets, st.layouts))
+    st.close()
+
+
+def case_learn(W, rank):
+    codecs = [("3lc", "3lc"), ("int8", "int8"), ("topk:fraction=0.05", "raw"),
+              ("deepreduce:index=bloom,policy=p2,fpr=0.001,value=poly", "raw")]
+    if os.environ.get("GW_TEST_CODECS"):   # "up/down;up/down" to try others
+        codecs = [tuple(c.split("/")) for c in os.environ["GW_TEST_CODECS"].split(";")]
+    for up, down in codecs:
+        torch.manual_seed(2)
+        model = Net()
+        ddp, st = make(model, dict(up=up, down=down))
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.02, momentum=0.9)
+        gen = torch.Generator().manual_seed(200 + rank)
+        test = batch(torch.Generator().manual_seed(999), 512)
+
+        def acc():
+            with torch.no_grad():
+                return (model(test[0]).argmax(1) == test[1]).float().mean().item()
+        a0 = acc()
+        for step in range(150):
+            opt.zero_grad()
+            x, y = batch(gen)
+            F.cross_entropy(ddp(x), y).backward()
+            opt.step()
+        a1 = acc()
+        same_replicas(model, up)
+        s = st.stats()
+        if rank == 0:
+            print("learn %s/%s: accuracy %.3f -> %.3f, %d bytes up over %d rounds"
+                  % (up, down, a0, a1, s["bytes_up"], s["rounds"]), flush=True)
+        if not a1 >= a0 + 0.15:
+            fail("%s: did not learn (accuracy %.3f -> %.3f)" % (up, a0, a1))
+        st.close()
+
+
+def case_unused(W, rank):
+    torch.manual_seed(3)
+    model = Net(extra=True)
+    ddp, st = make(model, dict(up="raw"), find_unused_parameters=True)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+    gen = torch.Generator().manual_seed(300 + rank)
+    before = model.unused.weight.detach().clone()
+    for step in range(10):
+        opt.zero_grad()
+        x, y = batch(gen)
+        mine = local_grads(model, [(x, y)])
+        F.cross_entropy(ddp(x), y).backward()
+        check_exact(model, ddp, mine, W, step, "unused")
+        opt.step()
+    if not torch.equal(before, model.unused.weight):
+        fail("unused: the unused parameter moved")
+    same_replicas(model, "unused")
+    st.close()
+
+
+def case_killed(W, rank):
+    torch.manual_seed(4)
+    model = Net()
+    ddp = nn.parallel.DistributedDataParallel(model)
+    st = gwt.State(up="raw", timeout_ms=3000)
+    ddp.register_comm_hook(st, gwt.hook)
+    gen = torch.Generator().manual_seed(400 + rank)
+    for step in range(10):
+        if step == 3 and rank == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        x, y = batch(gen)
+        t0 = time.monotonic()
+        try:
+            F.cross_entropy(ddp(x), y).backward()
+        except Exception as e:  # noqa: BLE001 - what DDP surfaces is the test
+            dt = time.monotonic() - t0
+            msg = str(e)
+            print("rank %d: step %d raised after %.1f s: %s" % (rank, step, dt, msg),
+                  flush=True)
+            if step != 3:
+                fail("raised at step %d, not at the step rank 1 died in" % step)
+            if "rank 1" not in msg or "GW_ETIMEDOUT" not in msg:
+                fail("the error does not name rank 1 and the timeout: " + msg)
+            if dt > 3.0 + 5.0:
+                fail("raised %.1f s after the step began; the timeout is 3 s" % dt)
+            os._exit(0)   # DDP and gloo hold a dead peer: no orderly exit
+    fail("no error although rank 1 died")
+
+
+def main():
+    case, = sys.argv[1:]
+    dist.init_process_group("gloo")
+    W, rank = dist.get_world_size(), dist.get_rank()
+    torch.set_num_threads(1)
+    if case == "exact":
+        case_exact(W, rank)
+    elif case == "nosync":
+        case_exact(W, rank, nosync=True, what="nosync")
+    elif case == "bucketview":
+        case_exact(W, rank, bucket_view=True, what="bucketview")
+    elif case == "learn":
+        case_learn(W, rank)
+    elif case == "unused":
+        case_unused(W, rank)
+    elif case == "killed":
+        case_killed(W, rank)
+    else:
+        fail("unknown case " + case)
+    dist.barrier()
+    print("rank %d: %s ok" % (rank, case), flush=True)
+
+
+if __name__ == "__main__":
+    main()

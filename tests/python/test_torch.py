@@ -1,0 +1,168 @@
+"""Runs one DDP-over-gradwire case (tests/python/ddp_cases.py) with W ranks
+and checks how it ended:
+
+  test_torch.py CASE W     under torchrun (python3 -m gradwire.run), one
+                           node (loopback)
+  test_torch.py killed 3   three ranks started directly (torchrun's agent
+                           would stop the survivors itself when one dies):
+                           rank 1 is killed, the others must raise
+                           gradwire's error naming it within the timeout
+  test_torch.py bad 1      bad State arguments, in this process
+
+Exits 77 when torch cannot be imported (python3-torch is installed by
+scripts/install-deps.sh). Every run is bounded by a timeout.
+"""
+import os
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CASES = os.path.join(HERE, "ddp_cases.py")
+
+try:
+    import torch  # noqa: F401
+except ImportError as e:
+    print("skip: torch cannot be imported (%s); scripts/install-deps.sh installs "
+          "python3-torch" % e)
+    sys.exit(77)
+
+
+def env_for(**extra):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(ROOT, "python")
+    env["OMP_NUM_THREADS"] = "1"
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def torchrun(case, W):
+    # gradwire.run is torchrun with the fix Debian's torch 1.13 needs
+    # under Python 3.11; a port of its own: two tests at once must not
+    # share a rendezvous.
+    cmd = [sys.executable, "-m", "gradwire.run", "--nnodes", "1",
+           "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
+           "--nproc_per_node", str(W), CASES, case]
+    try:
+        r = subprocess.run(cmd, env=env_for(), timeout=300, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    except subprocess.TimeoutExpired as e:
+        print(e.stdout or "")
+        print("FAIL: %s W=%d did not finish in 300 s" % (case, W))
+        return 1
+    print(r.stdout)
+    oks = sum(1 for line in r.stdout.splitlines() if line.endswith("%s ok" % case))
+    if r.returncode != 0 or oks != W:
+        print("FAIL: %s W=%d: exit %d, %d of %d ranks ok" % (case, W, r.returncode, oks, W))
+        return 1
+    return 0
+
+
+def killed(W):
+    port = free_port()
+    procs = []
+    for rank in range(W):
+        env = env_for(MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=rank,
+                      WORLD_SIZE=W, LOCAL_RANK=rank, LOCAL_WORLD_SIZE=W)
+        procs.append(subprocess.Popen([sys.executable, CASES, "killed"], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True))
+    t0 = time.monotonic()
+    outs, bad = [], 0
+    for rank, p in enumerate(procs):
+        try:
+            out, _ = p.communicate(timeout=max(1, 90 - (time.monotonic() - t0)))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, _ = p.communicate()
+            print("FAIL: rank %d still running after 90 s: it hangs" % rank)
+            bad += 1
+        outs.append(out)
+        print("---- rank %d (exit %s)\n%s" % (rank, p.returncode, out))
+    for rank, p in enumerate(procs):
+        want = -9 if rank == 1 else 0
+        if p.returncode != want:
+            print("FAIL: rank %d exited %s, expected %d" % (rank, p.returncode, want))
+            bad += 1
+    return 1 if bad else 0
+
+
+def bad_args():
+    import torch.distributed as dist
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import gradwire.torch as gwt
+    failures = 0
+
+    def expect(exc, needle, **kw):
+        nonlocal failures
+        try:
+            gwt.State(**kw).close()
+        except exc as e:
+            if needle in str(e):
+                print("ok: %r -> %s: %s" % (kw, type(e).__name__, e))
+                return
+            print("FAIL: %r: message does not name %r: %s" % (kw, needle, e))
+        except Exception as e:  # noqa: BLE001
+            print("FAIL: %r raised %s, not %s: %s" % (kw, type(e).__name__, exc.__name__, e))
+        else:
+            print("FAIL: %r was accepted" % (kw,))
+        failures += 1
+
+    expect(RuntimeError, "init_process_group", up="raw")
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
+    dist.init_process_group("gloo", rank=0, world_size=1)
+    expect(ValueError, "up: unknown codec 'nope'", up="nope")
+    expect(ValueError, "up: parameter sparsity", up="3lc:sparsity=3")
+    expect(ValueError, "down: parameter fraction", down="topk:fraction=0")
+    expect(ValueError, "mode: 'fast'", mode="fast")
+    expect(ValueError, "timeout_ms: '0'", timeout_ms=0)
+    expect(ValueError, "timeout_ms: 'soon'", timeout_ms="soon")
+    expect(ValueError, "shards: 'nowhere'", shards="nowhere")
+    expect(ValueError, "local: '999.1.1.1'", local="999.1.1.1")
+    expect(ValueError, "key: not 64 hex digits", key="abc")
+    expect(ValueError, "sketch_momentum: '1'", up="countsketch", sketch_momentum=1)
+    expect(ValueError, "average:", average="yes")
+    expect(ValueError, "bogus: not an option", bogus=1)
+    # A bad job is refused when the first iteration fixes it: here a
+    # float64 model, refused by the hook with the dtype named.
+    import torch.nn as nn
+    model = nn.Linear(4, 2).double()
+    ddp = nn.parallel.DistributedDataParallel(model)
+    st = gwt.State(up="raw")
+    ddp.register_comm_hook(st, gwt.hook)
+    try:
+        ddp(torch.zeros(1, 4, dtype=torch.float64)).sum().backward()
+        print("FAIL: a float64 bucket was accepted")
+        failures += 1
+    except Exception as e:  # noqa: BLE001 - DDP wraps what the future raised
+        if "float64" in str(e) and "float32" in str(e):
+            print("ok: float64 model -> %s" % str(e).splitlines()[0][:200])
+        else:
+            print("FAIL: float64 bucket: %s" % e)
+            failures += 1
+    st.close()
+    dist.destroy_process_group()
+    return 1 if failures else 0
+
+
+def main():
+    case, W = sys.argv[1], int(sys.argv[2])
+    if case == "killed":
+        sys.exit(killed(W))
+    if case == "bad":
+        sys.exit(bad_args())
+    sys.exit(torchrun(case, W))
+
+
+if __name__ == "__main__":
+    main()
