@@ -50,6 +50,7 @@ gw_member *gw_member_new(void)
 	if (!m)
 		return NULL;
 	strcpy(m->backend, "udp");
+	m->job_id = 1;    /* the CLIs' default: their shards serve this one */
 	gw_endpoint_parse("127.0.0.1:0", &m->local);
 	return m;
 }
@@ -349,7 +350,8 @@ int gw_member_open(gw_member *m, uint32_t rank, uint32_t workers)
 			       "%u shards", workers, GW_COLL_SHARDS_MAX);
 	m->rank = rank;
 	m->workers = workers;
-	int rc = open_dp(m, "worker", 0, &m->eal, &m->dp);
+	/* local's port is the shard's when co-located, else the worker's. */
+	int rc = open_dp(m, "worker", m->ext ? m->local.port : 0, &m->eal, &m->dp);
 	if (rc == GW_OK && !m->ext && rank < colocated(m))
 		rc = open_dp(m, "shard", m->local.port, m->shard_eal.argc ? &m->shard_eal
 			     : &m->eal, &m->sdp);
@@ -391,20 +393,10 @@ static gw_coll_job member_job(const gw_member *m, uint64_t dim, uint32_t shards)
 }
 
 /* Co-located: this process's shard, on its own thread. */
-static int start_shard(gw_member *m, gw_coll_job *job)
+static int start_shard(gw_member *m, const gw_coll_job *job)
 {
-	int rc = GW_OK;
-	if (!job->chunk_elems) {
-		/* Workers and shards must agree: the smaller payload decides. */
-		uint32_t pm = gw_dp_payload_max(m->dp);
-		if (m->sdp)
-			pm = GW_MIN(pm, gw_dp_payload_max(m->sdp));
-		rc = gw_coll_chunk_elems(job, pm);
-		if (rc > 0)
-			job->chunk_elems = (uint32_t)rc;
-	}
-	if (rc < 0 || !m->sdp)
-		return rc < 0 ? rc : GW_OK;
+	if (!m->sdp)
+		return GW_OK;
 	gw_agg_config acfg = {.job = *job, .shard = (uint16_t)m->rank};
 	if (!(m->agg = gw_agg_create(&m->sdp, 1, &acfg)))
 		return gw__detail(GW_EINVAL, "co-located shard: %s", gw_error_detail());
@@ -440,8 +432,21 @@ int gw_member_connect(gw_member *m, uint64_t dim, const char *shards)
 		n = colocated(m);   /* the first ones host shards */
 	}
 	gw_coll_job job = member_job(m, dim, n);
-	int rc = m->ext ? GW_OK : start_shard(m, &job);
-	if (rc == GW_OK) {
+	int rc = GW_OK;
+	if (!job.chunk_elems) {
+		/* What one packet holds, as the CLIs pick it: every process of
+		 * the job must agree, so a co-located shard's payload counts. */
+		uint32_t pm = gw_dp_payload_max(m->dp);
+		if (m->sdp)
+			pm = GW_MIN(pm, gw_dp_payload_max(m->sdp));
+		rc = gw_coll_chunk_elems(&job, pm);
+		if (rc > 0)
+			job.chunk_elems = (uint32_t)rc;
+	}
+	if (rc >= 0 && !m->ext)
+		rc = start_shard(m, &job);
+	if (rc >= 0) {
+		rc = GW_OK;
 		gw_comm_config cfg = {.job = job, .rank = (uint16_t)m->rank, .shards = eps,
 				      .rto_us = (uint32_t)m->rto_us,
 				      .timeout_ms = (uint32_t)m->timeout_ms};

@@ -65,6 +65,7 @@ for name, res, args in [
     ("gw_error_name", _S, [_I]),
     ("gw_strerror", _S, [_I]),
     ("gw_version_string", _S, []),
+    ("gw_dp_backends", ctypes.POINTER(_S), []),
 ]:
     try:
         f = getattr(lib, name)
@@ -77,3 +78,13 @@ for name, res, args in [
 # gw/member.h's enum gw_member_info, in order.
 INFO = ("round", "chunks", "short_chunks", "left_out", "bytes_up", "bytes_down",
         "bytes_up_once", "bytes_down_once", "nnz", "applied")
+
+
+def backends():
+    """Names (bytes) of the dataplane backends built into the library."""
+    out, names = [], lib.gw_dp_backends()
+    i = 0
+    while names[i]:
+        out.append(names[i])
+        i += 1
+    return out

@@ -2,7 +2,9 @@
 starts W of them). Each case asserts what DDP's semantics promise and exits
 non-zero with a message otherwise:
 
-  exact        raw codec: after every step each parameter's gradient is
+  exact        raw codec (over UDP, or the transport GW_TEST_STATE names:
+               test_torch.py memif runs it over DPDK memif links to a
+               gw-aggregator): after every step each parameter's gradient is
                bit-identical to the sum of every rank's local gradient in
                rank order, divided by W; after 20 steps the replicas'
                parameters are bit-identical. Mixed shapes, several buckets
@@ -17,6 +19,7 @@ non-zero with a message otherwise:
                gradwire's error naming it within the timeout.
 """
 import copy
+import json
 import os
 import signal
 import sys
@@ -110,6 +113,12 @@ def same_replicas(model, what):
 
 def make(model, state_kw, **ddp_kw):
     ddp = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.1, **ddp_kw)
+    # The driver may add options, e.g. a DPDK transport: JSON whose texts
+    # may name {rank} and {rank1} (rank + 1).
+    extra = json.loads(os.environ.get("GW_TEST_STATE", "{}"))
+    r = dist.get_rank()
+    state_kw = dict(state_kw, **{k: v.format(rank=r, rank1=r + 1) if isinstance(v, str)
+                                 else v for k, v in extra.items()})
     st = gwt.State(timeout_ms=20000, **state_kw)
     ddp.register_comm_hook(st, gwt.hook)
     return ddp, st

@@ -8,11 +8,14 @@ and checks how it ended:
                            rank 1 is killed, the others must raise
                            gradwire's error naming it within the timeout
   test_torch.py bad 1      bad State arguments, in this process
+  test_torch.py memif 2    the exact case over DPDK memif links to one
+                           gw-aggregator (GW_AGGREGATOR: its binary)
 
 Exits 77 when torch cannot be imported (python3-torch is installed by
 scripts/install-deps.sh). Every run is bounded by a timeout.
 """
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -61,11 +64,74 @@ def torchrun(case, W):
         print("FAIL: %s W=%d did not finish in 300 s" % (case, W))
         return 1
     print(r.stdout)
-    oks = sum(1 for line in r.stdout.splitlines() if line.endswith("%s ok" % case))
+    # Ranks share the pipe: count the marks, not the lines.
+    oks = len(set(re.findall(r"rank (\d+): %s ok" % case, r.stdout)))
     if r.returncode != 0 or oks != W:
         print("FAIL: %s W=%d: exit %d, %d of %d ranks ok" % (case, W, r.returncode, oks, W))
         return 1
     return 0
+
+
+def memif(W):
+    """The exact case over DPDK memif links: one gw-aggregator process
+    with a memif server port per rank (memif joins two processes, so the
+    shard is external), every rank a memif client. No hugepages, no NIC."""
+    import json
+    import shutil
+    import tempfile
+    sys.path.insert(0, HERE)
+    import ddp_cases
+    agg = os.environ.get("GW_AGGREGATOR")
+    if not agg or not os.path.exists(agg):
+        print("skip: GW_AGGREGATOR (the gw-aggregator binary) not given")
+        return 77
+    import gradwire
+    if b"dpdk" not in gradwire._lib.backends():
+        print("skip: this libgradwire has no dpdk backend")
+        return 77
+    dim = sum(p.numel() for p in ddp_cases.Net().parameters())
+    run = tempfile.mkdtemp(prefix="gw-torch-memif.")
+    tag = "gwtm%d" % os.getpid()
+
+    def eal(prefix, mb, vdevs):
+        return ["-l", "0-%d" % (os.cpu_count() - 1), "--no-huge", "--no-pci", "-m", str(mb),
+                "--no-shconf", "--file-prefix=" + prefix, "--log-level=lib.eal:error",
+                "--log-level=pmd.net.memif:error"] + ["--vdev=" + v for v in vdevs]
+    sock = os.path.join(run, "w%s.sock")
+    vdevs = ["net_memif%d,role=server,id=0,socket=%s,socket-abstract=no" % (w, sock % w)
+             for w in range(W)]
+    cmd = [agg] + eal(tag + "a", 128 + 48 * W, vdevs) + [
+        "--", "--backend", "dpdk", "--ports", str(W), "--local", "10.77.1.200:7000",
+        "--opts", "link_wait=0", "--shard", "0", "--workers", str(W), "--dim", str(dim),
+        "--idle-exit-ms", "60000"]
+    errf = open(os.path.join(run, "agg.err"), "w+")
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf)
+    try:
+        for _ in range(400):
+            errf.seek(0)
+            if "ready" in errf.read() or p.poll() is not None:
+                break
+            time.sleep(0.05)
+        errf.seek(0)
+        log = errf.read()
+        if "ready" not in log:
+            print(log)
+            print("FAIL: gw-aggregator did not come up")
+            return 1
+        state = {"backend": "dpdk", "shards": "10.77.1.200:7000",
+                 "local": "10.77.1.{rank1}:7000",
+                 "eal": " ".join(eal(tag + "w{rank}", 256, [
+                     "net_memif0,role=client,id=0,socket=%s,socket-abstract=no"
+                     % (sock % "{rank}")]))}
+        os.environ["GW_TEST_STATE"] = json.dumps(state)
+        return torchrun("exact", W)
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        shutil.rmtree(run, ignore_errors=True)
 
 
 def killed(W):
@@ -161,6 +227,8 @@ def main():
         sys.exit(killed(W))
     if case == "bad":
         sys.exit(bad_args())
+    if case == "memif":
+        sys.exit(memif(W))
     sys.exit(torchrun(case, W))
 
 

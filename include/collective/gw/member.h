@@ -21,12 +21,14 @@
  *   shards          colocated (default: worker i hosts shard i) or the
  *                   external shards' endpoints, "IP:PORT,IP:PORT,..."
  *   backend         udp (default) | dpdk
- *   local           IP[:PORT] to bind: the worker takes port 0, a
- *                   co-located shard PORT (default 0: any)
+ *   local           IP[:PORT] to bind (default 127.0.0.1:0). PORT (0: any)
+ *                   is the co-located shard's, the worker taking any; with
+ *                   external shards it is the worker's
  *   eal, shard-eal  dpdk: EAL arguments of the worker's and the shard's
  *                   dataplane, separated by spaces
  *   opts            backend options (impair_loss=P, ..., port=N)
- *   job, window, chunk-elems, deadline-us, rto-us, timeout-ms
+ *   job (default 1, as the CLIs), window, chunk-elems, deadline-us,
+ *                   rto-us, timeout-ms
  *   key             64 hex digits: every packet is MACed; key-file: a file
  *   topk, candidates, sketch-momentum   Sketched-SGD's fields
  *
