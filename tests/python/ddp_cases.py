@@ -12,6 +12,8 @@ non-zero with a message otherwise:
   learn        3lc, int8, top-k, DeepReduce: the model learns a separable
                task and the replicas stay bit-identical.
   unused       find_unused_parameters=True with a branch never used.
+  lossy        loss-tolerant mode with 2% packet loss: replicas stay
+               bit-identical, chunks finish short, the model learns.
   nosync       no_sync() accumulation over two micro-batches, then a
                synced step: exact as above.
   bucketview   gradient_as_bucket_view=True: exact as above.
@@ -192,6 +194,38 @@ def case_learn(W, rank):
         st.close()
 
 
+def case_lossy(W, rank):
+    """Loss-tolerant mode with 2% of received packets dropped (gradwire's
+    impairment layer, seeded per rank): chunks finish without the lost
+    contributions, which go back to their error-feedback buffers, yet every
+    replica applies the same sum; the model still learns."""
+    torch.manual_seed(5)
+    model = Net()
+    ddp, st = make(model, dict(up="3lc", down="3lc", mode="loss-tolerant",
+                               deadline_us=20000, opts="impair_loss=0.02,impair_seed=%d"
+                               % (rank + 1)))
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.02, momentum=0.9)
+    gen = torch.Generator().manual_seed(500 + rank)
+    test = batch(torch.Generator().manual_seed(999), 512)
+    short = 0
+    for step in range(150):
+        opt.zero_grad()
+        x, y = batch(gen)
+        F.cross_entropy(ddp(x), y).backward()
+        opt.step()
+        short += st.stats()["last"]["short_chunks"]
+    with torch.no_grad():
+        acc = (model(test[0]).argmax(1) == test[1]).float().mean().item()
+    same_replicas(model, "lossy")
+    if short == 0:
+        fail("lossy: no chunk finished short: the impairment did not bite")
+    if acc < 0.45:
+        fail("lossy: did not learn (accuracy %.3f)" % acc)
+    if rank == 0:
+        print("lossy: %d chunks short over 150 steps, accuracy %.3f" % (short, acc), flush=True)
+    st.close()
+
+
 def case_unused(W, rank):
     torch.manual_seed(3)
     model = Net(extra=True)
@@ -256,6 +290,8 @@ def main():
         case_learn(W, rank)
     elif case == "unused":
         case_unused(W, rank)
+    elif case == "lossy":
+        case_lossy(W, rank)
     elif case == "killed":
         case_killed(W, rank)
     else:
