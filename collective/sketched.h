@@ -15,6 +15,21 @@ enum { SK_T_SKETCH = 1, SK_T_VALUES = 2 };
  * key set of one key: the phase's chunk count. */
 enum { SK_T_RECEIPT = 3 };
 
+/* Whether a repeated UP (round, phase ph, chunk) starts a new pass of its
+ * sender's re-send, given *last, that sender's previous repeat (0: none),
+ * which it updates. A worker re-sends a whole phase at a time in ascending
+ * chunk order, so a repeat not above the last one of the same stage starts
+ * a pass; the shard answers each pass once (sketched_agg.c). 32 bits of
+ * the stage are kept: a wrap after 2^31 rounds costs one answer. */
+static inline int coll_sketch_new_pass(uint64_t *last, uint32_t round, int ph,
+				       uint32_t chunk)
+{
+	uint64_t stage = (uint32_t)(((uint64_t)round << 1 | (uint64_t)(ph & 1)) + 1);
+	int fresh = *last >> 32 != stage || chunk <= (uint32_t)*last;
+	*last = stage << 32 | chunk;
+	return fresh;
+}
+
 /* Frame bytes one chunk of a sketched job may take (phase A's slice). */
 static inline uint32_t coll_sketch_frame_max(uint32_t chunk_elems)
 {

@@ -49,6 +49,7 @@ struct sk_agg {
 	uint64_t prev_round;
 	uint64_t *last_round;        /* per worker: latest round seen + 1 (0: none) */
 	uint64_t *resent_ns;         /* per worker */
+	uint64_t *pass;              /* per worker: last repeat's stage, chunk */
 	uint32_t room;               /* RESULT packet bytes */
 };
 
@@ -76,7 +77,7 @@ void sk_agg_fini(gw_agg *a)
 	}
 	res_free(&s->prev);
 	GW_FREE_ALL(s->sum, s->est, s->cand, s->sel, s->keys, s->vals, s->last_round,
-		    s->resent_ns, s);
+		    s->resent_ns, s->pass, s);
 	a->eng = NULL;
 }
 
@@ -113,8 +114,9 @@ int sk_agg_init(gw_agg *a, const gw_agg_config *cfg)
 	s->vals = malloc((size_t)k->k * sizeof(float));
 	s->last_round = calloc(W, sizeof(uint64_t));
 	s->resent_ns = calloc(W, sizeof(uint64_t));
+	s->pass = calloc(W, sizeof(uint64_t));
 	if (!ok || !s->sum || !s->est || !s->cand || !s->sel || !s->keys || !s->vals ||
-	    !s->last_round || !s->resent_ns) {
+	    !s->last_round || !s->resent_ns || !s->pass) {
 		sk_agg_fini(a);
 		return GW_ERR(GW_ENOMEM);
 	}
@@ -154,12 +156,17 @@ static void send_set(gw_agg *a, const struct sk_res *r, uint32_t w)
 		coll_agg_send(a, w, r->buf + (size_t)i * s->room, r->len[i]);
 }
 
-/* Answers a worker re-sending a phase whose result exists, once per gap. */
-static void answer(gw_agg *a, const struct sk_res *r, uint32_t w, uint64_t now)
+/* Answers a worker re-sending a phase whose result exists: once per pass
+ * (coll_sketch_new_pass). A time gap alone is not enough: on a 100 Mbit/s
+ * link a pass of a few hundred chunks lasts tens of milliseconds, and an
+ * answer per millisecond multiplied the result set's bytes by that many. */
+static void answer(gw_agg *a, const struct sk_res *r, uint32_t w, uint32_t round, int ph,
+		   uint32_t chunk, uint64_t now)
 {
 	struct sk_agg *s = a->eng;
 	a->st.duplicates++;
-	if (now - s->resent_ns[w] < RESEND_GAP_NS)
+	if (!coll_sketch_new_pass(&s->pass[w], round, ph, chunk) ||
+	    now - s->resent_ns[w] < RESEND_GAP_NS)
 		return;
 	s->resent_ns[w] = now;
 	send_set(a, r, w);
@@ -346,7 +353,7 @@ int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 	if (r == s->round) {
 		s->last_round[w] = GW_MAX(s->last_round[w], r + 1);   /* first round */
 		if (ph == PH_A && s->phase != PH_A) {
-			answer(a, &s->res[PH_A], w, now);   /* it lacks candidates */
+			answer(a, &s->res[PH_A], w, h.round, ph, h.chunk, now);   /* it lacks candidates */
 			return GW_OK;
 		}
 		if (ph == PH_B && s->phase == PH_A) {
@@ -354,7 +361,7 @@ int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 			return GW_OK;
 		}
 		if (ph == PH_B && s->phase == PH_DONE) {
-			answer(a, &s->res[PH_B], w, now);
+			answer(a, &s->res[PH_B], w, h.round, ph, h.chunk, now);
 			return GW_OK;
 		}
 		return take(a, ph, w, h.chunk, frame, flen, now);
@@ -362,7 +369,7 @@ int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 	if (r == s->prev_round) {
 		/* Still missing that round's update (it may have been left
 		 * out of both phases): the update is all it needs. */
-		answer(a, &s->prev, w, now);
+		answer(a, &s->prev, w, h.round, ph, h.chunk, now);
 		return GW_OK;
 	}
 	a->st.stale++;
