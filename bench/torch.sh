@@ -21,8 +21,9 @@
 #   --json    the summary as one JSON object on stdout
 #   --rates   link rates (tc units) to run, default "100mbit 1gbit"
 #   --steps   training steps of the floor and the baseline (default 300;
-#             --quick 200); the others stop at the target, after the
-#             baseline's training time, or at 3 x steps
+#             --quick 200); the others stop at the target, after 0.6 x
+#             the baseline's training time (by then they can no longer
+#             be much faster), once diverged, or at 3 x steps
 #   --only    "NAME NAME ...": these runs only (names as in the table)
 #   --out     results folder (default BUILD_DIR/torch): one JSON per run,
 #             logs, torch-results.json, the plots
@@ -44,14 +45,14 @@ steps=${steps:-$([ $quick = 1 ] && echo 200 || echo 300)}
 [[ $steps =~ ^[1-9][0-9]*$ ]] || { echo "$prog: --steps: '$steps' is not a positive whole number" >&2; exit 2; }
 out=${out:-$build/torch}
 mkdir -p "$out"
-rm -f "$out"/*.json "$out"/*.log
+rm -f "$out"/*.json "$out"/*.log "$out"/*.error "$out"/*.plan
 W=4
 star=scripts/netns-star.sh
 dim=$(PYTHONPATH=python "$py" bench/torch_ddp.py --hook noop --print-dim)
 export GRADWIRE_LIB=$(cd "$build" && pwd)/libgradwire.so.0
-agg_pid=""
+agg_pids=()
 cleanup() {
-  [ -z "$agg_pid" ] || kill "$agg_pid" 2>/dev/null || true
+  stop_hubs
   bash "$star" down $W >/dev/null 2>&1 || true
 }
 bench_at_exit cleanup
@@ -90,82 +91,82 @@ fi
 # short next to the retransmission timeout (as bench/train.sh sets it).
 window_of() { case $1 in 10mbit) echo 8 ;; 100mbit) echo 16 ;; *) echo 64 ;; esac; }
 
-# The hub's aggregator for a run with --shards hub: same job as the ranks.
-start_hub() {  # rate, torch_ddp options
-  local up=raw down="" a=("$@") i
+# The hub's aggregator for plan line $1 (a run with --shards hub): the
+# same job as the ranks (its id is the line number + 1), on port 7000 + line.
+start_hub() {  # line, torch_ddp options
+  local line=$1 up=raw down="" a i log_agg=$out/$rate.agg.$1.log
+  shift
+  a=("$@")
   for ((i = 0; i < ${#a[@]}; i++)); do
     case ${a[$i]} in --up) up=${a[$((i + 1))]} ;; --down) down=${a[$((i + 1))]} ;; esac
   done
   ip netns exec gwhub "$build/apps/gw-aggregator" --shard 0 --workers $W --dim "$dim" \
-    --up "$up" ${down:+--down "$down"} --window "$window" --local 10.77.0.254:7000 \
-    --idle-exit-ms 120000 >"$log.agg" 2>&1 &
-  agg_pid=$!
+    --up "$up" ${down:+--down "$down"} --window "$window" --job $((line + 1)) \
+    --local 10.77.0.254:$((7000 + line)) --idle-exit-ms 600000 >"$log_agg" 2>&1 &
+  agg_pids+=($!)
   for ((i = 0; i < 200; i++)); do
-    grep -q "ready" "$log.agg" 2>/dev/null && return 0
-    kill -0 "$agg_pid" 2>/dev/null || break
+    grep -q "ready" "$log_agg" 2>/dev/null && return 0
+    kill -0 "${agg_pids[-1]}" 2>/dev/null || break
     sleep 0.05
   done
-  cat "$log.agg" >&2
+  cat "$log_agg" >&2
   bench_die "the hub's gw-aggregator did not start"
 }
 
-run_one() {  # rate, name, options
-  local rate=$1 name=$2 opts=($3) i pids=() rc=0 port=$((29500 + RANDOM % 400))
-  log=$out/$rate.$name.log
+stop_hubs() {
+  local p
+  for p in "${agg_pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  agg_pids=()
+}
+
+# One rate: the ranks run the plan's lines from $1 on in one process group
+# (bench/torch_ddp.py --plan); a run that fails ends the group, is
+# reported, and the group starts again after it.
+run_rate() {  # rate
+  local rate=$1 first=0 n=${#runs[@]} i rc pids port name plan=$out/$rate.plan
   window=$(window_of "$rate")
-  local extra=()
-  if [[ " ${opts[*]} " == *" --shards hub "* ]]; then
-    for ((i = 0; i < ${#opts[@]}; i++)); do
-      [ "${opts[$i]}" != hub ] || opts[$i]=10.77.0.254:7000
-    done
-    start_hub "${opts[@]}"
-  fi
-  [[ " ${opts[*]} " != *" --hook gradwire "* ]] || extra=(--window "$window")
-  for ((i = 0; i < W; i++)); do
-    # Each rank started as torchrun starts it (its environment), without
-    # torchrun's agent: one torch import per rank instead of two, which on
-    # two cores is 10 s a run (multi-node torchrun itself: docs/torch.md).
-    ip netns exec "gwn$i" env GLOO_SOCKET_IFNAME=veth0 PYTHONPATH=python OMP_NUM_THREADS=1 \
-      MASTER_ADDR=10.77.0.1 MASTER_PORT=$port RANK=$i WORLD_SIZE=$W LOCAL_RANK=0 \
-      LOCAL_WORLD_SIZE=1 timeout 900 "$py" bench/torch_ddp.py "${opts[@]}" "${extra[@]}" --eval-every 50 --name "$name" \
-      --label "$rate" --json "$out/$rate.$name.json" >"$log.$i" 2>&1 &
-    pids+=($!)
+  : >"$plan"
+  for ((i = 0; i < n; i++)); do
+    echo "${runs[$i]//--shards hub/--shards 10.77.0.254:$((7000 + i))}" >>"$plan"
   done
-  for p in "${pids[@]}"; do wait "$p" || rc=$?; done
-  if [ -n "$agg_pid" ]; then kill "$agg_pid" 2>/dev/null || true; wait "$agg_pid" 2>/dev/null || true; agg_pid=""; fi
-  cat "$log".[0-9] >"$log" 2>/dev/null; rm -f "$log".[0-9]
-  if [ $rc != 0 ] || [ ! -s "$out/$rate.$name.json" ]; then
-    echo "$prog: $rate $name failed (exit $rc); its log: $log" >&2
-    grep -v '^\*\|OMP_NUM\|^WARNING' "$log" | tail -n 5 | sed "s|^|$prog:   |" >&2
-    return 0
-  fi
-  "$py" -c 'import json,sys; d=json.load(open(sys.argv[1]))
+  while [ $first -lt $n ]; do
+    for ((i = first; i < n; i++)); do
+      [[ " ${runs[$i]} " != *" --shards hub "* ]] || { local r=${runs[$i]}; start_hub $i ${r#*|}; }
+    done
+    log=$out/$rate.from$first.log
+    pids=() rc=0 port=$((29500 + RANDOM % 400))
+    for ((i = 0; i < W; i++)); do
+      # Each rank started as torchrun starts it (its environment),
+      # without torchrun's agent: one torch import per rank instead of
+      # two (multi-node torchrun itself: docs/torch.md).
+      ip netns exec "gwn$i" env GLOO_SOCKET_IFNAME=veth0 PYTHONPATH=python OMP_NUM_THREADS=1 \
+        MASTER_ADDR=10.77.0.1 MASTER_PORT=$port RANK=$i WORLD_SIZE=$W LOCAL_RANK=0 \
+        LOCAL_WORLD_SIZE=1 timeout 1800 "$py" bench/torch_ddp.py --plan "$plan" --first $first \
+        --out "$out" --steps "$steps" --window "$window" --label "$rate" >"$log.$i" 2>&1 &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+    stop_hubs
+    cat "$log".[0-9] >"$log" 2>/dev/null; rm -f "$log".[0-9]
+    for ((i = first; i < n; i++)); do
+      name=${runs[$i]%%|*}
+      [ -s "$out/$rate.$name.json" ] || break
+      "$py" -c 'import json,sys; d=json.load(open(sys.argv[1]))
 print("%-8s %-18s acc %.4f  step %.1f ms  %.1f s" % (sys.argv[2], d["config"]["name"],
       d["final_acc"], 1e3 * d["step_s"], d["train_s"]))' "$out/$rate.$name.json" "$rate" >&2
+    done
+    [ $i -lt $n ] || break
+    echo "$prog: $rate ${runs[$i]%%|*} failed (exit $rc): $(cat "$out/$rate.${runs[$i]%%|*}.error" 2>/dev/null || echo no error recorded); its log: $log" >&2
+    grep -v '^\*\|OMP_NUM\|^WARNING' "$log" | tail -n 5 | sed "s|^|$prog:   |" >&2
+    first=$((i + 1))
+  done
 }
 
 t0=$SECONDS
 for rate in $rates; do
   bash "$star" down $W >/dev/null 2>&1 || true
   bash "$star" up $W "$rate" >/dev/null
-  # The floor and the baseline run $steps steps; the baseline's final
-  # accuracy less 0.5 points is the target, and every other run stops at
-  # it, or once it has trained as long as the whole baseline did (by then
-  # it can no longer beat it), or at 3 x $steps.
-  limit=()
-  for r in "${runs[@]}"; do
-    name=${r%%|*}
-    if [ "$name" = noop ] || [ "$name" = allreduce ]; then
-      run_one "$rate" "$name" "${r#*|} --steps $steps"
-    else
-      run_one "$rate" "$name" "${r#*|} --steps $((3 * steps)) ${limit[*]}"
-    fi
-    if [ "$name" = allreduce ] && [ -s "$out/$rate.allreduce.json" ]; then
-      mapfile -t limit < <("$py" -c 'import json,sys; d=json.load(open(sys.argv[1]))
-print("--target-acc %.4f" % (d["final_acc"] - 0.005)); print("--max-train-s %.1f" % d["train_s"])' \
-        "$out/$rate.allreduce.json")
-    fi
-  done
+  run_rate "$rate"
   bash "$star" down $W >/dev/null 2>&1 || true
 done
 echo "$prog: $(( SECONDS - t0 )) s for ${#runs[@]} runs at each of: $rates" >&2

@@ -1,7 +1,8 @@
-"""One rank of bench/torch.sh: a CNN of about 1.07M parameters trained on
+"""Ranks of bench/torch.sh: a CNN of about 1.07M parameters trained on
 Fashion-MNIST with DDP, its gradients exchanged by the hook under test.
 
   python3 -m gradwire.run ... bench/torch_ddp.py --hook HOOK [options]
+  python3 -m gradwire.run ... bench/torch_ddp.py --plan FILE --out DIR [options]
 
 Hooks: noop (no communication: the compute-only floor; replicas diverge,
 so its accuracy means nothing), allreduce (DDP's default, gloo), fp16
@@ -10,13 +11,28 @@ so its accuracy means nothing), allreduce (DDP's default, gloo), fp16
 
 Every run has the same model, data order, batch, learning rate and
 momentum (Sketched-SGD moves its momentum into the hook, as gw-train
-does). The ranks evaluate on the first 5,000 test images (--test-images)
-every --eval-every steps, off the training clock; rank 0 writes one JSON object
-(--json): the configuration, the evaluations (step, training seconds,
-accuracy, bytes this rank's interface sent and received), the mean step
-time and the final accuracy. Exit 2 on a bad option.
+does). The ranks evaluate on the first 5,000 test images (--test-images),
+off the training clock, every --eval-every steps (25: the same step grid
+for every run, so no run's time to target is coarser). A run stops
+at --steps, at the first evaluation at or above --target-acc, at the first
+after --max-train-s, or once it has diverged (accuracy under 20% after 100
+steps). Rank 0 writes one JSON object (--json): the configuration, the
+evaluations (step, training seconds, accuracy, bytes this rank's interface
+sent and received), the mean step time and the final accuracy.
+
+--plan FILE runs FILE's runs in order in one process group, so a run
+costs no interpreter start, torch import or data load (10 s a run on two
+cores with four ranks): each line is NAME|OPTIONS, and run NAME writes
+OUT/LABEL.NAME.json. The runs "noop" and "allreduce" take --steps; the
+others 3 x --steps, stopped at the target (the allreduce run's final
+accuracy less 0.5 points) or after --cap times its training time (it can
+no longer be that much faster). Each run is its own gradwire job (--job:
+its line number), so no packet of one can be taken by the next. A run
+that fails ends the process (exit 1) after writing OUT/LABEL.NAME.error;
+--first I resumes at line I. Exit 2 on a bad option.
 """
 import argparse
+import datetime
 import gzip
 import json
 import os
@@ -78,11 +94,17 @@ def iface_bytes(name):
 
 def args_of(argv):
     p = argparse.ArgumentParser(prog="torch_ddp.py")
-    p.add_argument("--hook", choices=HOOKS, required=True)
+    p.add_argument("--hook", choices=HOOKS)
+    p.add_argument("--plan", help="NAME|OPTIONS lines: run them in order")
+    p.add_argument("--out", help="--plan: the folder of the runs' JSON")
+    p.add_argument("--first", type=int, default=0, help="--plan: start at this line")
+    p.add_argument("--cap", type=float, default=0.6,
+                   help="--plan: stop a run after CAP x the allreduce run's training time")
     p.add_argument("--powersgd-rank", type=int, default=1)
     p.add_argument("--up", default="raw")
     p.add_argument("--down", default=None)
     p.add_argument("--shards", default="colocated")
+    p.add_argument("--job", type=int, default=1)
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--eval-every", type=int, default=25)
     p.add_argument("--test-images", type=int, default=5000)
@@ -102,12 +124,31 @@ def args_of(argv):
     p.add_argument("--json")
     p.add_argument("--print-dim", action="store_true")
     a = p.parse_args(argv)
-    for k in ("steps", "eval_every", "batch", "powersgd_rank", "timeout_ms", "test_images"):
+    for k in ("steps", "eval_every", "batch", "powersgd_rank", "timeout_ms", "test_images",
+              "job"):
         if getattr(a, k) <= 0:
             p.error("--%s: must be positive" % k.replace("_", "-"))
     if not a.lr > 0 or not 0 <= a.momentum < 1:
         p.error("--lr must be positive and --momentum in [0, 1)")
+    if not 0 < a.cap <= 1 or a.first < 0:
+        p.error("--cap must be in (0, 1] and --first not negative")
+    if not a.print_dim and (a.plan is None) == (a.hook is None):
+        p.error("give --hook HOOK (one run) or --plan FILE (several)")
+    if a.plan and not a.out:
+        p.error("--plan needs --out DIR")
     return a
+
+
+def plan_of(path, common):
+    """FILE's runs: (name, namespace) per NAME|OPTIONS line."""
+    runs = []
+    for n, line in enumerate(open(path).read().splitlines()):
+        if not line.strip():
+            continue
+        name, _, opts = line.partition("|")
+        runs.append((name, args_of(opts.split() + common + ["--name", name,
+                                                            "--job", str(n + 1)])))
+    return runs
 
 
 def register(ddp, a):
@@ -139,7 +180,7 @@ def register(ddp, a):
     elif a.hook == "gradwire":
         import gradwire.torch as gwt
         kw = dict(up=a.up, down=a.down, shards=a.shards, timeout_ms=a.timeout_ms,
-                  window=a.window)
+                  window=a.window, job=a.job)
         if a.up in ("countsketch", "sketched-sgd"):
             kw["sketch_momentum"] = a.momentum
         st = gwt.State(**kw)
@@ -148,32 +189,18 @@ def register(ddp, a):
     return None
 
 
-def main():
-    a = args_of(sys.argv[1:])
-    if a.print_dim:
-        print(sum(p.numel() for p in Net().parameters()))
-        return
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo")
-    rank, W = dist.get_rank(), dist.get_world_size()
+def train(a, data, rank, W):
+    """One run; rank 0 returns its JSON object."""
+    xtr, ytr, xte, yte = data
     torch.manual_seed(a.seed)
     model = Net()
     ddp = nn.parallel.DistributedDataParallel(model)
     state = register(ddp, a)
     sk = a.hook == "gradwire" and a.up in ("countsketch", "sketched-sgd")
     opt = torch.optim.SGD(ddp.parameters(), lr=a.lr, momentum=0.0 if sk else a.momentum)
-
-    xtr, ytr = load("train")
-    xte, yte = load("t10k")
     g = torch.Generator().manual_seed(a.seed)
     perm = torch.randperm(len(xtr), generator=g)
     mine = perm[rank::W]                       # a disjoint 1/W per rank
-
-    # The first --test-images test images, each rank a 1/W of them: on
-    # two cores the whole 10,000 would take 6 s an evaluation. Every
-    # accuracy of a run (time to target, final) is on the same images.
-    a.test_images = min(a.test_images, len(xte))
-    xte, yte = xte[:a.test_images][rank::W], yte[:a.test_images][rank::W]
 
     def evaluate():
         model.eval()
@@ -184,9 +211,9 @@ def main():
         dist.all_reduce(right)
         return right.item() / a.test_images
 
-    records, train_s, times = [], 0.0, []
+    records, train_s, cpu_s, times = [], 0.0, 0.0, []
     tx0, rx0 = iface_bytes(a.iface)
-    pos, epoch = 0, 0
+    pos, epoch, every = 0, 0, a.eval_every
     order = mine[torch.randperm(len(mine), generator=g)]
     for step in range(1, a.steps + 1):
         if pos + a.batch > len(order):
@@ -195,14 +222,15 @@ def main():
             order = mine[torch.randperm(len(mine), generator=g)]
         b = order[pos:pos + a.batch]
         pos += a.batch
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
         F.cross_entropy(ddp(xtr[b]), ytr[b]).backward()
         opt.step()
         dt = time.perf_counter() - t0
         train_s += dt
+        cpu_s += time.process_time() - c0
         times.append(dt)
-        if step % a.eval_every == 0 or step == a.steps:
+        if step % every == 0 or step == a.steps:
             tx, rx = iface_bytes(a.iface)
             acc = evaluate()
             records.append({"step": step, "epoch": epoch + pos / len(mine), "train_s": train_s,
@@ -214,7 +242,8 @@ def main():
             # Every rank stops at the same step: rank 0 decides.
             stop = torch.tensor([0])
             if rank == 0 and ((a.target_acc is not None and acc >= a.target_acc) or
-                              (a.max_train_s is not None and train_s >= a.max_train_s)):
+                              (a.max_train_s is not None and train_s >= a.max_train_s) or
+                              (step >= 100 and acc < 0.2)):
                 stop[0] = 1
             dist.broadcast(stop, 0)
             if stop.item():
@@ -223,20 +252,84 @@ def main():
     if hasattr(state, "close"):
         dist.barrier()
         state.close()
-    if rank == 0 and a.json:
-        steady = times[5:] or times
-        out = {"config": {"name": a.name or a.hook, "hook": a.hook, "up": a.up, "down": a.down,
-                          "shards": a.shards, "powersgd_rank": a.powersgd_rank,
-                          "workers": W, "label": a.label, "steps": step, "batch": a.batch,
-                          "max_steps": a.steps, "target_acc": a.target_acc,
-                          "lr": a.lr, "momentum": a.momentum, "seed": a.seed,
-                          "dim": sum(p.numel() for p in model.parameters())},
-               "records": records, "final_acc": records[-1]["acc"],
-               "step_s": sum(steady) / len(steady), "train_s": train_s,
-               "gradwire": stats}
-        with open(a.json, "w") as f:
-            json.dump(out, f)
-    dist.barrier()
+    if rank != 0:
+        return None
+    steady = times[5:] or times
+    return {"config": {"name": a.name or a.hook, "hook": a.hook, "up": a.up, "down": a.down,
+                       "shards": a.shards, "powersgd_rank": a.powersgd_rank,
+                       "workers": W, "label": a.label, "steps": step, "batch": a.batch,
+                       "max_steps": a.steps, "target_acc": a.target_acc,
+                       "max_train_s": a.max_train_s, "eval_every": every,
+                       "lr": a.lr, "momentum": a.momentum, "seed": a.seed,
+                       "dim": sum(p.numel() for p in model.parameters())},
+            "records": records, "final_acc": records[-1]["acc"],
+            "diverged": records[-1]["step"] >= 100 and records[-1]["acc"] < 0.2,
+            "step_s": sum(steady) / len(steady), "train_s": train_s,
+            # CPU of every thread of rank 0 (the hook's progress thread and
+            # co-located shard included) per step: four ranks share two cores
+            "cpu_step_s": cpu_s / step,
+            "gradwire": stats}
+
+
+def write(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f)
+    os.replace(tmp, path)
+
+
+def main():
+    argv = sys.argv[1:]
+    a = args_of(argv)
+    if a.print_dim:
+        print(sum(p.numel() for p in Net().parameters()))
+        return
+    if a.plan:
+        # What every run of the plan shares: everything but the plan's own.
+        common, skip = [], {"--plan", "--out", "--first", "--cap"}
+        it = iter(argv)
+        for x in it:
+            if x in skip:
+                next(it, None)
+            else:
+                common.append(x)
+        runs = plan_of(a.plan, common)
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=300))
+    rank, W = dist.get_rank(), dist.get_world_size()
+    xtr, ytr = load("train")
+    xte, yte = load("t10k")
+    # The first --test-images test images, each rank a 1/W of them: on
+    # two cores the whole 10,000 would take 6 s an evaluation. Every
+    # accuracy of a run (time to target, final) is on the same images.
+    a.test_images = min(a.test_images, len(xte))
+    data = (xtr, ytr, xte[:a.test_images][rank::W], yte[:a.test_images][rank::W])
+    if not a.plan:
+        out = train(a, data, rank, W)
+        if out is not None and a.json:
+            write(a.json, out)
+        dist.barrier()
+        return
+    for name, r in runs[a.first:]:
+        r.test_images = a.test_images
+        path = os.path.join(a.out, "%s.%s" % (a.label, name))
+        base = os.path.join(a.out, "%s.allreduce.json" % a.label)
+        if name not in ("noop", "allreduce"):
+            r.steps = 3 * a.steps
+            if os.path.exists(base):       # every rank reads it: the same limits
+                d = json.load(open(base))
+                r.target_acc = d["final_acc"] - 0.005
+                r.max_train_s = a.cap * d["train_s"]
+        try:
+            out = train(r, data, rank, W)
+        except Exception as e:  # noqa: BLE001 - reported, then the group ends
+            if rank == 0:
+                with open(path + ".error", "w") as f:
+                    f.write("%s: %s\n" % (type(e).__name__, e))
+            raise
+        if out is not None:
+            write(path + ".json", out)
+        dist.barrier()
 
 
 if __name__ == "__main__":

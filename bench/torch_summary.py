@@ -49,17 +49,26 @@ def summarise(runs):
         rows = []
         for name, d in rs.items():
             ttt = None
-            if target is not None:
+            if target is not None and name != "noop":   # its replicas diverge
                 ttt = next((r["train_s"] for r in d["records"]
                             if r["acc"] is not None and r["acc"] >= target), None)
             last = d["records"][-1]
+            cfg = d["config"]
+            if ttt is not None:
+                stop = "target"
+            elif d.get("diverged"):
+                stop = "diverged"
+            elif cfg.get("max_train_s") and d["train_s"] >= cfg["max_train_s"]:
+                stop = "time cap %.0f s" % cfg["max_train_s"]
+            else:
+                stop = "%d steps" % cfg["steps"]
             rows.append({
                 "name": name, "hook": d["config"]["hook"], "final_acc": d["final_acc"],
                 "time_to_target_s": ttt, "step_ms": 1e3 * d["step_s"],
                 "over_floor": d["step_s"] / floor["step_s"] if floor else None,
                 "tx_mb": None if last["tx_bytes"] is None else last["tx_bytes"] / 1e6,
                 "rx_mb": None if last["rx_bytes"] is None else last["rx_bytes"] / 1e6,
-                "train_s": d["train_s"], "steps": d["config"]["steps"],
+                "train_s": d["train_s"], "steps": d["config"]["steps"], "stopped": stop,
                 "gradwire_up_mb": d["gradwire"]["bytes_up"] / 1e6 if d.get("gradwire") else None,
             })
         order = ["noop", "allreduce"]
@@ -95,12 +104,13 @@ def table(links):
     out = []
     for L in links:
         out.append("### %s (target %s%%)\n" % (L["link"], fmt(L["target_acc"] and 100 * L["target_acc"])))
-        out.append("| run | final acc (%) | time to target (s) | step (ms) | step / floor | "
-                   "MB sent / rank | MB received / rank |")
-        out.append("|---|---:|---:|---:|---:|---:|---:|")
+        out.append("| run | final acc (%) | time to target (s) | stopped at | step (ms) | "
+                   "step / floor | MB sent / rank | MB received / rank |")
+        out.append("|---|---:|---:|---|---:|---:|---:|---:|")
         for r in L["rows"]:
-            out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 r["name"], fmt(100 * r["final_acc"]), fmt(r["time_to_target_s"], "%.1f"),
+                r["stopped"],
                 fmt(r["step_ms"], "%.1f"), fmt(r["over_floor"]), fmt(r["tx_mb"], "%.1f"),
                 fmt(r["rx_mb"], "%.1f")))
         c = L["checks"]

@@ -28,6 +28,7 @@ import os
 import queue
 import socket
 import threading
+import time
 
 import torch
 import torch.distributed as dist
@@ -100,6 +101,7 @@ class State:
         self.failed = None
         self.info = {}
         self.iterations = 0
+        self.allreduce_s = 0.0    # wall time in gradwire's allreduce, all iterations
         self.buckets = 0          # buckets of the last iteration
         self.layouts = 0          # bucket layouts seen (DDP rebuilds once)
         self._layout_key = None
@@ -213,7 +215,9 @@ class State:
             if batch is None:
                 return
             try:
+                t0 = time.perf_counter()
                 self.info = self.member.allreduce(self.flat)
+                self.allreduce_s += time.perf_counter() - t0
                 self.iterations += 1
                 if self.average:
                     self.flat.div_(self.world)
@@ -230,9 +234,11 @@ class State:
 
     def stats(self):
         """Bytes this rank's worker sent and received (UDP payload), rounds,
-        the flat dim and the last round's counters."""
+        the flat dim, the last round's counters and the wall time spent in
+        gradwire's allreduce (allreduce_s, all rounds)."""
         s = dict(self.member.totals)
-        s.update(rounds=self.member.rounds, dim=self.dim, last=dict(self.info))
+        s.update(rounds=self.member.rounds, dim=self.dim, last=dict(self.info),
+                 allreduce_s=self.allreduce_s)
         return s
 
     def close(self):
