@@ -21,9 +21,10 @@
 #   --json    the summary as one JSON object on stdout
 #   --rates   link rates (tc units) to run, default "100mbit 1gbit"
 #   --steps   training steps of the floor and the baseline (default 300;
-#             --quick 200); the others stop at the target, after 0.6 x
-#             the baseline's training time (by then they can no longer
-#             be much faster), once diverged, or at 3 x steps
+#             --quick 200); the others stop at the target, after the
+#             baseline's training time (over 50 s: 0.6 x it, at least
+#             50 s; by then they are no contenders), once diverged, or
+#             at 3 x steps
 #   --only    "NAME NAME ...": these runs only (names as in the table)
 #   --out     results folder (default BUILD_DIR/torch): one JSON per run,
 #             logs, torch-results.json, the plots

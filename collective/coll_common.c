@@ -211,6 +211,20 @@ static int coll_layout_key(struct coll_layout *L, const gw_coll_job *job,
 	return GW_OK;
 }
 
+int coll_key_parse(const char *s, size_t len, uint8_t key[GW_KEY_LEN])
+{
+	if (len != 2 * GW_KEY_LEN)
+		return GW_ERR(GW_EINVAL);
+	for (size_t i = 0; i < len; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return GW_ERR(GW_EINVAL);
+	for (size_t i = 0; i < GW_KEY_LEN; i++) {
+		char hex[3] = {s[2 * i], s[2 * i + 1], 0};
+		key[i] = (uint8_t)strtoul(hex, NULL, 16);
+	}
+	return GW_OK;
+}
+
 int gw_coll_key_load(const char *path, uint8_t key[GW_KEY_LEN])
 {
 	gw__detail_clear();
@@ -228,17 +242,13 @@ int gw_coll_key_load(const char *path, uint8_t key[GW_KEY_LEN])
 	while (isspace((unsigned char)*s))
 		s++;
 	size_t len = 0;
-	while (isxdigit((unsigned char)s[len]))
+	while (s[len] && !isspace((unsigned char)s[len]))
 		len++;
 	for (size_t i = len; s[i]; i++)
 		if (!isspace((unsigned char)s[i]))
 			return GW_ERRF(GW_EINVAL, "%s: not 64 hex digits", path);
-	if (more || len != 2 * GW_KEY_LEN)
+	if (more || coll_key_parse(s, len, key) < 0)
 		return GW_ERRF(GW_EINVAL, "%s: not 64 hex digits", path);
-	for (size_t i = 0; i < GW_KEY_LEN; i++) {
-		char hex[3] = {s[2 * i], s[2 * i + 1], 0};
-		key[i] = (uint8_t)strtoul(hex, NULL, 16);
-	}
 	return GW_OK;
 }
 

@@ -251,6 +251,10 @@ static inline uint32_t coll_overhead(const struct coll_layout *L, int result)
 	       (L->keyed ? GW_PKT_MAC_LEN : 0);
 }
 
+/* A job key from len characters of text: exactly 64 hex digits, else
+ * GW_EINVAL (no detail: the caller names where the text came from). */
+int coll_key_parse(const char *s, size_t len, uint8_t key[GW_KEY_LEN]);
+
 /* Writes header h at p for a body (bitmap + frame) of body_len bytes
  * already at p + GW_PKT_HDR_LEN, and the MAC after it when keyed. Sets the
  * FRAME and MAC flags. Returns the packet length. */

@@ -203,17 +203,8 @@ static int set_key(gw_member *m, const char *name, const char *v)
 		int rc = gw_coll_key_load(v, m->key);
 		if (rc < 0)
 			return GW_ERRF(rc, "key-file: %s", gw_error_detail());
-	} else {
-		size_t n = strlen(v);
-		for (size_t i = 0; i < n; i++)
-			if (!isxdigit((unsigned char)v[i]))
-				n = 0;
-		if (n != 2 * GW_KEY_LEN)
-			return GW_ERRF(GW_EINVAL, "key: not 64 hex digits");
-		for (size_t i = 0; i < GW_KEY_LEN; i++) {
-			char hex[3] = {v[2 * i], v[2 * i + 1], 0};
-			m->key[i] = (uint8_t)strtoul(hex, NULL, 16);
-		}
+	} else if (coll_key_parse(v, strlen(v), m->key) < 0) {
+		return GW_ERRF(GW_EINVAL, "key: not 64 hex digits");
 	}
 	m->keyed = 1;
 	return GW_OK;

@@ -21,6 +21,11 @@ PKGS=(
   gcovr                            # line coverage per layer (scripts/coverage.sh)
   python3-torch                    # DDP hook (python/gradwire), tests/python, bench/torch.sh
   dataset-fashion-mnist            # bench/torch.sh's data set
+  # The RDMA backend's tests run in a QEMU guest with soft-RoCE
+  # (scripts/rdma-vm.sh): the rxe provider, QEMU, a static busybox for the
+  # initramfs, depmod; perftest and the verbs tools as the baseline.
+  ibverbs-providers rdma-core ibverbs-utils rdmacm-utils perftest
+  qemu-system-x86 busybox-static kmod
 )
 
 missing=()

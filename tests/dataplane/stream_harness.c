@@ -114,7 +114,7 @@ static void peer_args(struct args *a, const sh_cfg *cfg, int tx, const char *dir
 	}
 	add(a, cfg->peer);
 	add(a, "--backend");
-	add(a, "udp");
+	add(a, cfg->backend ? cfg->backend : "udp");
 	add(a, "--role");
 	add(a, tx ? "tx" : "rx");
 	const char *ip = tx ? cfg->ip_tx : cfg->ip_rx;

@@ -10,6 +10,7 @@
 typedef struct sh_cfg {
 	const char *peer;        /* path of stream_peer (argv[1] of the test) */
 	const char *codec;       /* "raw", "int8", ... */
+	const char *backend;     /* default "udp" */
 	unsigned rounds;         /* default 2 */
 	const char *opts;        /* backend options of BOTH ends (impairment) */
 	const char *ns_tx, *ns_rx;   /* network namespaces, or NULL */
