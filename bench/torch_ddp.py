@@ -213,7 +213,7 @@ def train(a, data, rank, W):
         dist.all_reduce(right)
         return right.item() / a.test_images
 
-    records, train_s, cpu_s, times = [], 0.0, 0.0, []
+    records, train_s, cpu_s, main_cpu_s, times = [], 0.0, 0.0, 0.0, []
     tx0, rx0 = iface_bytes(a.iface)
     pos, epoch, every = 0, 0, a.eval_every
     order = mine[torch.randperm(len(mine), generator=g)]
@@ -224,13 +224,14 @@ def train(a, data, rank, W):
             order = mine[torch.randperm(len(mine), generator=g)]
         b = order[pos:pos + a.batch]
         pos += a.batch
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0, c0, m0 = time.perf_counter(), time.process_time(), time.thread_time()
         opt.zero_grad(set_to_none=True)
         F.cross_entropy(ddp(xtr[b]), ytr[b]).backward()
         opt.step()
         dt = time.perf_counter() - t0
         train_s += dt
         cpu_s += time.process_time() - c0
+        main_cpu_s += time.thread_time() - m0
         times.append(dt)
         # Far from the target an evaluation only costs time (1.2 s on
         # two cores): every 4th one until within 3 points of it.
@@ -274,6 +275,9 @@ def train(a, data, rank, W):
             # CPU of every thread of rank 0 (the hook's progress thread and
             # co-located shard included) per step: four ranks share two cores
             "cpu_step_s": cpu_s / step,
+            # of which the training thread's (forward, backward, the hook's
+            # Python side, the optimizer)
+            "main_cpu_step_s": main_cpu_s / step,
             "gradwire": stats}
 
 

@@ -102,6 +102,7 @@ class State:
         self.info = {}
         self.iterations = 0
         self.allreduce_s = 0.0    # wall time in gradwire's allreduce, all iterations
+        self.allreduce_cpu_s = 0.0  # the progress thread's CPU time in it
         self.buckets = 0          # buckets of the last iteration
         self.layouts = 0          # bucket layouts seen (DDP rebuilds once)
         self._layout_key = None
@@ -215,9 +216,10 @@ class State:
             if batch is None:
                 return
             try:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 self.info = self.member.allreduce(self.flat)
                 self.allreduce_s += time.perf_counter() - t0
+                self.allreduce_cpu_s += time.thread_time() - c0
                 self.iterations += 1
                 if self.average:
                     self.flat.div_(self.world)
@@ -234,11 +236,12 @@ class State:
 
     def stats(self):
         """Bytes this rank's worker sent and received (UDP payload), rounds,
-        the flat dim, the last round's counters and the wall time spent in
-        gradwire's allreduce (allreduce_s, all rounds)."""
+        the flat dim, the last round's counters, and the wall and CPU time
+        of gradwire's allreduce calls (allreduce_s, allreduce_cpu_s: the
+        progress thread's, all rounds)."""
         s = dict(self.member.totals)
         s.update(rounds=self.member.rounds, dim=self.dim, last=dict(self.info),
-                 allreduce_s=self.allreduce_s)
+                 allreduce_s=self.allreduce_s, allreduce_cpu_s=self.allreduce_cpu_s)
         return s
 
     def close(self):

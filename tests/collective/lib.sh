@@ -1,11 +1,20 @@
 # Shared by the allreduce tests: a job is one gw-launch of gw-allreduce
 # workers over UDP on 127.0.0.1, bounded in time, with its logs in $LOGS.
+# GW_LINK=rdma runs them over the RDMA backend instead, on GW_RDMA_IP
+# (default 10.0.0.1: the 'rdma' suite runs them in scripts/rdma-vm.sh's
+# guest); $BACKEND and $LOCAL_IP are what a process of the job binds.
 #   source lib.sh BUILD_APPS_DIR
 #   job [gw-launch options and job options] -- [worker options]
 #                                  -> 0 if every worker and shard exit 0
 # The shards print JSON counters. Logs (gw-launch --logs): $LOGS/agg.S.out,
 # agg.S.err, w.R.out, w.R.err, aggs; each job replaces the last one's.
 APPS=$1
+LINK=${GW_LINK:-udp}
+case $LINK in
+  udp) BACKEND=udp LOCAL_IP=127.0.0.1 ;;
+  rdma) BACKEND=rdma LOCAL_IP=${GW_RDMA_IP:-10.0.0.1} ;;
+  *) echo "lib.sh: GW_LINK: '$LINK' is not udp or rdma" >&2; exit 2 ;;
+esac
 LOGS=$(mktemp -d /tmp/gw-coll-test.XXXXXX)
 trap 'rm -rf "$LOGS"' EXIT
 
@@ -16,7 +25,7 @@ job() {
   rm -f "$LOGS"/agg.* "$LOGS"/w.*
   # --idle-exit: should this script be killed outright, the shards leave
   # by themselves (the workers time out).
-  "$APPS/gw-launch" --link udp --quiet --logs "$LOGS" --timeout 120 --idle-exit 30000 \
+  "$APPS/gw-launch" --link "$LINK" --rdma-ip "$LOCAL_IP" --quiet --logs "$LOGS" --timeout 120 --idle-exit 30000 \
     --agg-args --json "${opts[@]}" -- "$APPS/gw-allreduce" "$@"
 }
 

@@ -20,7 +20,7 @@ intrude() {  # name, extra args
   sleep 0.5
   # shellcheck disable=SC2068
   "$APPS/gw-allreduce" --rank 1 --workers 2 --agg "$(cat "$LOGS/aggs")" \
-    --local 127.0.0.1:0 --dim 40000 --window 4 \
+    --backend "$BACKEND" --local "$LOCAL_IP:0" --dim 40000 --window 4 \
     --rounds 1 --timeout-ms 1500 --no-verify $@ >"$LOGS/i.$n.out" 2>&1
   echo $? >"$LOGS/i.$n.rc"
 }
