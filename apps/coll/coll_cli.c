@@ -33,7 +33,8 @@ void cli_job_usage(FILE *f)
 "  --candidates M       P*K queried in the second round (default 4*K)\n"
 "  --sketch-momentum R  worker momentum in [0, 1) (default 0)\n"
 "dataplane options:\n"
-"  --backend udp|dpdk   (default udp); EAL options go before '--'\n"
+"  --backend NAME       udp (default), dpdk or rdma, as built; EAL options go\n"
+"                       before '--'\n"
 "  --local IP:PORT      address to receive on; auto:PORT takes the IPv4\n"
 "                       address of the first interface that is up and not\n"
 "                       loopback (one per namespace, or per host)\n"
@@ -147,8 +148,16 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 			return -1;
 		}
 	} else if (s == &c->backend) {
-		if (strcmp(v, "udp") && strcmp(v, "dpdk")) {
-			fprintf(stderr, "%s: --backend: '%s' is not udp or dpdk\n", p, v);
+		char built[128] = "";
+		int known = 0;
+		for (const char *const *b = gw_dp_backends(); *b; b++) {
+			known |= !strcmp(*b, v);
+			snprintf(built + strlen(built), sizeof(built) - strlen(built), "%s%s",
+				 *built ? ", " : "", *b);
+		}
+		if (!known) {
+			fprintf(stderr, "%s: --backend: '%s' is not a backend built here (%s)\n",
+				p, v, built);
 			return -1;
 		}
 	} else if (s == &c->local) {
