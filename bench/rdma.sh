@@ -64,13 +64,15 @@ jget() {  # file key -> number
 
 # gw-bench raw, tx to rx on one backend; the receiver's rate.
 raw() {  # backend size -> Mpps
-  local be=$1 s=$2 rip=$ip
-  [ "$be" = rdma ] || rip=127.0.0.1
-  "$B" raw --backend "$be" --role rx --local "$rip:7301" --size "$s" \
+  local be=$1 s=$2 rip=$ip opts=()
+  # UDP over loopback: datagrams of the same size (its default payload is
+  # what a 1500-byte MTU carries).
+  [ "$be" = rdma ] || { rip=127.0.0.1; opts=(--opts "payload=$s"); }
+  "$B" raw --backend "$be" --role rx --local "$rip:7301" --size "$s" "${opts[@]}" \
     --duration $((seconds + 5)) --idle 2 --json >"$tmp/rx.$be.$s" 2>"$tmp/rx.$be.$s.err" &
   local r=$!
   sleep 0.5
-  "$B" raw --backend "$be" --role tx --local "$rip:7302" --peer "$rip:7301" --size "$s" \
+  "$B" raw --backend "$be" --role tx --local "$rip:7302" --peer "$rip:7301" --size "$s" "${opts[@]}" \
     --duration "$seconds" --json >"$tmp/tx.$be.$s" 2>"$tmp/tx.$be.$s.err" || true
   wait "$r" || { cat "$tmp/rx.$be.$s.err" >&2; bench_die "gw-bench raw rx ($be, $s B) failed"; }
   jget "$tmp/rx.$be.$s" mpps
