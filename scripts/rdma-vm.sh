@@ -9,8 +9,8 @@
 #   read-write folder shared with the host and printed at the end). Its
 #   output comes back on stdout/stderr, its exit status is the script's.
 #   --timeout S   give up after S seconds of guest time (default 600): 124
-#   The GW_* and GRADWIRE_* variables of the caller's environment are set
-#   in the guest too (GW_TRACES, ...).
+#   The GW_*, GRADWIRE_* and sanitizer (ASAN_OPTIONS, ...) variables of
+#   the caller's environment are set in the guest too.
 #
 # The guest: Debian's own kernel (linux-image-6.1.0-N-amd64-unsigned,
 # fetched with apt-get download, never installed), a busybox initramfs
@@ -125,7 +125,7 @@ ip link set dummy0 mtu 4200
 ip addr add 10.0.0.1/24 dev dummy0
 ip link set dummy0 up
 rdma link add rxe0 type rxe netdev dummy0
-$(for v in $(compgen -e | grep -E '^(GW_|GRADWIRE_)' | grep -v '^GW_VM_'); do printf 'export %s=%q\n' "$v" "${!v}"; done)
+$(for v in $(compgen -e | grep -E '^(GW_|GRADWIRE_|ASAN_OPTIONS$|UBSAN_OPTIONS$|LSAN_OPTIONS$)' | grep -v '^GW_VM_'); do printf 'export %s=%q\n' "$v" "${!v}"; done)
 cd $(printf '%q' "$PWD")
 set +e
 $args
