@@ -30,7 +30,7 @@ for s in $sizes; do
     || { echo "$prog: --sizes: '$s' is not a size in 64..4096" >&2; exit 2; }
 done
 
-if ! ibv_devices 2>/dev/null | grep -q "$dev"; then
+if ! ibv_devices 2>/dev/null | grep -w -- "$dev" >/dev/null; then
   [ -z "${GW_IN_RDMA_VM:-}" ] || bench_die "no RDMA device $dev even in the guest"
   echo "$prog: no RDMA device $dev here: running in scripts/rdma-vm.sh's guest" >&2
   args=("$build")

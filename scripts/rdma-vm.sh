@@ -36,7 +36,9 @@ fi
 
 skip() { echo "rdma-vm.sh: skipped: $*" >&2; exit 77; }
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing (apt package qemu-system-x86)"
-[ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx cpio \
+# grep reads all of the list: with -q it would stop at the match and the
+# list's SIGPIPE would fail the pipeline (pipefail) now and then.
+[ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -x cpio >/dev/null \
   || skip "a static busybox with cpio is missing (apt package busybox-static)"
 command -v depmod >/dev/null || [ -x /sbin/depmod ] || skip "depmod is missing (apt package kmod)"
 
