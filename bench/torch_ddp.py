@@ -215,7 +215,7 @@ def train(a, data, rank, W):
 
     records, train_s, cpu_s, main_cpu_s, times = [], 0.0, 0.0, 0.0, []
     tx0, rx0 = iface_bytes(a.iface)
-    pos, epoch, every = 0, 0, a.eval_every
+    pos, epoch, every = 0, 0, a.eval_every     # steps between evaluations
     order = mine[torch.randperm(len(mine), generator=g)]
     for step in range(1, a.steps + 1):
         if pos + a.batch > len(order):

@@ -138,7 +138,7 @@ static int no_device(const gw_endpoint *local)
 		       "IP of a RoCE netdev or an IPoIB interface)", ep);
 }
 
-static int setup_qp(struct rdma_dp *r, const struct rdma_opts *o)
+static int setup_qp(struct rdma_dp *r)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = r->scq, .recv_cq = r->rcq, .qp_type = IBV_QPT_UD,
@@ -165,7 +165,6 @@ static int setup_qp(struct rdma_dp *r, const struct rdma_opts *o)
 	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .sq_psn = 0};
 	if (ibv_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
 		return GW_ERRF(GW_EIO, "rdma: QP to RTS: %s", strerror(errno));
-	(void)o;
 	return GW_OK;
 }
 
@@ -312,7 +311,7 @@ static int rdma_open(const gw_dp_config *cfg, gw_dp **out)
 			     "ibv_create_cq", strerror(errno), dev);
 		goto fail;
 	}
-	if ((rc = setup_qp(r, &o)) < 0 || (rc = refill(r)) < 0)
+	if ((rc = setup_qp(r)) < 0 || (rc = refill(r)) < 0)
 		goto fail;
 	if (rdma_listen(r->listen, 64) < 0) {
 		rc = GW_ERRF(GW_EIO, "rdma: rdma_listen: %s", strerror(errno));
