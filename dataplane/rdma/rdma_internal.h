@@ -8,10 +8,9 @@
 #include <rdma/rdma_cma.h>
 
 #include "../dp_internal.h"
+#include "rdma_rx.h"
 
-/* Every UD receive buffer starts with 40 bytes the device fills with the
- * GRH (for RoCEv2 over IPv4: 20 undefined bytes, then the IPv4 header). */
-#define RDMA_GRH_LEN 40u
+#define RDMA_MTU_MAX 4096u        /* IB's largest MTU: a UD datagram's most */
 #define RDMA_PEERS 4096u          /* open addressing; at most half used */
 #define RDMA_RESOLVE_MS 2000      /* rdma_cm's address and route timeouts */
 #define RDMA_RETRY_NS 200000000ull /* a failed resolution is tried again after */
@@ -59,7 +58,7 @@ struct rdma_dp {
 	struct rdma_slot **sq;
 	uint64_t sq_head, sq_tail; /* posted, completed */
 	uint32_t unsignalled;
-	int failed;               /* a completion error: the QP is unusable */
+	char failed[64];          /* a completion error that left the QP unusable */
 	struct rdma_peer *peers;
 	uint32_t npeers;
 	uint32_t resolving;

@@ -12,5 +12,7 @@ typedef void (*seed_write_fn)(const char *harness, const char *name,
  * all of them); returns 1 if it was, 0 if not. */
 int seeds_dr_index(const char *name, seed_write_fn write);
 int seeds_dr_value(const char *name, seed_write_fn write);
+/* And those of the RDMA receive harness (seeds_rdma.c). */
+int seeds_rdma(const char *name, seed_write_fn write);
 
 #endif
