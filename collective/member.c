@@ -273,10 +273,18 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 		return set_endpoints(m, v);
 	}
 	if (!strcmp(name, "backend")) {
-		if (strcmp(v, "udp") && strcmp(v, "dpdk"))
-			return GW_ERRF(GW_EINVAL, "backend: '%s' is not udp or dpdk", v);
-		snprintf(m->backend, sizeof(m->backend), "%s", v);
-		return GW_OK;
+		/* Any backend built into this library: udp, dpdk, rdma. */
+		char built[64] = "";
+		for (const char *const *b = gw_dp_backends(); *b; b++) {
+			if (!strcmp(*b, v)) {
+				snprintf(m->backend, sizeof(m->backend), "%s", v);
+				return GW_OK;
+			}
+			snprintf(built + strlen(built), sizeof(built) - strlen(built), "%s%s",
+				 *built ? ", " : "", *b);
+		}
+		return GW_ERRF(GW_EINVAL, "backend: '%s' is not a backend built here (%s)", v,
+			       built);
 	}
 	if (!strcmp(name, "local"))
 		return set_local(m, v);

@@ -102,7 +102,7 @@ static void test_set_refuses_bad_options(void **state)
 		{"timeout-ms", "0", "timeout-ms: '0'"},
 		{"window", "12x", "window: '12x'"},
 		{"shards", "1.2.3.4", "shards: '1.2.3.4'"},
-		{"backend", "rdma", "backend: 'rdma'"},
+		{"backend", "verbs", "backend: 'verbs' is not a backend built here ("},
 		{"local", "localhost", "local: 'localhost'"},
 		{"key", "00ff", "key: not 64 hex digits"},
 		{"sketch-momentum", "1", "sketch-momentum: '1'"},

@@ -10,10 +10,14 @@ and checks how it ended:
   test_torch.py bad 1      bad State arguments, in this process
   test_torch.py memif 2    the exact case over DPDK memif links to one
                            gw-aggregator (GW_AGGREGATOR: its binary)
+  test_torch.py rdma 2     the exact case over the RDMA backend at
+                           GW_RDMA_IP (default 10.0.0.1); skips without
+                           that address: scripts/rdma-vm.sh provides it
 
 Exits 77 when torch cannot be imported (python3-torch is installed by
 scripts/install-deps.sh). Every run is bounded by a timeout.
 """
+import json
 import os
 import re
 import socket
@@ -76,7 +80,6 @@ def memif(W):
     """The exact case over DPDK memif links: one gw-aggregator process
     with a memif server port per rank (memif joins two processes, so the
     shard is external), every rank a memif client. No hugepages, no NIC."""
-    import json
     import shutil
     import tempfile
     sys.path.insert(0, HERE)
@@ -132,6 +135,26 @@ def memif(W):
         except subprocess.TimeoutExpired:
             p.kill()
         shutil.rmtree(run, ignore_errors=True)
+
+
+def rdma(W):
+    """The exact case over the RDMA backend (UD verbs), every rank's
+    gw_dp on the one RDMA device at GW_RDMA_IP (default 10.0.0.1): the
+    soft-RoCE guest of scripts/rdma-vm.sh has it (tests/rdma/meson.build
+    runs this there). Co-located shards, as over UDP."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import gradwire
+    if b"rdma" not in gradwire._lib.backends():
+        print("skip: this libgradwire has no rdma backend (libibverbs, librdmacm)")
+        return 77
+    ip = os.environ.get("GW_RDMA_IP", "10.0.0.1")
+    probe = subprocess.run(["ip", "-4", "addr", "show"], stdout=subprocess.PIPE, text=True)
+    if probe.returncode != 0 or (" %s/" % ip) not in probe.stdout:
+        print("skip: no interface has %s (GW_RDMA_IP); scripts/rdma-vm.sh runs this "
+              "test in a soft-RoCE guest" % ip)
+        return 77
+    os.environ["GW_TEST_STATE"] = json.dumps({"backend": "rdma", "local": ip})
+    return torchrun("exact", W)
 
 
 def killed(W):
@@ -194,6 +217,7 @@ def bad_args():
     expect(ValueError, "timeout_ms: '0'", timeout_ms=0)
     expect(ValueError, "timeout_ms: 'soon'", timeout_ms="soon")
     expect(ValueError, "shards: 'nowhere'", shards="nowhere")
+    expect(ValueError, "backend: 'verbs' is not a backend built here", backend="verbs")
     expect(ValueError, "local: '999.1.1.1'", local="999.1.1.1")
     expect(ValueError, "key: not 64 hex digits", key="abc")
     expect(ValueError, "sketch_momentum: '1'", up="countsketch", sketch_momentum=1)
@@ -229,6 +253,8 @@ def main():
         sys.exit(bad_args())
     if case == "memif":
         sys.exit(memif(W))
+    if case == "rdma":
+        sys.exit(rdma(W))
     sys.exit(torchrun(case, W))
 
 

@@ -20,7 +20,7 @@
  *   mode            reliable | loss-tolerant
  *   shards          colocated (default: worker i hosts shard i) or the
  *                   external shards' endpoints, "IP:PORT,IP:PORT,..."
- *   backend         udp (default) | dpdk
+ *   backend         udp (default), dpdk or rdma: a backend built in
  *   local           IP[:PORT] to bind (default 127.0.0.1:0). PORT (0: any)
  *                   is the co-located shard's, the worker taking any; with
  *                   external shards it is the worker's
