@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The RDMA backend against perftest, in one run on one RDMA device: at each
-# message size, perftest's ib_send_bw over UD (the device's ceiling for
-# send/receive of that size), gw-bench raw over the rdma backend (the
+# message size, perftest's ib_send_bw over UD twice — posting one send per
+# call (its default) and a list of 32 per call (-l 32: one doorbell per
+# 32, as gradwire posts a burst; the device's ceiling for send/receive of
+# that size, which the ratios are taken against) — gw-bench raw over the rdma backend (the
 # dataplane alone: fixed-size packets, tx to rx), gw-bench stream over it
 # (codec frames over the reliable stream, raw codec, --preencode: the
 # protocol's cost without the codec's) and gw-bench raw over the kernel
@@ -45,17 +47,17 @@ B=$build/apps/gw-bench
 
 # ib_send_bw over UD: its report's last line holds
 #   #bytes #iterations BW_peak BW_average MsgRate(Mpps)
-perftest() {  # size -> Mpps
-  local s=$1 port=$((18515 + RANDOM % 1000))
-  ib_send_bw -d "$dev" -c UD -s "$s" -D "$seconds" -x "$gid" -p "$port" -F \
+perftest() {  # size post_list -> Mpps
+  local s=$1 l=$2 port=$((18515 + RANDOM % 1000))
+  ib_send_bw -d "$dev" -c UD -s "$s" -D "$seconds" -x "$gid" -p "$port" -F -l "$l" \
     >"$tmp/ps.$s" 2>&1 &
   local srv=$!
   sleep 1
-  ib_send_bw -d "$dev" -c UD -s "$s" -D "$seconds" -x "$gid" -p "$port" -F "$ip" \
+  ib_send_bw -d "$dev" -c UD -s "$s" -D "$seconds" -x "$gid" -p "$port" -F -l "$l" "$ip" \
     >"$tmp/pc.$s" 2>&1 || true
   wait "$srv" || true
   awk -v s="$s" '$1 == s && NF >= 5 { r = $5 } END { if (r == "") exit 1; print r }' "$tmp/ps.$s" \
-    || { cat "$tmp/ps.$s" "$tmp/pc.$s" >&2; bench_die "ib_send_bw at $s bytes gave no rate"; }
+    || { cat "$tmp/ps.$s" "$tmp/pc.$s" >&2; bench_die "ib_send_bw at $s bytes (-l $l) gave no rate"; }
 }
 
 jget() {  # file key -> number
@@ -94,31 +96,33 @@ stream() {  # size -> Mpps (the sender's packets: data, not acks)
 
 rows=()
 for s in $sizes; do
-  p=$(perftest "$s")
+  p1=$(perftest "$s" 1)
+  p=$(perftest "$s" 32)
   r=$(raw rdma "$s")
   st=$(stream "$s")
   u=$(raw udp "$s")
-  rows+=("$s $p $r $st $u")
-  echo "$prog: $s B: ib_send_bw $p Mpps, raw $r, stream $st, udp $u" >&2
+  rows+=("$s $p $r $st $u $p1")
+  echo "$prog: $s B: ib_send_bw $p1 Mpps (-l 32: $p), raw $r, stream $st, udp $u" >&2
 done
 
 printf '%s\n' "${rows[@]}" | awk -v json=$json -v dev="$dev" -v secs="$seconds" '
 function ratio(a, b) { return b > 0 ? a / b : 0 }
-{ n++; s[n] = $1; p[n] = $2; r[n] = $3; st[n] = $4; u[n] = $5 }
+{ n++; s[n] = $1; p[n] = $2; r[n] = $3; st[n] = $4; u[n] = $5; p1[n] = $6 }
 END {
   if (json) {
     printf "{\"tool\":\"bench/rdma.sh\",\"device\":\"%s\",\"seconds\":%d,\"sizes\":[", dev, secs
     for (i = 1; i <= n; i++)
-      printf "%s{\"size\":%d,\"ib_send_bw_ud_mpps\":%s,\"raw_mpps\":%s,\"stream_mpps\":%s," \
+      printf "%s{\"size\":%d,\"ib_send_bw_ud_mpps\":%s,\"ib_send_bw_ud_post1_mpps\":%s," \
+             "\"raw_mpps\":%s,\"stream_mpps\":%s," \
              "\"udp_raw_mpps\":%s,\"raw_over_perftest\":%.3f,\"stream_over_perftest\":%.3f," \
-             "\"udp_over_perftest\":%.3f}", (i > 1 ? "," : ""), s[i], p[i], r[i], st[i], u[i],
+             "\"udp_over_perftest\":%.3f}", (i > 1 ? "," : ""), s[i], p[i], p1[i], r[i], st[i], u[i],
              ratio(r[i], p[i]), ratio(st[i], p[i]), ratio(u[i], p[i])
     printf "]}\n"
   } else {
-    printf "%-6s %12s %10s %10s %10s %9s %9s\n", "size", "ib_send_bw", "raw", "stream", "udp", "raw/pt", "strm/pt"
+    printf "%-6s %10s %12s %10s %10s %10s %9s %9s\n", "size", "ib_send_bw", "ib_s_bw -l32", "raw", "stream", "udp", "raw/pt", "strm/pt"
     for (i = 1; i <= n; i++)
-      printf "%-6d %12s %10s %10s %10s %9.2f %9.2f\n", s[i], p[i], r[i], st[i], u[i],
+      printf "%-6d %10s %12s %10s %10s %10s %9.2f %9.2f\n", s[i], p1[i], p[i], r[i], st[i], u[i],
              ratio(r[i], p[i]), ratio(st[i], p[i])
-    printf "(Mpps: messages per second, the receiver'"'"'s for raw; %s, %d s each)\n", dev, secs
+    printf "(Mpps: messages per second, the receiver'"'"'s for raw; ratios to ib_send_bw -l 32; %s, %d s each)\n", dev, secs
   }
 }'

@@ -137,7 +137,7 @@ rm -f "$out/rc"
 timeout "$timeout_s" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m 2G -smp 2 \
   -display none -nic none -no-reboot -serial "file:$out/console" \
   -kernel "$cache/vmlinuz" -initrd "$cache/initrd.gz" \
-  -append "console=ttyS0 quiet panic=-1 rdinit=/init" \
+  -append "console=ttyS0 quiet panic=-1 rdinit=/init clocksource=tsc tsc=reliable" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$out,mount_tag=out,security_model=none,multidevs=remap" \
   </dev/null >/dev/null 2>&1 && qrc=0 || qrc=$?

@@ -41,6 +41,7 @@
 #define SIGNAL_EVERY 16u
 #define INLINE_WANT 256u
 #define CM_LOOK_NS 1000000ull   /* a busy receiver still answers peers this often */
+#define CM_LOOK_POLLS 64u
 
 struct rdma_opts {
 	char dev[64];
@@ -110,7 +111,7 @@ static void rdma_close(gw_dp *dp)
 		rdma_destroy_id(r->listen);
 	if (r->ec)
 		rdma_destroy_event_channel(r->ec);
-	GW_FREE_ALL(r->mem, r->slots, r->sq, r->wc, r->stash, r);
+	GW_FREE_ALL(r->mem, r->slots, r->sq, r->wr, r->rwr, r->sge, r->wc, r->stash, r);
 }
 
 static uint32_t mtu_bytes(enum ibv_mtu m)
@@ -189,26 +190,40 @@ static void slot_put(struct rdma_dp *r, struct rdma_slot *s)
 	r->free_list = s;
 }
 
-/* Keeps the receive ring full; a buffer the pool cannot give now is posted
- * by a later call. */
+/* Keeps the receive ring full, posting what is missing as one chain (the
+ * send chain's SGE array, which tx_burst fills afresh each call); a buffer
+ * the pool cannot give now is posted by a later call. */
 static int refill(struct rdma_dp *r)
 {
-	while (r->rq_posted < r->rq_depth) {
-		struct rdma_slot *s = slot_get(r);
-		if (!s)
-			return GW_OK;
-		struct ibv_sge sge = {.addr = (uintptr_t)(s->pkt.data - RDMA_GRH_LEN),
-				      .length = RDMA_GRH_LEN + RDMA_MTU_MAX,
-				      .lkey = r->mr->lkey};
-		struct ibv_recv_wr wr = {.wr_id = (uintptr_t)s, .sg_list = &sge, .num_sge = 1},
-				   *bad;
-		if (ibv_post_recv(r->qp, &wr, &bad)) {
-			slot_put(r, s);
-			return GW_ERRF(GW_EIO, "rdma: ibv_post_recv failed");
+	struct ibv_recv_wr *wr = r->rwr;
+	for (;;) {
+		uint32_t k = 0, want = GW_MIN(r->rq_depth - r->rq_posted, r->chain_max);
+		for (; k < want; k++) {
+			struct rdma_slot *s = slot_get(r);
+			if (!s)
+				break;
+			r->sge[k] = (struct ibv_sge){
+				.addr = (uintptr_t)(s->pkt.data - RDMA_GRH_LEN),
+				.length = RDMA_GRH_LEN + RDMA_MTU_MAX, .lkey = r->mr->lkey};
+			wr[k] = (struct ibv_recv_wr){.wr_id = (uintptr_t)s, .sg_list = &r->sge[k],
+						     .num_sge = 1};
+			if (k)
+				wr[k - 1].next = &wr[k];
 		}
-		r->rq_posted++;
+		if (!k)
+			return GW_OK;
+		struct ibv_recv_wr *bad = NULL;
+		uint32_t posted = k;
+		if (ibv_post_recv(r->qp, wr, &bad))
+			posted = bad ? (uint32_t)(bad - wr) : 0;
+		r->rq_posted += posted;
+		for (uint32_t i = posted; i < k; i++)
+			slot_put(r, (struct rdma_slot *)(uintptr_t)wr[i].wr_id);
+		if (posted < k)
+			return GW_ERRF(GW_EIO, "rdma: ibv_post_recv failed");
+		if (k < want)
+			return GW_OK;   /* the pool is dry */
 	}
-	return GW_OK;
 }
 
 static int rdma_open(const gw_dp_config *cfg, gw_dp **out)
@@ -289,12 +304,16 @@ static int rdma_open(const gw_dp_config *cfg, gw_dp **out)
 	r->slot_size = (RDMA_GRH_LEN + RDMA_MTU_MAX + 63) & ~(size_t)63;
 	r->slots = calloc(r->nslots, sizeof(*r->slots));
 	r->sq = calloc(r->sq_depth, sizeof(*r->sq));
+	r->chain_max = r->sq_depth;
+	r->wr = calloc(r->chain_max, sizeof(*r->wr));
+	r->rwr = calloc(r->chain_max, sizeof(struct ibv_recv_wr));
+	r->sge = calloc(r->chain_max, sizeof(*r->sge));
 	r->wc = calloc(GW_MAX(r->dp.burst, SIGNAL_EVERY), sizeof(*r->wc));
 	r->stash = calloc(r->dp.burst, sizeof(*r->stash));
 	r->peers = calloc(RDMA_PEERS, sizeof(*r->peers));
 	if (posix_memalign((void **)&r->mem, 4096, r->slot_size * r->nslots))
 		r->mem = NULL;
-	if (!r->slots || !r->sq || !r->wc || !r->stash || !r->peers || !r->mem) {
+	if (!r->slots || !r->sq || !r->wr || !r->rwr || !r->sge || !r->wc || !r->stash || !r->peers || !r->mem) {
 		rc = GW_ERR(GW_ENOMEM);
 		goto fail;
 	}
@@ -385,60 +404,74 @@ static int rdma_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 		if (rc < 0)
 			return rc;
 	}
-	unsigned sent = 0;
-	for (; sent < n; sent++) {
-		gw_pkt *p = pkts[sent];
+	/* The burst's sends go in one chained ibv_post_send: one doorbell
+	 * (on rxe, one system call) per burst rather than per packet. */
+	n = GW_MIN(n, r->chain_max);
+	unsigned k = 0;
+	int rc = GW_OK;
+	for (; k < n; k++) {
+		gw_pkt *p = pkts[k];
 		struct rdma_peer *peer = rdma_peer_get(r, &p->peer, 1);
 		if (!peer) {
 			char ep[40];
 			gw_endpoint_format(&p->peer, ep, sizeof(ep));
-			return sent ? (int)sent : GW_ERRF(GW_ENOMEM, "rdma: more than %u peers "
-							  "(sending to %s)", RDMA_PEERS / 2, ep);
+			rc = GW_ERRF(GW_ENOMEM, "rdma: more than %u peers (sending to %s)",
+				     RDMA_PEERS / 2, ep);
+			break;
 		}
 		if (peer->state != PEER_READY) {
-			int rc = rdma_peer_resolve(r, peer);
-			if (rc < 0)
-				return sent ? (int)sent : rc;
+			rc = rdma_peer_resolve(r, peer);
 			break;   /* refused until resolved, as by a full queue */
 		}
-		if (r->sq_head - r->sq_tail >= r->sq_depth) {
-			int rc = reap(r);
-			if (rc < 0)
-				return sent ? (int)sent : rc;
-			if (r->sq_head - r->sq_tail >= r->sq_depth)
+		if (r->sq_head + k - r->sq_tail >= r->sq_depth) {
+			if ((rc = reap(r)) < 0 || r->sq_head + k - r->sq_tail >= r->sq_depth)
 				break;
 		}
-		if (p->len > dp->payload_max || !p->len)
-			return sent ? (int)sent : GW_ERRF(GW_EINVAL, "rdma: a packet of %u bytes "
-							  "(1..%u)", p->len, dp->payload_max);
-		struct rdma_slot *s = p->priv;
+		if (p->len > dp->payload_max || !p->len) {
+			rc = GW_ERRF(GW_EINVAL, "rdma: a packet of %u bytes (1..%u)", p->len,
+				     dp->payload_max);
+			break;
+		}
 		int inl = p->len <= r->max_inline;
 		/* Signalled every SIGNAL_EVERY and when the ring is about full,
 		 * so a reap always finds one. */
 		int sig = ++r->unsignalled >= SIGNAL_EVERY ||
-			  r->sq_head - r->sq_tail + 1 >= r->sq_depth;
+			  r->sq_head + k - r->sq_tail + 1 >= r->sq_depth;
 		if (sig)
 			r->unsignalled = 0;
-		struct ibv_sge sge = {.addr = (uintptr_t)p->data, .length = p->len,
-				      .lkey = r->mr->lkey};
-		struct ibv_send_wr wr = {
-			.wr_id = r->sq_head, .sg_list = &sge, .num_sge = 1,
+		r->sge[k] = (struct ibv_sge){.addr = (uintptr_t)p->data, .length = p->len,
+					     .lkey = r->mr->lkey};
+		r->wr[k] = (struct ibv_send_wr){
+			.wr_id = r->sq_head + k, .sg_list = &r->sge[k], .num_sge = 1,
 			.opcode = IBV_WR_SEND_WITH_IMM,
 			.send_flags = (inl ? IBV_SEND_INLINE : 0) | (sig ? IBV_SEND_SIGNALED : 0),
 			.imm_data = htonl(dp->local.port),
 			.wr.ud = {.ah = peer->ah, .remote_qpn = peer->qpn,
-				  .remote_qkey = peer->qkey}}, *bad;
-		if (ibv_post_send(r->qp, &wr, &bad)) {
-			r->unsignalled = SIGNAL_EVERY;
-			break;
-		}
-		r->sq[r->sq_head % r->sq_depth] = inl ? NULL : s;
+				  .remote_qkey = peer->qkey}};
+		if (k)
+			r->wr[k - 1].next = &r->wr[k];
+	}
+	unsigned sent = k;
+	struct ibv_send_wr *bad = NULL;
+	if (k && ibv_post_send(r->qp, r->wr, &bad)) {
+		/* Those from bad on were not posted: refused, as by a full
+		 * queue; the next send is signalled in case bad was. */
+		sent = bad ? (unsigned)(bad - r->wr) : 0;
+		r->unsignalled = SIGNAL_EVERY;
+	}
+	for (unsigned i = 0; i < sent; i++) {
+		gw_pkt *p = pkts[i];
+		int inl = r->wr[i].send_flags & IBV_SEND_INLINE;
+		struct rdma_slot *sl = p->priv;
+		r->sq[r->sq_head % r->sq_depth] = inl ? NULL : sl;
 		if (!inl)
-			s->refs++;
+			sl->refs++;
 		r->sq_head++;
-		dp->stats.tx_pkts++;
 		dp->stats.tx_bytes += p->len;
 	}
+	dp->stats.tx_pkts += sent;
+	if (!sent && rc < 0)
+		return rc;
 	dp->stats.tx_full += n - sent;
 	if (r->sq_head - r->sq_tail > r->sq_depth / 2)
 		reap(r);
@@ -503,7 +536,10 @@ static int rdma_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 	}
 	dp->stats.rx_pkts += k;
 	int rc = refill(r);
-	if (rc == GW_OK && !got && gw_now_ns() - r->cm_ns >= CM_LOOK_NS)
+	/* Peers' resolutions are answered even while packets keep coming;
+	 * the clock is read every CM_LOOK_POLLS calls only, as a
+	 * busy-polling caller would otherwise read it once per call. */
+	if (rc == GW_OK && !(++r->polls % CM_LOOK_POLLS) && gw_now_ns() - r->cm_ns >= CM_LOOK_NS)
 		rc = rdma_cm_poll(r);   /* answer peers' resolutions while busy */
 	if (rc < 0 && !k)
 		return rc;

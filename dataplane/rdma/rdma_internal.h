@@ -58,11 +58,16 @@ struct rdma_dp {
 	struct rdma_slot **sq;
 	uint64_t sq_head, sq_tail; /* posted, completed */
 	uint32_t unsignalled;
+	struct ibv_send_wr *wr;   /* a burst's chain, up to chain_max */
+	struct ibv_recv_wr *rwr;  /* refill's chain */
+	struct ibv_sge *sge;      /* either chain's, filled afresh each call */
+	uint32_t chain_max;
 	char failed[64];          /* a completion error that left the QP unusable */
 	struct rdma_peer *peers;
 	uint32_t npeers;
 	uint32_t resolving;
 	uint64_t cm_ns;           /* last look at the CM channel */
+	uint32_t polls;           /* rx_burst calls */
 	struct ibv_wc *wc;        /* burst */
 	struct ibv_wc *stash;     /* burst: found by gw_dp_wait, for rx_burst */
 	uint32_t stash_n, stash_at;
