@@ -10,6 +10,7 @@
 
 #include "stream_harness.h"
 
+#include "../gw_rdma_test.h"
 #include "../gw_test.h"
 
 static const char *peer, *ip;
@@ -65,21 +66,7 @@ int main(int argc, char **argv)
 {
 	sh_require("test_stream_rdma", argc, argv);
 	peer = argv[1];
-	ip = getenv("GW_RDMA_IP") ? getenv("GW_RDMA_IP") : "10.0.0.1";
-	gw_endpoint ep;
-	char local[64];
-	snprintf(local, sizeof(local), "%s:0", ip);
-	if (gw_endpoint_parse(local, &ep) < 0) {
-		fprintf(stderr, "test_stream_rdma: GW_RDMA_IP '%s' is not an IPv4 address\n", ip);
-		return 1;
-	}
-	gw_dp *dp;
-	gw_dp_config dc = {.backend = "rdma", .local = ep};
-	if (gw_dp_open(&dc, &dp) < 0) {
-		fprintf(stderr, "test_stream_rdma: SKIP: %s\n", gw_error_detail());
-		return 77;
-	}
-	gw_dp_close(dp);
+	ip = gw_rdma_test_ip("test_stream_rdma");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_loss),

@@ -20,6 +20,7 @@
 
 #include "gw_util.h"
 
+#include "../gw_rdma_test.h"
 #include "../gw_test.h"
 
 #define PAYLOAD 1024u           /* the victim's buffers (payload=) */
@@ -263,21 +264,7 @@ static void test_longer_than_payload_max(void **state)
 
 int main(void)
 {
-	ip = getenv("GW_RDMA_IP") ? getenv("GW_RDMA_IP") : "10.0.0.1";
-	gw_endpoint ep;
-	char local[64];
-	snprintf(local, sizeof(local), "%s:0", ip);
-	if (gw_endpoint_parse(local, &ep) < 0) {
-		fprintf(stderr, "test_rdma_hostile: GW_RDMA_IP '%s' is not an IPv4 address\n", ip);
-		return 1;
-	}
-	gw_dp *probe;
-	gw_dp_config dc = {.backend = "rdma", .local = ep};
-	if (gw_dp_open(&dc, &probe) < 0) {
-		fprintf(stderr, "test_rdma_hostile: SKIP: %s\n", gw_error_detail());
-		return 77;
-	}
-	gw_dp_close(probe);
+	ip = gw_rdma_test_ip("test_rdma_hostile");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_well_formed),
 		cmocka_unit_test(test_no_immediate),
