@@ -26,6 +26,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${GW_VM_CACHE:-$root/.cache/rdma-vm}
+# Bumped whenever build_guest's output changes: a cache of another format
+# is built again. 2: /tmp is the overlay's (the host's /tmp shows through,
+# so a checkout under /tmp runs), not a tmpfs of its own.
+guest_format=2
 timeout_s=600
 if [ "${1:-}" = --timeout ]; then
   [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "rdma-vm.sh: --timeout: '${2:-}' is not a positive whole number of seconds" >&2; exit 2; }
@@ -91,7 +95,6 @@ mount -t overlay overlay -o lowerdir=/mnt/host,upperdir=/mnt/rw/up,workdir=/mnt/
 mount -t proc proc /mnt/root/proc
 mount -t sysfs sys /mnt/root/sys
 mount -t devtmpfs dev /mnt/root/dev
-mount -t tmpfs tmpfs /mnt/root/tmp
 mount -t tmpfs tmpfs /mnt/root/run
 mkdir -p /mnt/root/dev/pts /mnt/root/dev/shm /mnt/root/gw-out
 mount -t tmpfs tmpfs /mnt/root/dev/shm
@@ -109,11 +112,14 @@ EOF
   cp "$tmp/k/boot/vmlinuz-$kver" "$cache.new/vmlinuz"
   mv "$tmp/initrd.gz" "$cache.new/initrd.gz"
   echo "$pkg" >"$cache.new/package"
+  echo "$guest_format" >"$cache.new/format"
   rm -rf "$cache"
   mv "$cache.new" "$cache"
 }
 
-[ -f "$cache/initrd.gz" ] && [ -f "$cache/vmlinuz" ] || { mkdir -p "$(dirname "$cache")"; build_guest; }
+[ -f "$cache/initrd.gz" ] && [ -f "$cache/vmlinuz" ] &&
+  [ "$(cat "$cache/format" 2>/dev/null)" = "$guest_format" ] ||
+  { mkdir -p "$(dirname "$cache")"; build_guest; }
 
 out=$(mktemp -d /tmp/gw-vm.XXXXXX)
 trap 'rm -rf "$out"' EXIT

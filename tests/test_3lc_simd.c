@@ -436,7 +436,7 @@ static void api_traces(int isa)
 		if (!have(isa))                                               \
 			skip();                                               \
 		api_random(isa);                                              \
-		if (gw_test_traces_dir())                                     \
+		if (gw_test_have_traces())                                    \
 			api_traces(isa);                                      \
 	}
 
