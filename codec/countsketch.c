@@ -25,9 +25,7 @@
 #include "delta_binary.h"
 #include "select.h"
 
-/* Header-only form of the system libxxhash, so the 8-byte hash inlines. */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "gw_hash.h"
 
 #define DENSE_PARAMS 24u   /* rows u16, reserved u16, cols u32, seed u64, dim u64 */
 #define SPARSE_PARAMS 8u   /* vbits u8, reserved u8[3], db_len u32 */
@@ -54,7 +52,7 @@ static inline uint64_t row_hash(uint64_t seed, uint32_t row, uint64_t i)
 {
 	uint8_t le[8];
 	gw_st64(le, i);
-	return XXH3_64bits_withSeed(le, 8, seed + (row + 1ull) * ROW_SEED);
+	return gw_xxh3_short(le, 8, seed + (row + 1ull) * ROW_SEED);
 }
 
 static inline uint32_t bucket_of(uint64_t h, uint32_t cols)

@@ -1,5 +1,5 @@
 /* Frame header: layout, validation and checksum (docs/wire-format.md §2). */
-#include <xxhash.h>
+#include "gw_hash.h"
 
 #include "codec_internal.h"
 
@@ -41,8 +41,8 @@ void gw_frame_write_header(uint8_t *b, const struct gw_frame_info *h)
  * field itself never has to be zeroed in place. */
 uint32_t gw_frame_checksum(const uint8_t *b, size_t len)
 {
-	XXH64_hash_t h = XXH3_64bits(b, OFF_CHECKSUM);
-	h = XXH3_64bits_withSeed(b + GW_FRAME_HDR_LEN, len - GW_FRAME_HDR_LEN, h);
+	uint64_t h = gw_xxh3_short(b, OFF_CHECKSUM, 0);
+	h = gw_xxh3(b + GW_FRAME_HDR_LEN, len - GW_FRAME_HDR_LEN, h);
 	return (uint32_t)h;
 }
 

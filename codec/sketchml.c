@@ -27,9 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Header-only form of the system libxxhash, so the 4-byte key hash inlines. */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "gw_hash.h"
 
 #include "codec_internal.h"
 #include "delta_binary.h"
@@ -302,7 +300,7 @@ static inline uint64_t key_hash(uint64_t rel, uint32_t seed)
 {
 	uint8_t b[4];
 	gw_st32(b, (uint32_t)rel);
-	return XXH3_64bits_withSeed(b, 4, seed);
+	return gw_xxh3_short(b, 4, seed);
 }
 
 /* A cell may straddle two bytes; the second is read only then (the last

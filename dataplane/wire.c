@@ -3,7 +3,7 @@
  * Nothing here knows a type: stream_wire.c and collective/coll_wire.c do. */
 #include <stdatomic.h>
 
-#include <xxhash.h>
+#include "gw_hash.h"
 
 #include <gw/wire.h>
 
@@ -27,7 +27,7 @@ uint64_t gw_pkt_payload_hash(const uint8_t *payload, size_t len)
 {
 	/* XXH3 of zero bytes is defined; any non-NULL pointer will do. */
 	static const uint8_t nothing[1];
-	return XXH3_64bits(len ? payload : nothing, len);
+	return gw_xxh3(len ? payload : nothing, len, 0);
 }
 
 uint64_t gw_pkt_payload_seed(uint8_t flags, uint8_t sack_len, const uint8_t *payload,
@@ -36,7 +36,7 @@ uint64_t gw_pkt_payload_seed(uint8_t flags, uint8_t sack_len, const uint8_t *pay
 	if (!(flags & GW_PKT_F_FRAME))
 		return gw_pkt_payload_hash(payload, len);
 	if (sack_len)   /* the type's shape checked sack_len < len; callers may not */
-		return XXH3_64bits_withSeed(payload, GW_MIN((size_t)sack_len, len),
+		return gw_xxh3_short(payload, GW_MIN((size_t)sack_len, len),
 					    (uint64_t)len);
 	return (uint64_t)len;
 }
@@ -44,7 +44,7 @@ uint64_t gw_pkt_payload_seed(uint8_t flags, uint8_t sack_len, const uint8_t *pay
 /* checksum = low 32 bits of XXH3_64(header[0..28), seed) */
 static uint32_t hdr_checksum(const uint8_t *p, uint64_t seed)
 {
-	return (uint32_t)XXH3_64bits_withSeed(p, GW_PKT_OFF_CHECKSUM, seed);
+	return (uint32_t)gw_xxh3_short(p, GW_PKT_OFF_CHECKSUM, seed);
 }
 
 void gw_pkt_write(uint8_t *p, const gw_pkt_hdr *h, uint64_t payload_seed)

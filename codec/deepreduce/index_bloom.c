@@ -26,9 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Header-only form of the system libxxhash, so the 4-byte hash inlines. */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "gw_hash.h"
 
 #include "../codec_internal.h"
 #include "dr.h"
@@ -96,7 +94,7 @@ static inline uint64_t hash(const struct bloom *f, uint32_t x)
 {
 	uint8_t le[4];
 	gw_st32(le, x);
-	return XXH3_64bits_withSeed(le, 4, f->seed);
+	return gw_xxh3_short(le, 4, f->seed);
 }
 
 /* b_0 and the step of x's progression: (h1 + i h2) mod m is stepped as
