@@ -28,6 +28,7 @@ static const char *const names[GW_PARAM_COUNT_] = {
 	[GW_PARAM_BUCKET] = "bucket",
 	[GW_PARAM_SPARSIFIER] = "sparsifier",
 	[GW_PARAM_ZLEVEL] = "zlevel",
+	[GW_PARAM_CLIP] = "clip",
 };
 
 /* Names of the values of enumerated parameters, value i at index i. */

@@ -3,7 +3,7 @@
  *
  *	q_i = sign(x_i) * Bernoulli(|x_i| / m),  m = max |x| over the tensor,
  *
- * so E[m * q_i] = x_i: the codec is unbiased and needs no error feedback
+ * so E[m * q_i] = x_i (unclipped, below): unbiased, needing no error feedback
  * (none is fused; an error buffer attached anyway is applied by the generic
  * driver). Trits are packed five to a byte exactly as 3LC's base-3^5 stage,
  * first element most significant, pad trits 1, without 3LC's zero-run
@@ -11,6 +11,13 @@
  * multiples of 5 (so max_frame_elems below 5 is refused with GW_EBOUNDS for
  * a dense tensor longer than it) and decoding leaves the elements whose
  * trit is 0 untouched, bit for bit.
+ *
+ * Clipping (clip, in standard deviations; default 2.5 as in the paper and
+ * in GRACE; 0 turns it off) lowers m to clip * sigma of the tensor: the
+ * rare large values then go as +-m with probability 1, biased by design,
+ * and every other value's variance m|x| - x^2 shrinks with m. On the CNN's
+ * real layers (max 15-19 sigma) that cuts the one-round error 2.8-2.9x
+ * (test_terngrad_clip); docs/codecs.md says why it is the default.
  *
  * The scale is the tensor's, as in TernGrad (one scale per layer), not the
  * frame's: with it every element's outcome depends only on (seed, tensor id,
@@ -67,6 +74,8 @@ static inline uint64_t counter(const struct tg_state *s, uint64_t idx)
 
 static const struct gw_param_spec tg_params[] = {
 	{GW_PARAM_SEED, {0, 9007199254740991.0, 0, 1}},   /* 0 .. 2^53 - 1 */
+	/* The paper's 2.5 (its Section 4, and GRACE's): docs/codecs.md. */
+	{GW_PARAM_CLIP, {0, 100, 2.5, 0}},
 };
 
 static size_t tg_min_body(const gw_encoder *enc, size_t kb)
@@ -96,6 +105,28 @@ static int tg_check(gw_encoder *enc)
 	return GW_OK;
 }
 
+/* The scale clip * sigma, sigma the population standard deviation of the
+ * tensor's finite values, sums in element order in double (wire-format
+ * §4.5 defines it to the bit, for encoders that claim gradwire's bytes);
+ * 0 when there is nothing to clip at. */
+static float clip_scale(const float *v, uint64_t n, double clip)
+{
+	double s1 = 0, s2 = 0;
+	uint64_t k = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		double x = v[i];
+		if (isfinite(x)) {
+			s1 += x;
+			s2 += x * x;
+			k++;
+		}
+	}
+	if (!k)
+		return 0.0f;
+	double mean = s1 / (double)k, var = s2 / (double)k - mean * mean;
+	return var > 0 ? (float)(clip * sqrt(var)) : 0.0f;
+}
+
 static int tg_begin(gw_encoder *enc)
 {
 	struct tg_state *s = enc->codec_state;
@@ -110,6 +141,15 @@ static int tg_begin(gw_encoder *enc)
 		mb = (u < 0x7f800000u && u > mb) ? u : mb;
 	}
 	memcpy(&s->m, &mb, 4);
+	/* Clipping lowers the scale to clip * sigma: values beyond it are
+	 * sent as +-m with probability 1 (TernGrad's clipping), the rest
+	 * stay unbiased with a smaller variance. */
+	double clip = enc->param[GW_PARAM_CLIP];
+	if (clip > 0) {
+		float c = clip_scale(v, enc->total, clip);
+		if (c > 0.0f && c < s->m)
+			s->m = c;
+	}
 	s->inv24 = s->m > 0.0f ? 0x1p24 / (double)s->m : 0.0;
 	uint64_t seed = (uint64_t)enc->param[GW_PARAM_SEED];
 	s->key = gw_mix64(seed ^ gw_mix64(0x7465726e67726164ull ^ enc->t.id));

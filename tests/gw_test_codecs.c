@@ -22,6 +22,8 @@ static const char *const threelc_variants[] = {
 	"sparsity=1.5", "sparsity=1.75", "sparsity=1.9", NULL,
 };
 
+static const char *const terngrad_variants[] = {"clip=0", "clip=1", NULL};
+
 static const char *const topk_variants[] = {"fraction=0.1", "fraction=0.25", NULL};
 
 /* Every index codec with every value codec, Bloom at its default and at a
@@ -58,7 +60,7 @@ static const gw_test_codec codecs[] = {
 	 .ef = {.c_abs = 0x1p-24, .gd_abs = 0x1p-48, .abs = 0x1p-1074}},
 	{.name = "terngrad", .caps = LOSSY_DS, .promise = GW_TEST_TERNARY,
 	 .poison = GW_TEST_FRAME, .flags = GW_TEST_KEEPS_KIND | GW_TEST_GROUPS5,
-	 .ef = EF_GENERIC},
+	 .variants = terngrad_variants, .ef = EF_GENERIC},
 	{.name = "onebit", .caps = LOSSY_DS, .promise = GW_TEST_TWO_MEANS,
 	 .poison = GW_TEST_FRAME, .flags = GW_TEST_KEEPS_KIND,
 	 .ef = {.c_abs = 0x1p-24, .ea_abs = 0x1p-24, .rel = 1e-9, .abs = 1e-30}},

@@ -104,28 +104,53 @@ static void check_trit(float x, float y, float m, unsigned long long k,
 	if (x == 0.0f)
 		GW_CHECK(y == 0.0f, "%s: element %llu: 0 decoded to %a", what, k,
 			 (double)y);
-	if (fabsf(x) == m)
-		GW_CHECK(y == x, "%s: element %llu: max-magnitude %a decoded to %a "
-			 "(probability 1)", what, k, (double)x, (double)y);
+	if (fabsf(x) >= m)   /* the largest magnitude, or clipped */
+		GW_CHECK(y == (x > 0 ? m : -m), "%s: element %llu: %a at or beyond the "
+			 "scale %a decoded to %a (probability 1)", what, k, (double)x,
+			 (double)m, (double)y);
 }
 
-static void check_ternary(const gw_test_input *in, const float *x,
+/* The scale of wire-format §4.5: the largest finite |x|, lowered to
+ * clip * sigma (population standard deviation of the finite values, sums
+ * in element order in double) when that is positive and smaller. */
+static float ternary_scale(const float *x, uint64_t n, double clip)
+{
+	double mx = 0, s1 = 0, s2 = 0;
+	uint64_t k = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		if (!isfinite(x[i]))
+			continue;
+		double v = x[i];
+		mx = fmax(mx, fabs(v));
+		s1 += v;
+		s2 += v * v;
+		k++;
+	}
+	float m = (float)mx;
+	if (clip > 0 && k) {
+		double mean = s1 / (double)k, var = s2 / (double)k - mean * mean;
+		float c = var > 0 ? (float)(clip * sqrt(var)) : 0.0f;
+		if (c > 0.0f && c < m)
+			m = c;
+	}
+	return m;
+}
+
+static void check_ternary(const gw_encoder *enc, const gw_test_input *in, const float *x,
 			  const gw_test_frames *fr, const gw_frame_info *info,
 			  const float *out, const char *what)
 {
-	double mx = 0;
-	for (uint64_t i = 0; i < in->n; i++)
-		if (isfinite(x[i]))
-			mx = fmax(mx, fabs((double)x[i]));
-	float m = (float)mx;
+	double clip;
+	GW_OK_CALL(gw_encoder_get_param(enc, GW_PARAM_CLIP, &clip));
+	float m = ternary_scale(x, in->n, clip);
 	for (size_t j = 0; j < fr->n; j++) {
 		const gw_frame_info *h = &info[j];
 		GW_CHECK(h->param_len == 4 && gw_test_ld32(fr->f[j].data +
 							   GW_FRAME_HDR_LEN) ==
 							  gw_test_bits(m),
 			 "%s: frame %zu: param_len %u, scale %08x, want the tensor's "
-			 "largest magnitude %a", what, j, h->param_len,
-			 gw_test_ld32(fr->f[j].data + GW_FRAME_HDR_LEN), (double)m);
+			 "%a (clip %g)", what, j, h->param_len,
+			 gw_test_ld32(fr->f[j].data + GW_FRAME_HDR_LEN), (double)m, clip);
 		if (!in->keys)
 			GW_CHECK(h->payload_len == (h->count + 4) / 5,
 				 "%s: frame %zu payload %u for %u trits", what, j,
@@ -426,7 +451,7 @@ void gw_test_check_promise(const gw_encoder *enc, const gw_test_input *in,
 		check_3lc(enc, in, x, info, fr->n, out, what);
 		break;
 	case GW_TEST_TERNARY:
-		check_ternary(in, x, fr, info, out, what);
+		check_ternary(enc, in, x, fr, info, out, what);
 		break;
 	case GW_TEST_TWO_MEANS:
 		check_two_means(in, x, fr, info, out, what);

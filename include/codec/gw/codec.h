@@ -130,6 +130,7 @@ typedef enum gw_param {
 	GW_PARAM_BUCKET = 17,        /* qsgd: values per bucket */
 	GW_PARAM_SPARSIFIER = 18,    /* dense input: none (nonzeros), topr, randr */
 	GW_PARAM_ZLEVEL = 19,        /* deflate: zlib level */
+	GW_PARAM_CLIP = 20,          /* terngrad: clip at clip * sigma; 0: off */
 	GW_PARAM_COUNT_
 } gw_param;
 
