@@ -18,6 +18,8 @@ expect_usage --synthetic codec --codec raw --synthetic -5
 expect_usage --synthetic codec --codec raw --synthetic 12abc
 expect_usage --mtu codec --codec raw --synthetic 100 --mtu 10
 expect_usage --mtu codec --codec raw --synthetic 100 --mtu 99999999
+expect_usage --mtu codec --codec raw --synthetic 100 --backend rdma --mtu 100
+expect_usage --backend codec --codec raw --synthetic 100 --backend tcp
 expect_usage --param codec --codec raw --synthetic 100 --param novalue
 expect_usage input codec --codec raw --synthetic 100 --input x.f32
 expect_usage --min-time codec --codec raw --synthetic 100 --min-time 0
@@ -40,11 +42,25 @@ fi
 
 json=$("$bench" codec --codec int8 --synthetic 10000 --min-time 0.01 --json); rc=$?
 for k in codec elements frames bytes bits_per_value encode_gbps decode_gbps \
-         memcpy_gbps max_abs_err rel_l2_err; do
+         memcpy_gbps max_abs_err rel_l2_err backend packets wire_bytes \
+         wire_bits_per_value packet_bits_per_value; do
   if ! printf '%s' "$json" | python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if '$k' in d else 1)"; then
     echo "FAIL: --json output lacks key $k: $json"; fail=1
   fi
 done
 [ $rc -eq 0 ] || { echo "FAIL: good run exited $rc"; fail=1; }
+# Bytes on the wire: per packet, gradwire's 32-byte header and what the
+# backend puts below it (udp: Ethernet 14 + FCS 4 + IPv4 20 + UDP 8; rdma
+# RoCEv2: also BTH 12, DETH 8, immediate 4, ICRC 4).
+for be in udp:46 rdma:74; do
+  json=$("$bench" codec --codec int8 --synthetic 10000 --min-time 0.01 --json --backend "${be%:*}")
+  if ! printf '%s' "$json" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+want = d['bytes'] + d['packets'] * (32 + ${be#*:})
+sys.exit(0 if d['backend'] == '${be%:*}' and d['packets'] == d['frames'] and d['wire_bytes'] == want else 1)"; then
+    echo "FAIL: --backend ${be%:*}: wire bytes are not frames + $((32 + ${be#*:})) per packet: $json"; fail=1
+  fi
+done
 [ $fail -eq 0 ] && echo "gw-bench CLI: all checks passed"
 exit $fail

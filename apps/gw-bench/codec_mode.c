@@ -47,7 +47,7 @@ static void usage(FILE *f)
 "usage: gw-bench codec --codec NAME[:KEY=VALUE,...] [--param KEY=VALUE]...\n"
 "                      (--input FILE.f32 | --keys FILE.u32 --values FILE.f32 [--dim D]\n"
 "                       | --synthetic N [--seed S])\n"
-"                      [--mtu BYTES] [--no-ef] [--min-time SEC] [--json]\n\n"
+"                      [--mtu BYTES] [--backend NAME] [--no-ef] [--min-time SEC] [--json]\n\n"
 "  --codec NAME       a registered codec (");
 	int ids[64], n = gw_codec_list(ids, 64);
 	for (int i = 0; i < n; i++)
@@ -61,7 +61,12 @@ static void usage(FILE *f)
 "  --keys/--values    sparse tensor: ascending u32 keys and float32 values\n"
 "  --dim D            sparse dimension (default: 2^20, or max key + 1 if larger)\n"
 "  --synthetic N      N float32 values, gradient-like (25%% exact zeros), seeded\n"
-"  --mtu BYTES        IP MTU; frame budget = MTU - %u (default 1500)\n"
+"  --mtu BYTES        the link's MTU: IP MTU for udp and dpdk, frame budget\n"
+"                     MTU - %u (default 1500); rdma: the path MTU, budget\n"
+"                     MTU - 48 (default 4096)\n"
+"  --backend NAME     udp (default), dpdk or rdma: the headers each packet\n"
+"                     pays on the wire, reported as wire_bytes and\n"
+"                     wire_bits_per_value (Ethernet header and FCS counted)\n"
 "  --no-ef            encode without error feedback (default: on for lossy codecs)\n"
 "  --min-time SEC     time per measurement (default 0.5)\n"
 "  --json             one JSON object instead of the table\n", GW_PKT_RESERVE);
@@ -184,8 +189,30 @@ static void decode_all(void *p)
 	}
 }
 
+/* What one packet costs on the wire below gradwire's 32-byte header, per
+ * backend: Ethernet header and FCS counted (18), preamble and gap not.
+ * udp and dpdk: IPv4 20 + UDP 8. rdma (RoCEv2, docs/wire-format.md §5.9):
+ * IPv4 20 + UDP 8 + BTH 12 + DETH 8 + immediate 4 + ICRC 4. mtu_budget:
+ * what --mtu leaves a frame (an IP MTU for udp and dpdk; the RDMA path
+ * MTU, the UD payload, for rdma; the 16-byte MAC room kept in both). */
+struct link {
+	const char *name;
+	unsigned below;          /* bytes per packet under the gradwire header */
+	unsigned reserve;        /* --mtu minus the frame budget */
+	uint64_t mtu_def;
+};
+
+static const struct link links[] = {
+	{"udp", 18 + 20 + 8, GW_PKT_RESERVE, 1500},
+	{"dpdk", 18 + 20 + 8, GW_PKT_RESERVE, 1500},
+	{"rdma", 18 + 20 + 8 + 12 + 8 + 4 + 4, 32 + 16, 4096},
+};
+
 struct result {
 	const char *codec;
+	const struct link *link;
+	uint64_t packets;        /* one round: one per frame (zstd: its blob cut
+				  * into packets of the budget) */
 	uint64_t elements, frames, bytes;
 	uint64_t ef_bytes;      /* bytes of the last timed encode: feedback on,
 				 * after many rounds of the same gradient */
@@ -358,6 +385,13 @@ static int run_zstd(const struct input *in, char **params, int np, double min_s,
 #endif
 }
 
+/* One round's frames on the wire: the frame bytes, then per packet the
+ * gradwire header and what the backend puts under it. */
+static uint64_t wire_bytes(const struct result *r)
+{
+	return r->bytes + r->packets * (32u + r->link->below);
+}
+
 static void print_json(const struct result *r, double bpv, double eg, double dg)
 {
 	double e = (double)r->elements;
@@ -371,6 +405,10 @@ static void print_json(const struct result *r, double bpv, double eg, double dg)
 		APP_JF("encode_vs_memcpy", 3, eg / r->memcpy_gbps),
 		APP_JF("decode_vs_memcpy", 3, dg / r->memcpy_gbps),
 		APP_JF("ef_bits_per_value", 4, e ? r->ef_bytes * 8.0 / e : 0),
+		APP_JS("backend", r->link->name), APP_JU("packets", r->packets),
+		APP_JU("wire_bytes", wire_bytes(r)),
+		APP_JF("packet_bits_per_value", 4, e ? (r->bytes + 32.0 * r->packets) * 8 / e : 0),
+		APP_JF("wire_bits_per_value", 4, e ? wire_bytes(r) * 8.0 / e : 0),
 	};
 	/* Sparse input: bytes per entry, and how much smaller than 8- and
 	 * 12-byte (key, value) pairs. */
@@ -417,6 +455,10 @@ static void print(const struct result *r, bool json)
 	printf("  encode: %8.3f GB/s  decode: %8.3f GB/s  memcpy: %8.3f GB/s\n",
 	       eg, dg, r->memcpy_gbps);
 	printf("  error: max abs %.6g  relative L2 %.6g\n", r->max_abs, r->rel_l2);
+	printf("  on the wire (%s): %llu packets, %llu bytes, %.4f bits/value "
+	       "(gradwire headers only: %.4f)\n", r->link->name,
+	       (unsigned long long)r->packets, (unsigned long long)wire_bytes(r),
+	       e ? wire_bytes(r) * 8.0 / e : 0, e ? (r->bytes + 32.0 * r->packets) * 8 / e : 0);
 	if (r->sparse)
 		printf("  bytes/entry: %.4f  vs 8-byte pairs: %.2fx smaller  vs 12-byte: %.2fx\n",
 		       e ? r->bytes / e : 0, r->bytes ? 8 * e / r->bytes : 0,
@@ -437,12 +479,14 @@ int bench_codec_main(int argc, char **argv)
 		{"synthetic", required_argument, 0, 's'}, {"seed", required_argument, 0, 'S'},
 		{"mtu", required_argument, 0, 'm'}, {"no-ef", no_argument, 0, 'n'},
 		{"min-time", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
+		{"backend", required_argument, 0, 'b'},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	const char *codec = NULL, *input = NULL, *kf = NULL, *vf = NULL;
 	char *params[32];
 	int np = 0, c;
-	uint64_t dim = 0, synthetic = 0, seed = 1, mtu = 1500;
+	uint64_t dim = 0, synthetic = 0, seed = 1, mtu = 0;
 	bool json = false, ef = true, have_syn = false;
+	const struct link *link = &links[0];
 	double min_s = 0.5;
 
 	optind = 1;
@@ -464,8 +508,18 @@ int bench_codec_main(int argc, char **argv)
 		case 's': ok = bench_u64("synthetic", optarg, 1, 1ull << 31, &synthetic);
 			have_syn = true; break;
 		case 'S': ok = bench_u64("seed", optarg, 0, UINT64_MAX, &seed); break;
-		case 'm': ok = bench_u64("mtu", optarg, GW_PKT_RESERVE + GW_BUDGET_MIN,
-					 GW_FRAME_MAX + GW_PKT_RESERVE, &mtu); break;
+		case 'm': ok = bench_u64("mtu", optarg, 1, UINT32_MAX, &mtu); break;
+		case 'b':
+			link = NULL;
+			for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+				if (!strcmp(optarg, links[i].name))
+					link = &links[i];
+			if (!link) {
+				fprintf(stderr, "gw-bench: --backend: '%s' is not udp, dpdk or rdma\n",
+					optarg);
+				return BENCH_EUSAGE;
+			}
+			break;
 		case 'n': ef = false; break;
 		case 't': ok = bench_num("min-time", optarg, 0.001, 60, &min_s); break;
 		case 'j': json = true; break;
@@ -477,6 +531,15 @@ int bench_codec_main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "gw-bench: unexpected argument '%s'\n", argv[optind]);
+		return BENCH_EUSAGE;
+	}
+	/* The range depends on --backend, which may come after --mtu. */
+	if (!mtu)
+		mtu = link->mtu_def;
+	if (mtu < link->reserve + GW_BUDGET_MIN || mtu > GW_FRAME_MAX + link->reserve) {
+		fprintf(stderr, "gw-bench: --mtu: %llu is not in %u..%u for %s\n",
+			(unsigned long long)mtu, link->reserve + GW_BUDGET_MIN,
+			GW_FRAME_MAX + link->reserve, link->name);
 		return BENCH_EUSAGE;
 	}
 	if (!codec) {
@@ -526,11 +589,16 @@ int bench_codec_main(int argc, char **argv)
 		return 1;
 	densify(&in);
 
-	struct result res = {.codec = codec, .elements = in.nnz, .sparse = in.keys != NULL};
+	struct result res = {.codec = codec, .link = link, .elements = in.nnz,
+			     .sparse = in.keys != NULL};
 	res.input_bytes = (double)in.nnz * (in.keys ? 8 : 4);
 	res.memcpy_gbps = bench_memcpy_gbps((size_t)res.input_bytes, min_s);
-	int rc = id ? run_codec(&in, id, params, np, mtu - GW_PKT_RESERVE, ef, min_s, &res)
+	size_t budget = mtu - link->reserve;
+	int rc = id ? run_codec(&in, id, params, np, budget, ef, min_s, &res)
 		    : run_zstd(&in, params, np, min_s, &res);
+	/* A frame is a packet; zstd's one blob is cut into budget-sized
+	 * pieces, none of which decodes alone. */
+	res.packets = id ? res.frames : (res.bytes + budget - 1) / budget;
 	if (rc == 0)
 		print(&res, json);
 	free(in.values);
