@@ -28,6 +28,7 @@
 struct dpdk_opts {
 	uint16_t port, mtu, rxd, txd, room;
 	unsigned link_wait_s, spin_us;
+	bool udp_csum;
 };
 
 static int opt_u(const char *val, unsigned long lo, unsigned long hi, unsigned long *out)
@@ -59,9 +60,12 @@ static int dpdk_opt(void *arg, const char *key, const char *val)
 		o->link_wait_s = (unsigned)v;
 	else if (!strcmp(key, "spin_us") && (rc = opt_u(val, 0, 10000, &v)) == 0)
 		o->spin_us = (unsigned)v;
+	else if (!strcmp(key, "udp_csum") && (rc = opt_u(val, 0, 1, &v)) == 0)
+		o->udp_csum = v;
 	if (rc < 0)
 		return gw__detail(rc, "dpdk: option '%s=%s' not understood or out of range "
-				  "(port, mtu, rxd, txd, room, link_wait, spin_us)", key, val);
+				  "(port, mtu, rxd, txd, room, link_wait, spin_us, udp_csum)", key,
+				  val);
 	return rc;
 }
 
@@ -103,6 +107,7 @@ static int dpdk_open(const gw_dp_config *cfg, gw_dp **out)
 		d->dp.local.port = (uint16_t)(49152 + (getpid() ^ rte_get_timer_cycles()) % 16384);
 	d->dp.burst = cfg->burst ? GW_MIN(cfg->burst, DPDK_BURST_MAX) : 32;
 	d->ip_id = (uint16_t)getpid();
+	d->udp_csum_sw = o.udp_csum;
 	d->spin_cycles = o.spin_us * GW_MAX(rte_get_timer_hz() / 1000000, 1u);
 	d->active_cycles = GW_MAX(rte_get_timer_hz() / 1000, 1u);
 	/* The back-off's short sleeps must be short: the default 50 us timer

@@ -38,6 +38,8 @@ struct dpdk_dp {
 	bool started;
 	bool tx_ip_offload, tx_udp_offload;   /* port computes checksums */
 	bool rx_ip_offload, rx_udp_offload;   /* port checks them, sets flags */
+	bool udp_csum_sw;   /* udp_csum=1: compute the UDP checksum in software
+			     * where the port has no offload (else 0: none) */
 	struct rte_ether_addr mac;            /* the port's own address */
 	uint16_t ip_id;                       /* IPv4 identification counter */
 

@@ -85,9 +85,14 @@ static inline void build(struct dpdk_dp *d, gw_pkt *p, struct rte_mbuf *m)
 	if (d->tx_udp_offload) {
 		ol |= RTE_MBUF_F_TX_UDP_CKSUM;
 		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, ol);
-	} else {
+	} else if (d->udp_csum_sw) {
 		udp->dgram_cksum = gw_dpdk_udp_cksum(ip, udp);
 	}
+	/* Else 0, "no checksum" (RFC 768, allowed over IPv4): every gradwire
+	 * packet carries its own header checksum over a hash of its payload,
+	 * or over the length of a frame whose XXH3 the receiver verifies
+	 * (wire-format §5.3), so a software UDP checksum only re-checks
+	 * those bytes, at a pass over each packet on the sender. */
 	m->ol_flags = ol;
 }
 

@@ -2,7 +2,9 @@
 # The DPDK backend on net_tap inside a namespace, talking to the kernel's own
 # UDP stack: every payload size 1..payload_max sent by a kernel socket is
 # echoed back intact — so the kernel accepted the IPv4 and UDP checksums
-# the backend wrote — and the server sleeps in gw_dp_wait() on the tap
+# the backend wrote: none by default (0, RFC 768), computed in software
+# with GW_TAP_UDP_CSUM=1 (backend option udp_csum=1) where the tap port
+# offers no checksum offload — and the server sleeps in gw_dp_wait() on the tap
 # queue's rx interrupt between packets. Skips (77) without namespaces or
 # python3.
 . "$(dirname "$0")/lib.sh" "$@"
@@ -14,8 +16,9 @@ cleanups+=("ip netns del $ns")
 ip netns add "$ns" || fail "cannot make namespace $ns"
 ip -n "$ns" link set lo up
 mapfile -t srv < <(eal 0 "${ns}s" "net_tap0,iface=$tap")
+csum=${GW_TAP_UDP_CSUM:-0}
 ip netns exec "$ns" timeout 100 "$peer" "${srv[@]}" -- --role server \
-  --local 10.98.0.2:7400 --timeout 80 >"$tmp/server.log" 2>&1 &
+  --local 10.98.0.2:7400 --opts "udp_csum=$csum" --timeout 80 >"$tmp/server.log" 2>&1 &
 spid=$!
 # The tap device appears when the EAL probes it; the port's link follows
 # the kernel side, which is brought up here.
