@@ -11,6 +11,7 @@
  * encode memory-bound rather than pass-bound. The loops are branch-free so
  * the compiler vectorizes them. */
 #include "codec_internal.h"
+#include "gw_cpu.h"
 
 static inline uint16_t to_bf16(float f)
 {
@@ -40,13 +41,16 @@ static inline void st_bf16(uint8_t *dst, size_t i, uint16_t q)
 #endif
 }
 
-static void put_bf16(uint8_t *dst, const float *v, uint32_t n)
+static inline __attribute__((always_inline)) void put_bf16_body(uint8_t *dst, const float *v,
+								uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
 		st_bf16(dst, i, to_bf16(v[i]));
 }
+GW_ISA_LOOP(put_bf16, (uint8_t *dst, const float *v, uint32_t n), (dst, v, n))
 
-static void put_bf16_ef(uint8_t *dst, const float *g, float *e, uint32_t n)
+static inline __attribute__((always_inline)) void put_bf16_ef_body(uint8_t *dst, const float *g,
+								   float *e, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		float c = g[i] + e[i];
@@ -55,6 +59,7 @@ static void put_bf16_ef(uint8_t *dst, const float *g, float *e, uint32_t n)
 		e[i] = residual(c, q);
 	}
 }
+GW_ISA_LOOP(put_bf16_ef, (uint8_t *dst, const float *g, float *e, uint32_t n), (dst, g, e, n))
 
 static inline float get_bf16(const uint8_t *vals, uint32_t i, const void *ctx)
 {

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "codec_internal.h"
+#include "gw_cpu.h"
 
 #define LEVELS 127.0f
 
@@ -40,23 +41,35 @@ static inline uint32_t mag_bits(float x)
 	return u & 0x7fffffffu;
 }
 
+/* Largest magnitude bits of g + e (g alone without e) over a dense run. */
+static inline __attribute__((always_inline)) void scan_dense_body(const float *g,
+								 const float *e, uint32_t n,
+								 uint32_t *out)
+{
+	uint32_t mb = 0;
+	if (!e) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t b = mag_bits(g[i]);
+			mb = b > mb ? b : mb;
+		}
+	} else {
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t b = mag_bits(g[i] + e[i]);
+			mb = b > mb ? b : mb;
+		}
+	}
+	*out = mb;
+}
+GW_ISA_LOOP(scan_dense, (const float *g, const float *e, uint32_t n, uint32_t *out),
+	    (g, e, n, out))
+
 /* Max |g + e| over the frame; returns 1 if any value is NaN or Inf. */
 static int scan(const gw_encoder *enc, const float *e, uint64_t p, uint32_t n,
 		float *scale, float *inv)
 {
 	uint32_t mb = 0;
-	const float *g = enc->src + p;
-	if (!enc->sparse && !e) {
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t b = mag_bits(g[i]);
-			mb = b > mb ? b : mb;
-		}
-	} else if (!enc->sparse) {
-		const float *ep = e + p;
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t b = mag_bits(g[i] + ep[i]);
-			mb = b > mb ? b : mb;
-		}
+	if (!enc->sparse) {
+		scan_dense(enc->src + p, e ? e + p : NULL, n, &mb);
 	} else {
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t b = mag_bits(gw_enc_corrected(enc, e, p + i));
@@ -78,8 +91,9 @@ static int scan(const gw_encoder *enc, const float *e, uint64_t p, uint32_t n,
 }
 
 /* Dense, finite frame: quantize and, with feedback, keep the residual. */
-static void quantize_dense(const float *g, float *e, uint32_t n, float scale,
-			   float inv, int8_t *q)
+static inline __attribute__((always_inline)) void quantize_dense_body(const float *g, float *e,
+								     uint32_t n, float scale,
+								     float inv, int8_t *q)
 {
 	if (!e) {
 		for (uint32_t i = 0; i < n; i++)
@@ -93,6 +107,8 @@ static void quantize_dense(const float *g, float *e, uint32_t n, float scale,
 		e[i] = c - r * scale;
 	}
 }
+GW_ISA_LOOP(quantize_dense, (const float *g, float *e, uint32_t n, float scale, float inv,
+			     int8_t *q), (g, e, n, scale, inv, q))
 
 static int int8_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 		       struct gw_frame_info *h)

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 
 #include "codec_internal.h"
+#include "gw_cpu.h"
 #include "gw_rand.h"
 
 #define GOLDEN GW_SPLITMIX_GAMMA
@@ -105,81 +106,134 @@ static int tg_check(gw_encoder *enc)
 	return GW_OK;
 }
 
-/* The scale clip * sigma, sigma the population standard deviation of the
- * tensor's finite values, sums in element order in double (wire-format
- * §4.5 defines it to the bit, for encoders that claim gradwire's bytes);
- * 0 when there is nothing to clip at. */
-static float clip_scale(const float *v, uint64_t n, double clip)
+/* Largest finite magnitude bits of v[0..n); integer compare on the
+ * magnitude bits orders finite floats like their values and vectorizes. */
+static inline __attribute__((always_inline)) void maxmag_body(const float *v, uint64_t n,
+							      uint32_t *out)
 {
-	double s1 = 0, s2 = 0;
-	uint64_t k = 0;
-	for (uint64_t i = 0; i < n; i++) {
-		double x = v[i];
-		if (isfinite(x)) {
-			s1 += x;
-			s2 += x * x;
-			k++;
-		}
-	}
-	if (!k)
-		return 0.0f;
-	double mean = s1 / (double)k, var = s2 / (double)k - mean * mean;
-	return var > 0 ? (float)(clip * sqrt(var)) : 0.0f;
-}
-
-static int tg_begin(gw_encoder *enc)
-{
-	struct tg_state *s = enc->codec_state;
-	/* Largest finite magnitude; integer compare on the magnitude bits
-	 * orders finite floats like their values and vectorizes. */
 	uint32_t mb = 0;
-	const float *v = enc->src;
-	for (uint64_t i = 0; i < enc->total; i++) {
+	for (uint64_t i = 0; i < n; i++) {
 		uint32_t u;
 		memcpy(&u, &v[i], 4);
 		u &= 0x7fffffffu;
 		mb = (u < 0x7f800000u && u > mb) ? u : mb;
 	}
-	memcpy(&s->m, &mb, 4);
-	/* Clipping lowers the scale to clip * sigma: values beyond it are
+	*out = mb;
+}
+GW_ISA_LOOP(maxmag, (const float *v, uint64_t n, uint32_t *out), (v, n, out))
+
+/* The same, and for clipping the sums of the finite values and of their
+ * squares in eight lanes (value i to lane i mod 8, non-finite values
+ * adding 0) and their count: wire-format §4.5's order, which vectorizes
+ * where one running sum would wait on every add. */
+static inline __attribute__((always_inline)) void moments_body(const float *v, uint64_t n,
+							       double *s1, double *s2,
+							       uint64_t *count, uint32_t *out)
+{
+	double a[8] = {0}, b[8] = {0};
+	uint32_t mb = 0;
+	uint64_t k = 0, i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (unsigned l = 0; l < 8; l++) {
+			uint32_t u;
+			memcpy(&u, &v[i + l], 4);
+			u &= 0x7fffffffu;
+			uint32_t fin = u < 0x7f800000u;
+			mb = (fin && u > mb) ? u : mb;
+			double x = fin ? (double)v[i + l] : 0.0;
+			a[l] += x;
+			b[l] += x * x;
+			k += fin;
+		}
+	for (; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &v[i], 4);
+		u &= 0x7fffffffu;
+		uint32_t fin = u < 0x7f800000u;
+		mb = (fin && u > mb) ? u : mb;
+		double x = fin ? (double)v[i] : 0.0;
+		a[i & 7] += x;
+		b[i & 7] += x * x;
+		k += fin;
+	}
+	double t1 = a[0], t2 = b[0];
+	for (unsigned l = 1; l < 8; l++) {
+		t1 += a[l];
+		t2 += b[l];
+	}
+	*s1 = t1;
+	*s2 = t2;
+	*count = k;
+	*out = mb;
+}
+GW_ISA_LOOP(moments, (const float *v, uint64_t n, double *s1, double *s2, uint64_t *count,
+		      uint32_t *out), (v, n, s1, s2, count, out))
+
+static int tg_begin(gw_encoder *enc)
+{
+	struct tg_state *s = enc->codec_state;
+	uint32_t mb;
+	/* Clipping lowers the scale to clip * sigma (sigma the population
+	 * standard deviation of the finite values): values beyond it are
 	 * sent as +-m with probability 1 (TernGrad's clipping), the rest
 	 * stay unbiased with a smaller variance. */
 	double clip = enc->param[GW_PARAM_CLIP];
+	float c = 0.0f;
 	if (clip > 0) {
-		float c = clip_scale(v, enc->total, clip);
-		if (c > 0.0f && c < s->m)
-			s->m = c;
+		double s1, s2;
+		uint64_t k;
+		moments(enc->src, enc->total, &s1, &s2, &k, &mb);
+		double mean = k ? s1 / (double)k : 0, var = k ? s2 / (double)k - mean * mean : 0;
+		c = var > 0 ? (float)(clip * sqrt(var)) : 0.0f;
+	} else {
+		maxmag(enc->src, enc->total, &mb);
 	}
+	memcpy(&s->m, &mb, 4);
+	if (c > 0.0f && c < s->m)
+		s->m = c;
 	s->inv24 = s->m > 0.0f ? 0x1p24 / (double)s->m : 0.0;
 	uint64_t seed = (uint64_t)enc->param[GW_PARAM_SEED];
 	s->key = gw_mix64(seed ^ gw_mix64(0x7465726e67726164ull ^ enc->t.id));
 	return GW_OK;
 }
 
+/* Trit digits of x[0..n), element i drawing from stream counter
+ * z0 + i * GOLDEN: one value per element, no dependency between them, so
+ * the compiler vectorizes the draws (AVX-512DQ has the 64-bit multiplies
+ * and conversions); packing them five to a byte is a second, cheap pass. */
+static inline __attribute__((always_inline)) void trits_body(const float *x, uint64_t z0,
+							     double inv24, uint32_t n,
+							     uint8_t *t)
+{
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = (uint8_t)trit(inv24, x[i], z0 + (uint64_t)i * GOLDEN);
+}
+GW_ISA_LOOP(trits, (const float *x, uint64_t z0, double inv24, uint32_t n, uint8_t *t),
+	    (x, z0, inv24, n, t))
+
+#define TRIT_CHUNK 1280u   /* digits per pass: a multiple of 5, on the stack */
+
 /* Dense values x[0..n) of elements idx0..: whole groups of five, then a
  * last partial group padded with digit 1 (q = 0). */
 static void pack_dense(const struct tg_state *s, const float *x, uint64_t idx0,
 		       uint32_t n, uint8_t *out)
 {
-	uint64_t z = counter(s, idx0);
-	double inv24 = s->inv24;
-	uint32_t j = 0;
-	for (; 5 * j + 5 <= n; j++, z += 5 * GOLDEN) {
-		const float *v = x + 5 * j;
-		unsigned b = trit(inv24, v[0], z);
-		b = b * 3 + trit(inv24, v[1], z + GOLDEN);
-		b = b * 3 + trit(inv24, v[2], z + 2 * GOLDEN);
-		b = b * 3 + trit(inv24, v[3], z + 3 * GOLDEN);
-		b = b * 3 + trit(inv24, v[4], z + 4 * GOLDEN);
-		out[j] = (uint8_t)b;
-	}
-	if (5 * j < n) {
-		unsigned b = 0;
-		for (uint32_t t = 0; t < 5; t++) {
-			uint32_t i = 5 * j + t;
-			b = b * 3 + (i < n ? trit(inv24, x[i], z + t * GOLDEN) : 1u);
+	uint8_t t[TRIT_CHUNK];
+	for (uint32_t a = 0; a < n; a += TRIT_CHUNK) {
+		uint32_t k = GW_MIN(TRIT_CHUNK, n - a);
+		trits(x + a, counter(s, idx0 + a), s->inv24, k, t);
+		uint8_t *o = out + a / 5;
+		uint32_t j = 0;
+		for (; 5 * j + 5 <= k; j++) {
+			const uint8_t *d = t + 5 * j;
+			o[j] = (uint8_t)(d[0] * 81u + d[1] * 27u + d[2] * 9u + d[3] * 3u + d[4]);
 		}
-		out[j] = (uint8_t)b;
+		if (5 * j < k) {   /* the tensor's last, partial group */
+			unsigned b = 0;
+			for (uint32_t i = 5 * j; i < 5 * j + 5; i++)
+				b = b * 3 + (i < k ? t[i] : 1u);
+			o[j] = (uint8_t)b;
+		}
 	}
 }
 

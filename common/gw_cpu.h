@@ -33,4 +33,41 @@ const char *gw_cpu_isa_name(int isa);
 /* Level called name, or -1. */
 int gw_cpu_isa_by_name(const char *name);
 
+/* A loop compiled for each ISA level from one body: NAME_body, a static
+ * inline function taking ARGS (a parenthesised parameter list; CALL the
+ * same names in parentheses), becomes NAME, which runs the AVX-512, AVX2
+ * or baseline copy as gw_cpu_isa() says. The copies differ only in the
+ * instructions the compiler may use: no fast-math, no contraction
+ * (-ffp-contract=off), so each performs the same IEEE operations per
+ * element and gives the same bits; GW_FORCE_ISA picks one for tests.
+ * Meant for loops the compiler vectorizes well on its own. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GW_ISA_LOOP(name, params, call)                                        \
+	__attribute__((target("avx2"))) static void name##_avx2 params          \
+	{                                                                      \
+		name##_body call;                                              \
+	}                                                                      \
+	__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512dq")))     \
+	static void name##_avx512 params                                        \
+	{                                                                      \
+		name##_body call;                                              \
+	}                                                                      \
+	static void name params                                                \
+	{                                                                      \
+		int isa_ = gw_cpu_isa();                                       \
+		if (isa_ >= GW_ISA_AVX512)                                     \
+			name##_avx512 call;                                    \
+		else if (isa_ >= GW_ISA_AVX2)                                  \
+			name##_avx2 call;                                      \
+		else                                                           \
+			name##_body call;                                      \
+	}
+#else
+#define GW_ISA_LOOP(name, params, call)                                        \
+	static void name params                                                \
+	{                                                                      \
+		name##_body call;                                              \
+	}
+#endif
+
 #endif /* GW_CPU_H */

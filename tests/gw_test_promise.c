@@ -111,20 +111,26 @@ static void check_trit(float x, float y, float m, unsigned long long k,
 }
 
 /* The scale of wire-format §4.5: the largest finite |x|, lowered to
- * clip * sigma (population standard deviation of the finite values, sums
- * in element order in double) when that is positive and smaller. */
+ * clip * sigma (population standard deviation of the finite values; sums
+ * in double in eight lanes, value i to lane i mod 8 with non-finite values
+ * adding 0, lanes added 0 to 7) when that is positive and smaller. */
 static float ternary_scale(const float *x, uint64_t n, double clip)
 {
-	double mx = 0, s1 = 0, s2 = 0;
+	double mx = 0, a[8] = {0}, b[8] = {0};
 	uint64_t k = 0;
 	for (uint64_t i = 0; i < n; i++) {
-		if (!isfinite(x[i]))
-			continue;
-		double v = x[i];
-		mx = fmax(mx, fabs(v));
-		s1 += v;
-		s2 += v * v;
-		k++;
+		double v = isfinite(x[i]) ? x[i] : 0.0;
+		if (isfinite(x[i])) {
+			mx = fmax(mx, fabs(v));
+			k++;
+		}
+		a[i % 8] += v;
+		b[i % 8] += v * v;
+	}
+	double s1 = a[0], s2 = b[0];
+	for (int l = 1; l < 8; l++) {
+		s1 += a[l];
+		s2 += b[l];
 	}
 	float m = (float)mx;
 	if (clip > 0 && k) {
