@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "codec_internal.h"
+#include "gw_cpu.h"
 
 static size_t ob_min_body(const gw_encoder *enc, size_t kb)
 {
@@ -46,7 +47,7 @@ static inline uint32_t nonfinite(float c)
 
 /* Whole groups of LANES dense values of c = g (+ e), branch-free so that
  * it vectorizes; `fb` is a compile-time constant in both callers. */
-static inline void sums_dense(const float *g, const float *e, uint32_t n,
+static inline __attribute__((always_inline)) void sums_dense(const float *g, const float *e, uint32_t n,
 			      struct sums *s, int fb)
 {
 	double pa[LANES] = {0}, na[LANES] = {0};
@@ -79,16 +80,22 @@ static inline void sums_dense(const float *g, const float *e, uint32_t n,
 	}
 }
 
-static void sums_dense_g(const float *g, uint32_t n, struct sums *s)
+/* The two dense cases, each compiled per ISA (same bits: test_isa_loops). */
+static inline __attribute__((always_inline)) void sums_dense_g_body(const float *g, uint32_t n,
+								   struct sums *s)
 {
 	sums_dense(g, NULL, n, s, 0);
 }
+GW_ISA_LOOP(sums_dense_g, (const float *g, uint32_t n, struct sums *s), (g, n, s))
 
-static void sums_dense_ge(const float *g, const float *e, uint32_t n,
-			  struct sums *s)
+static inline __attribute__((always_inline)) void sums_dense_ge_body(const float *g,
+								    const float *e, uint32_t n,
+								    struct sums *s)
 {
 	sums_dense(g, e, n, s, 1);
 }
+GW_ISA_LOOP(sums_dense_ge, (const float *g, const float *e, uint32_t n, struct sums *s),
+	    (g, e, n, s))
 
 static void frame_sums(const gw_encoder *enc, const float *e, uint64_t p,
 		       uint32_t n, struct sums *s)
@@ -125,7 +132,7 @@ static inline uint32_t pos_mask(float c)
 /* Bits (LSB first) of dense values, and with feedback e <- c - level (or 0
  * in a poisoned frame, where a and b are NaN). Branch-free, so that the
  * groups of 8 vectorize; `fb` is a compile-time constant in both callers. */
-static inline void pack_dense(const float *g, float *e, uint32_t n, float a,
+static inline __attribute__((always_inline)) void pack_dense(const float *g, float *e, uint32_t n, float a,
 			      float b, int bad, uint8_t *bits, int fb)
 {
 	uint32_t ua = gw_f32_bits(a), ub = gw_f32_bits(b);
@@ -159,17 +166,22 @@ static inline void pack_dense(const float *g, float *e, uint32_t n, float a,
 	}
 }
 
-static void pack_dense_g(const float *g, uint32_t n, float a, float b,
-			 uint8_t *bits)
+static inline __attribute__((always_inline)) void pack_dense_g_body(const float *g, uint32_t n,
+								   float a, float b, uint8_t *bits)
 {
 	pack_dense(g, NULL, n, a, b, 0, bits, 0);
 }
+GW_ISA_LOOP(pack_dense_g, (const float *g, uint32_t n, float a, float b, uint8_t *bits),
+	    (g, n, a, b, bits))
 
-static void pack_dense_ge(const float *g, float *e, uint32_t n, float a,
-			  float b, int bad, uint8_t *bits)
+static inline __attribute__((always_inline)) void pack_dense_ge_body(const float *g, float *e,
+								    uint32_t n, float a, float b,
+								    int bad, uint8_t *bits)
 {
 	pack_dense(g, e, n, a, b, bad, bits, 1);
 }
+GW_ISA_LOOP(pack_dense_ge, (const float *g, float *e, uint32_t n, float a, float b, int bad,
+			    uint8_t *bits), (g, e, n, a, b, bad, bits))
 
 static int ob_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 		     struct gw_frame_info *h)

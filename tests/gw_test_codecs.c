@@ -62,7 +62,7 @@ static const gw_test_codec codecs[] = {
 	 .poison = GW_TEST_FRAME, .flags = GW_TEST_KEEPS_KIND | GW_TEST_GROUPS5 | GW_TEST_ISA,
 	 .variants = terngrad_variants, .ef = EF_GENERIC},
 	{.name = "onebit", .caps = LOSSY_DS, .promise = GW_TEST_TWO_MEANS,
-	 .poison = GW_TEST_FRAME, .flags = GW_TEST_KEEPS_KIND,
+	 .poison = GW_TEST_FRAME, .flags = GW_TEST_KEEPS_KIND | GW_TEST_ISA,
 	 .ef = {.c_abs = 0x1p-24, .ea_abs = 0x1p-24, .rel = 1e-9, .abs = 1e-30}},
 	/* A sent value leaves e = 0, an unsent one e = c: no second rounding. */
 	{.name = "topk", .caps = LOSSY_DS, .promise = GW_TEST_TOP_K,

@@ -1,4 +1,4 @@
-/* The loops compiled once per ISA (GW_ISA_LOOP: int8's scan and quantize, bf16's conversion with fused feedback, terngrad's moments and draws) give the bytes and float bits of the baseline copy: for each codec, every ISA level this CPU has (GW_FORCE_ISA's levels through gw_cpu_force_isa) encodes the same tensors — random values with NaN, +-Inf, values above bf16's range, subnormals, signed zeros and ties, lengths that leave every vector tail, and a real trace — dense and sparse, with and without error feedback over three rounds, at two budgets, and must produce the same frames byte for byte and the same error buffer bit for bit. Levels this CPU lacks are skipped. */
+/* The loops compiled once per ISA (GW_ISA_LOOP: int8's scan and quantize, bf16's conversion with fused feedback, onebit's sums and packing, terngrad's moments and draws) give the bytes and float bits of the baseline copy: for each codec, every ISA level this CPU has (GW_FORCE_ISA's levels through gw_cpu_force_isa) encodes the same tensors — random values with NaN, +-Inf, values above bf16's range, subnormals, signed zeros and ties, lengths that leave every vector tail, and a real trace — dense and sparse, with and without error feedback over three rounds, at two budgets, and must produce the same frames byte for byte and the same error buffer bit for bit. Levels this CPU lacks are skipped. */
 #include <math.h>
 
 #include "gw_cpu.h"
@@ -153,6 +153,12 @@ static void test_bf16(void **state)
 	codec_cases(GW_CODEC_BF16, "");
 }
 
+static void test_onebit(void **state)
+{
+	(void)state;
+	codec_cases(GW_CODEC_ONEBIT, "");
+}
+
 static void test_terngrad(void **state)
 {
 	(void)state;
@@ -161,4 +167,5 @@ static void test_terngrad(void **state)
 }
 
 GW_TEST_MAIN_GROUP("isa_loops", 0, group_setup, NULL, cmocka_unit_test(test_int8),
-		   cmocka_unit_test(test_bf16), cmocka_unit_test(test_terngrad))
+		   cmocka_unit_test(test_bf16), cmocka_unit_test(test_onebit),
+		   cmocka_unit_test(test_terngrad))
