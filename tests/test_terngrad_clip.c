@@ -10,21 +10,17 @@ static double one_round(const float *x, size_t n, double clip, double seed, floa
 {
 	char params[64];
 	snprintf(params, sizeof(params), "clip=%g,seed=%.0f", clip, seed);
-	gw_encoder *enc = gw_test_encoder_with(GW_CODEC_TERNGRAD, params);
 	gw_tensor t = gw_test_dense_tensor(3, x, n);
+	gw_test_frames fr;
+	gw_test_encode_with(GW_CODEC_TERNGRAD, params, &t, 1424, &fr, "clip");
+	GW_CHECK(fr.n > 0, "clip %g: no frame", clip);
+	uint32_t u = gw_test_ld32(fr.f[0].data + GW_FRAME_HDR_LEN);
+	memcpy(scale, &u, 4);
 	float *out = malloc(n * sizeof(float));
-	uint8_t *buf = malloc(GW_FRAME_MAX);
-	GW_CHECK(out && buf, "out of memory");
+	GW_CHECK(out, "out of memory");
 	gw_test_fill(out, n, 0.0f);
-	GW_OK_CALL(gw_encode_begin(enc, &t));
-	int len;
-	*scale = -1.0f;
-	while ((len = gw_encode_next(enc, buf, 1424)) > 0) {
-		uint32_t u = gw_test_ld32(buf + GW_FRAME_HDR_LEN);
-		memcpy(scale, &u, 4);
-		GW_OK_CALL(gw_decode(buf, (size_t)len, out, n));
-	}
-	GW_OK_CALL(len);
+	gw_test_decode_all(&fr, out, n);
+	gw_test_frames_free(&fr);
 	double e = 0, xx = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (fabsf(x[i]) >= *scale)
@@ -34,9 +30,7 @@ static double one_round(const float *x, size_t n, double clip, double seed, floa
 		e += ((double)x[i] - out[i]) * ((double)x[i] - out[i]);
 		xx += (double)x[i] * x[i];
 	}
-	free(buf);
 	free(out);
-	gw_encoder_free(enc);
 	return sqrt(e / xx);
 }
 
