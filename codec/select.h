@@ -25,4 +25,23 @@ static inline uint32_t gw_mag_rank(float c)
 uint32_t gw_radix_select(const uint32_t *r, uint64_t n, uint64_t k,
 			 const uint64_t *h1, uint64_t *above);
 
+/* Top-k of a large dense tensor without ranking every value: a sample
+ * of the corrected values sets a threshold rank a little below the k-th
+ * largest, and one pass folds the feedback (e <- g + e; e may be NULL)
+ * and keeps, in index order, the values ranking at or above it; the
+ * exact selection then runs over those candidates only. That one pass
+ * reads g and e and writes e, as any fused-feedback encoder must, where
+ * ranking every value also writes and re-reads a rank array three times.
+ *
+ * gw_filter_cap: the candidate capacity to allocate for selecting k of n,
+ * or 0 where filtering does not pay (small tensors, large fractions).
+ * gw_filter_dense: the number of candidates written to idx, val (the
+ * corrected value) and rank, or -1 when the estimate missed (fewer than
+ * k ranked at or above it, or more than cap): e is folded all the same,
+ * and the caller ranks the whole tensor. Either way the selection is the
+ * exact top k: the threshold only decides how much work it takes. */
+uint64_t gw_filter_cap(uint64_t n, uint64_t k);
+int64_t gw_filter_dense(const float *g, float *e, uint64_t n, uint64_t k,
+			uint64_t *idx, float *val, uint32_t *rank, uint64_t cap);
+
 #endif /* GW_SELECT_H */

@@ -80,6 +80,33 @@ static void *grow(void *p, uint64_t *cap, uint64_t want, size_t elem)
 	return q;
 }
 
+/* The exact top k of the nc candidates (in index order in sel, val and
+ * mag, every value ranking above them left out), selected in place with
+ * topk's tie rule; non-finite ones restart their buffer slot at 0. */
+static uint64_t take_candidates(struct tk_state *s, float *e, uint64_t nc, uint64_t k)
+{
+	uint64_t h[2048] = {0};
+	for (uint64_t q = 0; q < nc; q++)
+		h[s->mag[q] >> 20]++;
+	uint64_t above;
+	uint32_t thr = gw_radix_select(s->mag, nc, k, h, &above);
+	uint64_t ties = k - above, j = 0;
+	for (uint64_t q = 0; q < nc; q++) {
+		uint32_t m = s->mag[q];
+		if (m < thr)
+			continue;
+		uint64_t i = s->sel[q];
+		if (m > thr || (ties && ties--)) {
+			s->sel[j] = i;
+			s->val[j] = s->val[q];
+			j++;
+		}
+		if (e && m == GW_RANK_INF)
+			e[i] = 0.0f;
+	}
+	return j;
+}
+
 static int tk_begin(gw_encoder *enc)
 {
 	struct tk_state *s = enc->codec_state;
@@ -100,24 +127,45 @@ static int tk_begin(gw_encoder *enc)
 	/* On failure leave nothing to walk: a stale selection must never be
 	 * framed against this tensor. */
 	enc->total = 0;
-	void *q = grow(s->mag, &s->mag_cap, n, sizeof(uint32_t));
-	if (!q)
+	float *e = gw_ef_data(enc->ef);
+	const float *g = enc->src;
+	uint64_t cap = enc->sparse ? 0 : gw_filter_cap(n, k);
+	void *q;
+	if (cap) {
+		/* The candidates live in sel, val and mag; selected in place. */
+		uint64_t want = cap > k ? cap : k;
+		if (!(q = grow(s->sel, &s->sel_cap, want, sizeof(uint64_t))))
+			return GW_ERR(GW_ENOMEM);
+		s->sel = q;
+		if (!(q = grow(s->val, &s->val_cap, want, sizeof(float))))
+			return GW_ERR(GW_ENOMEM);
+		s->val = q;
+		if (!(q = grow(s->mag, &s->mag_cap, cap, sizeof(uint32_t))))
+			return GW_ERR(GW_ENOMEM);
+		s->mag = q;
+		int64_t nc = gw_filter_dense(g, e, n, k, s->sel, s->val, s->mag, cap);
+		if (nc >= 0) {
+			enc->total = take_candidates(s, e, (uint64_t)nc, k);
+			return GW_OK;
+		}
+		/* The estimate missed; e is folded: rank the corrected values. */
+		if (e)
+			g = e;
+		e = NULL;
+	}
+	if (!(q = grow(s->mag, &s->mag_cap, n, sizeof(uint32_t))))
 		return GW_ERR(GW_ENOMEM);
 	s->mag = q;
-	q = grow(s->sel, &s->sel_cap, k, sizeof(uint64_t));
-	if (!q)
+	if (!(q = grow(s->sel, &s->sel_cap, k, sizeof(uint64_t))))
 		return GW_ERR(GW_ENOMEM);
 	s->sel = q;
-	q = grow(s->val, &s->val_cap, k, sizeof(float));
-	if (!q)
+	if (!(q = grow(s->val, &s->val_cap, k, sizeof(float))))
 		return GW_ERR(GW_ENOMEM);
 	s->val = q;
 
 	/* Fold the feedback (e <- g + e, the corrected value, for now) and
 	 * rank every value, histogramming the top 11 bits of the ranks into
 	 * two tables for the store-forwarding chain's sake. */
-	float *e = gw_ef_data(enc->ef);
-	const float *g = enc->src;
 	uint32_t *r = s->mag;
 	uint64_t h1[2][2048];
 	memset(h1, 0, sizeof(h1));
@@ -155,7 +203,9 @@ static int tk_begin(gw_encoder *enc)
 
 	/* Take in index order. The buffer holds the corrected values: sent
 	 * ones drop to 0 when their frame is written; non-finite ones restart
-	 * at 0 now, sent or not. */
+	 * at 0 now, sent or not (ef: after a missed filter estimate g is the
+	 * folded buffer and e is NULL, but the restart still applies). */
+	float *ef = gw_ef_data(enc->ef);
 	uint64_t j = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint32_t m = r[i];
@@ -167,8 +217,8 @@ static int tk_begin(gw_encoder *enc)
 			s->val[j] = e ? e[key] : g[i];
 			j++;
 		}
-		if (e && m == GW_RANK_INF)
-			e[key] = 0.0f;
+		if (ef && m == GW_RANK_INF)
+			ef[key] = 0.0f;
 	}
 	enc->total = j;   /* == k: frames walk the selection */
 	return GW_OK;

@@ -1,4 +1,4 @@
-/* The loops compiled once per ISA (GW_ISA_LOOP: int8's scan and quantize, bf16's conversion with fused feedback, onebit's sums and packing, terngrad's moments and draws) give the bytes and float bits of the baseline copy: for each codec, every ISA level this CPU has (GW_FORCE_ISA's levels through gw_cpu_force_isa) encodes the same tensors — random values with NaN, +-Inf, values above bf16's range, subnormals, signed zeros and ties, lengths that leave every vector tail, and a real trace — dense and sparse, with and without error feedback over three rounds, at two budgets, and must produce the same frames byte for byte and the same error buffer bit for bit. Levels this CPU lacks are skipped. */
+/* The loops compiled once per ISA (GW_ISA_LOOP: int8's scan and quantize, bf16's conversion with fused feedback, onebit's sums and packing, terngrad's moments and draws, topk's filtering pass) give the bytes and float bits of the baseline copy: for each codec, every ISA level this CPU has (GW_FORCE_ISA's levels through gw_cpu_force_isa) encodes the same tensors — random values with NaN, +-Inf, values above bf16's range, subnormals, signed zeros and ties, lengths that leave every vector tail, and a real trace — dense and sparse, with and without error feedback over three rounds, at two budgets, and must produce the same frames byte for byte and the same error buffer bit for bit. Levels this CPU lacks are skipped. */
 #include <math.h>
 
 #include "gw_cpu.h"
@@ -166,6 +166,23 @@ static void test_terngrad(void **state)
 	codec_cases(GW_CODEC_TERNGRAD, "seed=9,clip=0");
 }
 
+/* topk's filtering pass (codec/select.c) runs on tensors of 2^18 and
+ * more; the small cases take the plain radix select. */
+static void test_topk(void **state)
+{
+	(void)state;
+	codec_cases(GW_CODEC_TOPK, "fraction=0.01");
+	for (int specials = 0; specials < 2; specials++) {
+		size_t n = (1u << 18) + 13;
+		float *v = values(n, 99, specials);
+		gw_tensor t = gw_test_dense_tensor(4, v, n);
+		same(GW_CODEC_TOPK, "fraction=0.01", &t, specials ? "2^18+13 specials" : "2^18+13");
+		same(GW_CODEC_TOPK, "fraction=0.001", &t, specials ? "2^18+13 specials" : "2^18+13");
+		free(v);
+	}
+}
+
 GW_TEST_MAIN_GROUP("isa_loops", 0, group_setup, NULL, cmocka_unit_test(test_int8),
 		   cmocka_unit_test(test_bf16), cmocka_unit_test(test_onebit),
+		   cmocka_unit_test(test_topk),
 		   cmocka_unit_test(test_terngrad))

@@ -269,7 +269,23 @@ static void test_fraction_param(void **state)
 	gw_encoder_free(enc);
 }
 
-/* Large tensors in the orders that break naive quickselects. */
+/* 1 when value i of n lies in one of the runs the sampled threshold of
+ * codec/select.c reads (64 runs of 256 spread evenly), else 0. */
+static int in_sample(uint64_t i, uint64_t n)
+{
+	for (uint64_t b = 0; b < 64; b++) {
+		uint64_t at = (n - 256) * b / 63;
+		if (i >= at && i < at + 256)
+			return 1;
+	}
+	return 0;
+}
+
+/* Large tensors in the orders that break naive quickselects, and two
+ * that defeat a sampled threshold: large values only where the sample
+ * reads (it guesses too high: fewer than k reach it) and only where it
+ * does not (too low); at 0.01, 0.05 and 0.37 the selection goes through
+ * the filter, its fallbacks and the plain radix select. */
 static void test_adversarial_patterns(void **state)
 {
 	(void)state;
@@ -277,7 +293,7 @@ static void test_adversarial_patterns(void **state)
 	float *v = malloc(n * sizeof(float));
 	GW_CHECK(v, "out of memory");
 	gw_test_rng r = {12345};
-	for (int pat = 0; pat < 6; pat++) {
+	for (int pat = 0; pat < 8; pat++) {
 		for (uint64_t i = 0; i < n; i++) {
 			switch (pat) {
 			case 0: v[i] = (float)i; break;                /* ascending */
@@ -285,12 +301,15 @@ static void test_adversarial_patterns(void **state)
 			case 2: v[i] = 0.5f; break;                    /* all equal */
 			case 3: v[i] = (float)(i % 3) - 1.0f; break;   /* 3 values */
 			case 4: v[i] = (float)(i < n / 2 ? i : n - i); break; /* organ */
+			case 6: v[i] = in_sample(i, n) ? 1.0f : gw_test_uniform(&r, -0.5f, 0.5f); break;
+			case 7: v[i] = in_sample(i, n) ? gw_test_uniform(&r, -0.5f, 0.5f) : 1.0f; break;
 			default: v[i] = gw_test_uniform(&r, -1, 1); break;
 			}
 		}
 		char what[32];
 		snprintf(what, sizeof(what), "pattern %d", pat);
 		check_topk(v, n, NULL, 32, n, 0.01, 65535, what);
+		check_topk(v, n, NULL, 32, n, 0.05, 65535, what);
 		check_topk(v, n, NULL, 32, n, 0.37, 65535, what);
 	}
 	free(v);
