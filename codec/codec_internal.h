@@ -191,6 +191,12 @@ static inline float gw_enc_corrected(const struct gw_encoder *enc, const float *
 	return g + e[enc->sparse ? gw_tensor_key(&enc->t, i) : i];
 }
 
+/* e <- e + g over the tensor (the error buffer enc->ef must be set) and
+ * enc->src pointed at the corrected values: the buffer itself (dense) or
+ * the encoder's scratch (sparse, the buffer updated at each key).
+ * GW_ENOMEM if the scratch cannot grow. */
+int gw_enc_fold(gw_encoder *enc);
+
 /* Chooses how many entries starting at enc->pos go into a frame whose
  * per-entry body cost is per_entry bytes plus fixed bytes, given cap; also
  * honours GW_PARAM_MAX_FRAME_ELEMS and, for sparse tensors, the 32-bit span

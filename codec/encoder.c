@@ -75,8 +75,10 @@ static int check_tensor(const struct gw_codec_ops *ops, const gw_tensor *t)
 
 /* Generic error feedback, first half: fold e into the values to send.
  * Dense tensors use the ef buffer itself as the corrected copy; the second
- * half (after each frame) subtracts the decoded frame from it. */
-static int ef_fold(gw_encoder *enc)
+ * half (after each frame) subtracts the decoded frame from it. Also for
+ * fused codecs that need every corrected value before the first frame
+ * (codec_internal.h). */
+int gw_enc_fold(gw_encoder *enc)
 {
 	float *e = gw_ef_data(enc->ef);
 	const gw_tensor *t = &enc->t;
@@ -141,7 +143,7 @@ int gw_encode_begin(gw_encoder *enc, const gw_tensor *t)
 			return rc;
 	}
 	if (enc->ef && !(enc->ops->flags & GW_OPS_FUSED_EF)) {
-		rc = ef_fold(enc);
+		rc = gw_enc_fold(enc);
 		if (rc < 0)
 			return rc;
 	}

@@ -3,9 +3,9 @@
  *
  *	q_i = sign(x_i) * Bernoulli(|x_i| / m),  m = max |x| over the tensor,
  *
- * so E[m * q_i] = x_i (unclipped, below): unbiased, needing no error feedback
- * (none is fused; an error buffer attached anyway is applied by the generic
- * driver). Trits are packed five to a byte exactly as 3LC's base-3^5 stage,
+ * so E[m * q_i] = x_i (unclipped, below): unbiased, needing no error feedback;
+ * an error buffer attached anyway is fused (folded in the statistics' pass,
+ * residuals left per chunk of digits) with the generic driver's bits. Trits are packed five to a byte exactly as 3LC's base-3^5 stage,
  * first element most significant, pad trits 1, without 3LC's zero-run
  * stage; as in 3LC, dense frames start on element offsets that are
  * multiples of 5 (so max_frame_elems below 5 is refused with GW_EBOUNDS for
@@ -45,6 +45,7 @@
 #include "codec_internal.h"
 #include "gw_cpu.h"
 #include "gw_rand.h"
+#include "terngrad_moments.h"
 
 #define GOLDEN GW_SPLITMIX_GAMMA
 #define TRIT_ZERO_BYTE 121u      /* five trits q = 0: 1+3+9+27+81 */
@@ -106,73 +107,24 @@ static int tg_check(gw_encoder *enc)
 	return GW_OK;
 }
 
-/* Largest finite magnitude bits of v[0..n); integer compare on the
- * magnitude bits orders finite floats like their values and vectorizes. */
-static inline __attribute__((always_inline)) void maxmag_body(const float *v, uint64_t n,
-							      uint32_t *out)
-{
-	uint32_t mb = 0;
-	for (uint64_t i = 0; i < n; i++) {
-		uint32_t u;
-		memcpy(&u, &v[i], 4);
-		u &= 0x7fffffffu;
-		mb = (u < 0x7f800000u && u > mb) ? u : mb;
-	}
-	*out = mb;
-}
-GW_ISA_LOOP(maxmag, (const float *v, uint64_t n, uint32_t *out), (v, n, out))
-
-/* The same, and for clipping the sums of the finite values and of their
- * squares in eight lanes (value i to lane i mod 8, non-finite values
- * adding 0) and their count: wire-format §4.5's order, which vectorizes
- * where one running sum would wait on every add. */
-static inline __attribute__((always_inline)) void moments_body(const float *v, uint64_t n,
-							       double *s1, double *s2,
-							       uint64_t *count, uint32_t *out)
-{
-	double a[8] = {0}, b[8] = {0};
-	uint32_t mb = 0;
-	uint64_t k = 0, i = 0;
-	for (; i + 8 <= n; i += 8)
-		for (unsigned l = 0; l < 8; l++) {
-			uint32_t u;
-			memcpy(&u, &v[i + l], 4);
-			u &= 0x7fffffffu;
-			uint32_t fin = u < 0x7f800000u;
-			mb = (fin && u > mb) ? u : mb;
-			double x = fin ? (double)v[i + l] : 0.0;
-			a[l] += x;
-			b[l] += x * x;
-			k += fin;
-		}
-	for (; i < n; i++) {
-		uint32_t u;
-		memcpy(&u, &v[i], 4);
-		u &= 0x7fffffffu;
-		uint32_t fin = u < 0x7f800000u;
-		mb = (fin && u > mb) ? u : mb;
-		double x = fin ? (double)v[i] : 0.0;
-		a[i & 7] += x;
-		b[i & 7] += x * x;
-		k += fin;
-	}
-	double t1 = a[0], t2 = b[0];
-	for (unsigned l = 1; l < 8; l++) {
-		t1 += a[l];
-		t2 += b[l];
-	}
-	*s1 = t1;
-	*s2 = t2;
-	*count = k;
-	*out = mb;
-}
-GW_ISA_LOOP(moments, (const float *v, uint64_t n, double *s1, double *s2, uint64_t *count,
-		      uint32_t *out), (v, n, s1, s2, count, out))
-
 static int tg_begin(gw_encoder *enc)
 {
 	struct tg_state *s = enc->codec_state;
-	uint32_t mb;
+	/* Feedback is fused: fold e into the values here (for a dense tensor
+	 * in the statistics' own pass; src then points at the corrected
+	 * values, as in the generic driver), subtract each frame's decoded
+	 * values as it is written. */
+	float *e = gw_ef_data(enc->ef);
+	struct tg_moments mo;
+	if (e && enc->sparse) {
+		int rc = gw_enc_fold(enc);
+		if (rc < 0)
+			return rc;
+		e = NULL;
+	}
+	tg_moments_of(enc->src, e, enc->total, &mo);
+	if (e)
+		enc->src = e;
 	/* Clipping lowers the scale to clip * sigma (sigma the population
 	 * standard deviation of the finite values): values beyond it are
 	 * sent as +-m with probability 1 (TernGrad's clipping), the rest
@@ -180,15 +132,11 @@ static int tg_begin(gw_encoder *enc)
 	double clip = enc->param[GW_PARAM_CLIP];
 	float c = 0.0f;
 	if (clip > 0) {
-		double s1, s2;
-		uint64_t k;
-		moments(enc->src, enc->total, &s1, &s2, &k, &mb);
-		double mean = k ? s1 / (double)k : 0, var = k ? s2 / (double)k - mean * mean : 0;
+		double k = (double)mo.count;
+		double mean = mo.count ? mo.s1 / k : 0, var = mo.count ? mo.s2 / k - mean * mean : 0;
 		c = var > 0 ? (float)(clip * sqrt(var)) : 0.0f;
-	} else {
-		maxmag(enc->src, enc->total, &mb);
 	}
-	memcpy(&s->m, &mb, 4);
+	memcpy(&s->m, &mo.maxbits, 4);
 	if (c > 0.0f && c < s->m)
 		s->m = c;
 	s->inv24 = s->m > 0.0f ? 0x1p24 / (double)s->m : 0.0;
@@ -211,17 +159,41 @@ static inline __attribute__((always_inline)) void trits_body(const float *x, uin
 GW_ISA_LOOP(trits, (const float *x, uint64_t z0, double inv24, uint32_t n, uint8_t *t),
 	    (x, z0, inv24, n, t))
 
+/* Fused feedback for values x[0..n) with digits t: x <- x + decoded * -1,
+ * or 0 where that is not finite, which is what the generic driver's
+ * decode with alpha = -1 and its restart of non-finite entries (encoder.c)
+ * leave, bit for bit: digit 0 adds m, 2 adds -m, 1 adds -0.0 (identity). */
+static inline float residual(float x, unsigned d, float m)
+{
+	float r = x + (d == 0 ? m : d == 2 ? -m : -0.0f);
+	uint32_t u;
+	memcpy(&u, &r, 4);
+	return (u & 0x7f800000u) == 0x7f800000u ? 0.0f : r;
+}
+
+static inline __attribute__((always_inline)) void resid_body(float *x, const uint8_t *t,
+							     float m, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		x[i] = residual(x[i], t[i], m);
+}
+GW_ISA_LOOP(resid, (float *x, const uint8_t *t, float m, uint32_t n), (x, t, m, n))
+
 #define TRIT_CHUNK 1280u   /* digits per pass: a multiple of 5, on the stack */
 
 /* Dense values x[0..n) of elements idx0..: whole groups of five, then a
- * last partial group padded with digit 1 (q = 0). */
-static void pack_dense(const struct tg_state *s, const float *x, uint64_t idx0,
+ * last partial group padded with digit 1 (q = 0). With feedback x is the
+ * error buffer's corrected values, e: each chunk's residuals are left
+ * while it is in cache. */
+static void pack_dense(const struct tg_state *s, const float *x, float *e, uint64_t idx0,
 		       uint32_t n, uint8_t *out)
 {
 	uint8_t t[TRIT_CHUNK];
 	for (uint32_t a = 0; a < n; a += TRIT_CHUNK) {
 		uint32_t k = GW_MIN(TRIT_CHUNK, n - a);
 		trits(x + a, counter(s, idx0 + a), s->inv24, k, t);
+		if (e)
+			resid(e + a, t, s->m, k);
 		uint8_t *o = out + a / 5;
 		uint32_t j = 0;
 		for (; 5 * j + 5 <= k; j++) {
@@ -237,17 +209,23 @@ static void pack_dense(const struct tg_state *s, const float *x, uint64_t idx0,
 	}
 }
 
-/* Sparse entries p.. : the stream is indexed by key. */
+/* Sparse entries p.. : the stream is indexed by key; with feedback (e)
+ * each key's residual is left as its digit is drawn. */
 static void pack_sparse(const struct tg_state *s, const gw_tensor *t,
-			const float *x, uint64_t p, uint32_t n, uint8_t *out)
+			const float *x, float *e, uint64_t p, uint32_t n, uint8_t *out)
 {
 	for (uint32_t j = 0; 5 * j < n; j++) {
 		unsigned b = 0;
 		for (uint32_t k = 0; k < 5; k++) {
 			uint32_t i = 5 * j + k;
-			b = b * 3 + (i < n ? trit(s->inv24, x[i],
-						  counter(s, gw_tensor_key(t, p + i)))
-					   : 1u);
+			unsigned d = 1;
+			if (i < n) {
+				uint64_t key = gw_tensor_key(t, p + i);
+				d = trit(s->inv24, x[i], counter(s, key));
+				if (e)
+					e[key] = residual(e[key], d, s->m);
+			}
+			b = b * 3 + d;
 		}
 		out[j] = (uint8_t)b;
 	}
@@ -286,12 +264,16 @@ static int tg_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 		gw_keys_put(body + 4, enc->t.keys, p, n, kb);
 	uint8_t *out = body + 4 + (size_t)kb * n;
 	uint32_t nb = (n + 4) / 5;
+	float *e = gw_ef_data(enc->ef);
 	if (bad) {
+		/* Decoded as NaN everywhere: the residuals restart at 0. */
 		memset(out, TRIT_ZERO_BYTE, nb);
+		for (uint32_t i = 0; e && i < n; i++)
+			e[gw_enc_elem(enc, p + i)] = 0.0f;
 	} else if (!enc->sparse) {
-		pack_dense(s, x, p, n, out);
+		pack_dense(s, x, e ? e + p : NULL, p, n, out);
 	} else {
-		pack_sparse(s, &enc->t, x, p, n, out);
+		pack_sparse(s, &enc->t, x, e, p, n, out);
 	}
 	gw_stf32(body, bad ? NAN : s->m);
 	enc->pos += n;
@@ -371,5 +353,6 @@ const struct gw_codec_ops gw_codec_terngrad = {
 	.begin = tg_begin,
 	.encode = tg_encode,
 	.decode = tg_decode,
+	.flags = GW_OPS_FUSED_EF,
 	.state_free = tg_state_free,
 };
