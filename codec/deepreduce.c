@@ -168,13 +168,21 @@ static bool lossy_values(const gw_encoder *enc)
 	return v == DR_VALUE_QSGD || v == DR_VALUE_POLY || v == DR_VALUE_DEXP;
 }
 
+/* Key i of a sparse input: gw_tensor_key() inline, as it is read once or
+ * more per entry (the call was a twentieth of an encode). */
+static inline uint64_t tkey(const gw_tensor *t, uint64_t i)
+{
+	return t->key_bits == 64 ? ((const uint64_t *)t->keys)[i]
+				 : ((const uint32_t *)t->keys)[i];
+}
+
 /* Corrected value of entry i of the input (before selection). */
 static inline float entry_value(const gw_encoder *enc, uint64_t i)
 {
 	const float *e = gw_ef_data(enc->ef);
 	if (!e)
 		return enc->t.values[i];
-	return enc->sparse ? enc->t.values[i] + e[gw_tensor_key(&enc->t, i)]
+	return enc->sparse ? enc->t.values[i] + e[tkey(&enc->t, i)]
 			   : enc->t.values[i] + e[i];
 }
 
@@ -258,7 +266,7 @@ static void restart_nonfinite(gw_encoder *enc, struct dr_state *s)
 	uint64_t end = enc->pos < enc->total ? s->sel[enc->pos]
 		       : enc->sparse ? enc->t.nnz : enc->t.dim;
 	for (; e && s->swept < end; s->swept++) {
-		uint64_t k = enc->sparse ? gw_tensor_key(&enc->t, s->swept) : s->swept;
+		uint64_t k = enc->sparse ? tkey(&enc->t, s->swept) : s->swept;
 		if (!isfinite(e[k]))
 			e[k] = 0.0f;
 	}
@@ -291,7 +299,7 @@ static int dr_begin(gw_encoder *enc)
 	float *e = gw_ef_data(enc->ef);
 	if (e) {
 		for (uint64_t i = 0; i < n; i++) {
-			uint64_t k = enc->sparse ? gw_tensor_key(&enc->t, i) : i;
+			uint64_t k = enc->sparse ? tkey(&enc->t, i) : i;
 			e[k] += enc->t.values[i];
 		}
 	}
@@ -331,7 +339,7 @@ static int dr_begin(gw_encoder *enc)
 static inline uint64_t sel_key(const gw_encoder *enc, const struct dr_state *s, uint64_t j)
 {
 	uint64_t i = s->sel[j];
-	return enc->sparse ? gw_tensor_key(&enc->t, i) : i;
+	return enc->sparse ? tkey(&enc->t, i) : i;
 }
 
 static int frame_arrays(struct dr_state *s, size_t n)
@@ -374,9 +382,9 @@ static void gather(const gw_encoder *enc, const struct dr_state *s, uint64_t j0,
 			s->val[i] = enc->t.values[key];   /* the input's own value */
 			continue;
 		}
-		while (j < j0 + n && gw_tensor_key(&enc->t, s->sel[j]) < key)
+		while (j < j0 + n && tkey(&enc->t, s->sel[j]) < key)
 			j++;
-		bool hit = j < j0 + n && gw_tensor_key(&enc->t, s->sel[j]) == key;
+		bool hit = j < j0 + n && tkey(&enc->t, s->sel[j]) == key;
 		s->val[i] = hit ? enc->t.values[s->sel[j]] : 0.0f;   /* 0: a false positive */
 	}
 }
@@ -394,7 +402,9 @@ static int encode_n(gw_encoder *enc, uint32_t n, uint8_t *body, size_t cap,
 	uint64_t k0 = sel_key(enc, s, enc->pos);
 	uint64_t kl = sel_key(enc, s, enc->pos + n - 1);
 	uint32_t span = (uint32_t)(kl - k0 + 1);
-	int rc = frame_arrays(s, n);
+	/* Room for a quarter more values than entries: a Bloom index's false
+	 * positives, so that it can hand its positions back (below). */
+	int rc = frame_arrays(s, (size_t)n + n / 4);
 	if (rc < 0)
 		return rc;
 	for (uint32_t i = 0; i < n; i++)
@@ -402,6 +412,10 @@ static int encode_n(gw_encoder *enc, uint32_t n, uint8_t *body, size_t cap,
 
 	struct dr_index_cfg ic;
 	index_cfg(enc, k0, &ic);
+	bool got = false;
+	ic.pos = s->pos;
+	ic.pos_cap = (uint32_t)GW_MIN(s->frame_cap, UINT32_MAX);
+	ic.pos_got = &got;
 	uint8_t *idx = body + DR_PARAM_LEN;
 	int ilen = io->encode(s->off, n, span, &ic, idx, cap - DR_PARAM_LEN, nvals);
 	if (ilen < 0)
@@ -409,8 +423,10 @@ static int encode_n(gw_encoder *enc, uint32_t n, uint8_t *body, size_t cap,
 	uint32_t nv = *nvals;
 	if ((rc = frame_arrays(s, nv)) < 0)
 		return rc;
-	/* The positions the receiver will see, decoded by the receiver's code. */
-	if ((rc = io->decode(idx, (size_t)ilen, span, nv, s->pos)) < 0)
+	/* The positions the receiver will see, decoded by the receiver's code
+	 * — unless the index codec found them with that code while encoding
+	 * (Bloom P0's queries of the span, the decoder's half of the work). */
+	if (!got && (rc = io->decode(idx, (size_t)ilen, span, nv, s->pos)) < 0)
 		return rc == GW_ENOMEM ? rc : GW_ERR(GW_ECORRUPT);
 	gather(enc, s, enc->pos, n, k0, nv);
 	struct dr_value_cfg vc;

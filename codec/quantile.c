@@ -185,6 +185,30 @@ int gw_kll_add(gw_kll *s, float v)
 	return GW_OK;
 }
 
+int gw_kll_add_n(gw_kll *s, const float *v, uint64_t n)
+{
+	/* gw_kll_add's steps in runs: the run ends with the add that takes
+	 * held past room, where gw_kll_add would compact. */
+	while (n) {
+		uint64_t run = s->held < s->room ? s->room - s->held + 1 : 1;
+		uint32_t r = (uint32_t)GW_MIN(GW_MIN(run, n), (uint64_t)UINT32_MAX / 2);
+		if (reserve(s, 0, s->size[0] + r) < 0)
+			return GW_ERR(GW_ENOMEM);
+		memcpy(s->item[0] + s->size[0], v, (size_t)r * sizeof(float));
+		s->size[0] += r;
+		s->n += r;
+		s->held += r;
+		v += r;
+		n -= r;
+		if (s->held > s->room) {
+			int rc = compress(s);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return GW_OK;
+}
+
 int gw_kll_merge(gw_kll *a, const gw_kll *b)
 {
 	if (a->k != b->k)
@@ -239,31 +263,63 @@ struct wv {
 	uint64_t w;
 };
 
-static int cmp_wv(const void *x, const void *y)
+/* out[] = the ascending runs a[0..na) and b[0..nb) merged. */
+static void merge_wv(const struct wv *a, uint64_t na, const struct wv *b, uint64_t nb,
+		     struct wv *out)
 {
-	float a = ((const struct wv *)x)->v, b = ((const struct wv *)y)->v;
-	return (a > b) - (a < b);
+	uint64_t i = 0, j = 0, o = 0;
+	while (i < na && j < nb)
+		out[o++] = b[j].v < a[i].v ? b[j++] : a[i++];
+	while (i < na)
+		out[o++] = a[i++];
+	while (j < nb)
+		out[o++] = b[j++];
 }
 
 int gw_kll_splits(const gw_kll *s, uint32_t q, float *splits)
 {
 	if (!s->n || q < 2)
 		return GW_ERR(GW_EINVAL);
-	struct wv *all = malloc(s->held * sizeof(*all));
-	if (!all)
-		return GW_ERR(GW_ENOMEM);
+	/* Every retained item with its weight, ascending: level 0 radix-sorted,
+	 * the levels above (sorted already, see merge_run) merged in. Equal
+	 * values may come in any order: the walk below only reads values at
+	 * the cumulative weights where the value changes, the same for any
+	 * order of ties. */
 	uint64_t m = 0;
 	for (uint32_t h = 0; h < s->levels; h++)
+		m += s->size[h];
+	uint32_t n0 = s->size[0];
+	struct wv *all = malloc(2 * m * sizeof(*all) + 2 * (size_t)n0 * sizeof(float) + 1);
+	if (!all)
+		return GW_ERR(GW_ENOMEM);
+	struct wv *other = all + m;
+	float *l0 = (float *)(other + m), *tmp = l0 + n0;
+	memcpy(l0, s->item[0], (size_t)n0 * sizeof(float));
+	sort_f32(l0, n0, tmp);
+	struct wv *cur = all;
+	uint64_t have = 0;
+	for (uint32_t i = 0; i < n0; i++)
+		cur[have++] = (struct wv){l0[i], 1};
+	for (uint32_t h = 1; h < s->levels; h++) {
+		if (!s->size[h])
+			continue;
+		/* the level's run, weighted, behind what the merge writes */
+		struct wv *run = other + m - s->size[h];
 		for (uint32_t i = 0; i < s->size[h]; i++)
-			all[m++] = (struct wv){s->item[h][i], 1ull << h};
-	qsort(all, m, sizeof(*all), cmp_wv);
+			run[i] = (struct wv){s->item[h][i], 1ull << h};
+		merge_wv(cur, have, run, s->size[h], other);
+		have += s->size[h];
+		struct wv *t = cur;
+		cur = other;
+		other = t;
+	}
 	uint64_t cum = 0, j = 0;
 	for (uint32_t i = 1; i < q; i++) {
 		/* Smallest item whose cumulative weight reaches i n / q. */
 		double target = (double)i * (double)s->n / q;
-		while (j + 1 < m && (double)(cum + all[j].w) < target)
-			cum += all[j++].w;
-		splits[i - 1] = all[j].v;
+		while (j + 1 < m && (double)(cum + cur[j].w) < target)
+			cum += cur[j++].w;
+		splits[i - 1] = cur[j].v;
 	}
 	free(all);
 	return GW_OK;

@@ -42,6 +42,9 @@ void gw_kll_free(gw_kll *s);
 void gw_kll_reset(gw_kll *s, uint64_t seed);
 /* Adds one value; 0 or GW_ENOMEM. NaN must not be added. */
 int gw_kll_add(gw_kll *s, float v);
+/* gw_kll_add() of v[0], ..., v[n - 1], in that order, with the same
+ * result, copying runs of them at once; 0 or GW_ENOMEM. */
+int gw_kll_add_n(gw_kll *s, const float *v, uint64_t n);
 /* Adds every value of b into a (b unchanged); 0 or GW_ENOMEM / GW_EINVAL
  * (different k). */
 int gw_kll_merge(gw_kll *a, const gw_kll *b);

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw_hash.h"
+#include "xxh3_u32.h"
 
 #include "codec_internal.h"
 #include "delta_binary.h"
@@ -43,6 +43,7 @@
 #define CODE_NEG 0x100u
 #define CODE_BAD 0x200u             /* non-finite */
 #define LUT_SIZE (1u << 15)         /* magnitudes' top 16 bits */
+#define SPLIT_WIN 8u                /* see bucket_of() */
 
 struct sk_state {
 	uint64_t cap;
@@ -55,7 +56,7 @@ struct sk_state {
 	uint8_t *cells;
 	size_t cells_cap;
 	gw_kll kll[2];
-	float split[2][(1u << QB_MAX) - 1];
+	float split[2][(1u << QB_MAX) - 1 + SPLIT_WIN];   /* +inf padded */
 	uint32_t nsplit[2];
 	uint8_t lut[2][LUT_SIZE];
 };
@@ -163,10 +164,22 @@ static void lut_build(uint8_t *lut, const float *split, uint32_t n)
 	memset(lut + pos, (int)n, LUT_SIZE - pos);
 }
 
+/* The splits past a class's first are counted without a branch when the
+ * class holds at most SPLIT_WIN of them: those of later classes, and the
+ * +inf padding past the last split, are above m and add 0. (The scan
+ * mispredicted about once per entry.) m is finite, so its class + 1 is
+ * still inside the table. */
 static inline uint32_t bucket_of(const uint8_t *lut, const float *split, uint32_t n,
 				 float m)
 {
-	uint32_t b = lut[gw_f32_bits(m) >> 16];
+	uint32_t x = gw_f32_bits(m) >> 16;
+	uint32_t b = lut[x];
+	if ((uint32_t)lut[x + 1] - b <= SPLIT_WIN) {
+		uint32_t c = 0;
+		for (unsigned i = 0; i < SPLIT_WIN; i++)
+			c += split[b + i] < m;
+		return b + c;
+	}
 	while (b < n && split[b] < m)
 		b++;
 	return b;
@@ -198,6 +211,10 @@ static int sk_begin(gw_encoder *enc)
 	float *e = gw_ef_data(enc->ef);
 	const float *g = enc->src;
 	uint64_t m = 0;
+	/* Magnitudes go to the sketches in batches per sign, in entry order
+	 * (what the sketch keeps depends on it), rather than a call each. */
+	float mag[2][256];
+	unsigned nmag[2] = {0, 0};
 	/* Keys first, in one typed loop; compacted in place below (m <= i). */
 	if (!enc->sparse)
 		for (uint64_t i = 0; i < n; i++)
@@ -224,10 +241,16 @@ static int sk_begin(gw_encoder *enc)
 		}
 		int neg = c < 0;
 		s->code[m++] = neg ? CODE_NEG : 0;
-		rc = gw_kll_add(&s->kll[neg], fabsf(c));
-		if (rc < 0)
-			return rc;
+		mag[neg][nmag[neg]++] = fabsf(c);
+		if (nmag[neg] == GW_ARRAY_SIZE(mag[0])) {
+			if ((rc = gw_kll_add_n(&s->kll[neg], mag[neg], nmag[neg])) < 0)
+				return rc;
+			nmag[neg] = 0;
+		}
 	}
+	for (int sg = 0; sg < 2; sg++)
+		if ((rc = gw_kll_add_n(&s->kll[sg], mag[sg], nmag[sg])) < 0)
+			return rc;
 	uint32_t q = (uint32_t)enc->param[GW_PARAM_QUANTILES];
 	for (int sg = 0; sg < 2; sg++) {
 		s->nsplit[sg] = 0;
@@ -235,6 +258,8 @@ static int sk_begin(gw_encoder *enc)
 			return rc;
 		if (s->kll[sg].n)
 			s->nsplit[sg] = q - 1;
+		for (unsigned i = 0; i < SPLIT_WIN; i++)
+			s->split[sg][s->nsplit[sg] + i] = INFINITY;
 		lut_build(s->lut[sg], s->split[sg], s->nsplit[sg]);
 	}
 	for (uint64_t i = 0; i < m; i++) {
@@ -296,11 +321,11 @@ static inline uint32_t col_of(uint64_t h, unsigned row, uint64_t t)
 	return (uint32_t)(((uint64_t)x * t) >> 32);
 }
 
-static inline uint64_t key_hash(uint64_t rel, uint32_t seed)
+/* XXH3 of the relative key's 4 LE bytes; flip = gw_xxh3_u32_flip(seed),
+ * taken once per frame. */
+static inline uint64_t key_hash(uint64_t rel, uint64_t flip)
 {
-	uint8_t b[4];
-	gw_st32(b, (uint32_t)rel);
-	return gw_xxh3_short(b, 4, seed);
+	return gw_xxh3_u32((uint32_t)rel, flip);
 }
 
 /* A cell may straddle two bytes; the second is read only then (the last
@@ -342,6 +367,10 @@ static int sk_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 
 	/* Walk entries while the exact frame size stays within cap. */
 	uint64_t ng[SLOTS] = {0}, kb[SLOTS] = {0}, last[SLOTS];
+	size_t gsz[SLOTS];   /* group_size() of each slot as it stands */
+	size_t gsz0 = group_size(0, 0, ly.rows, ly.c1024, ly.cb);
+	for (unsigned sl = 0; sl < 2 * R; sl++)
+		gsz[sl] = gsz0;
 	size_t size = PARAM_LEN;
 	unsigned signs = 0;
 	uint64_t lim = (uint64_t)enc->param[GW_PARAM_MAX_FRAME_ELEMS];
@@ -360,16 +389,16 @@ static int sk_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 		unsigned slot = sg * R + grp;
 		size_t add = 0;
 		if (!(signs & (1u << sg)))
-			add += 2u * Q + R * group_size(0, 0, ly.rows, ly.c1024, ly.cb);
+			add += 2u * Q + R * gsz0;
 		uint64_t d = ng[slot] ? rel - last[slot] - 1 : rel;
-		size_t before = group_size(ng[slot], kb[slot], ly.rows, ly.c1024, ly.cb);
 		size_t after = group_size(ng[slot] + 1, kb[slot] + db_len(d), ly.rows,
 					  ly.c1024, ly.cb);
-		add += after - before;
+		add += after - gsz[slot];
 		if (size + add > cap)
 			break;
 		size += add;
 		signs |= 1u << sg;
+		gsz[slot] = after;
 		ng[slot]++;
 		kb[slot] += db_len(d);
 		last[slot] = rel;
@@ -412,6 +441,7 @@ static int sk_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 		off[sl + 1] = off[sl] + ng[sl];
 	uint64_t at[SLOTS];
 	memcpy(at, off, sizeof(uint64_t) * 2 * R);
+	uint64_t flip = gw_xxh3_u32_flip(ly.seed);
 	for (uint32_t j = 0; j < n; j++) {
 		uint16_t c = s->code[p0 + j];
 		unsigned grp = (c & CODE_BAD) ? R - 1 : ((c & 0xffu) >> shift) >> ly.cb;
@@ -419,7 +449,7 @@ static int sk_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 		uint64_t rel = s->key[p0 + j] - first;
 		s->order[at[slot]] = j;
 		s->gkey[at[slot]++] = rel;
-		s->hash[j] = key_hash(rel, ly.seed);
+		s->hash[j] = key_hash(rel, flip);
 	}
 
 	/* Params, then per present sign: the table, then each group. */
@@ -468,8 +498,7 @@ static int sk_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 				uint8_t idx = (uint8_t)(((s->code[p0 + j] & 0xffu) >> shift) & top);
 				for (unsigned r = 0; r < ly.rows; r++) {
 					uint8_t *cell = s->cells + (size_t)r * t + col_of(s->hash[j], r, t);
-					if (idx < *cell)
-						*cell = idx;
+					*cell = GW_MIN(*cell, idx);   /* no branch to mispredict */
 				}
 			}
 			size_t nbytes = (ncell * ly.cb + 7) / 8;
@@ -634,6 +663,7 @@ static int sk_decode(const struct gw_frame_info *h, const uint8_t *params,
 			gw_db_iter_init(&it, p, (uint32_t)gn, 0, 0);
 			const uint8_t *cells = p + used;
 			uint64_t t = cols_of(gn, ly.c1024);
+			uint64_t flip = gw_xxh3_u32_flip(ly.seed);
 			for (uint64_t x = 0; x < gn; x++) {
 				uint64_t rel = gw_db_iter_next(&it);
 				float v;
@@ -641,7 +671,7 @@ static int sk_decode(const struct gw_frame_info *h, const uint8_t *params,
 					v = NAN;
 				} else {
 					unsigned qi = 0;
-					uint64_t hh = ly.cb ? key_hash(rel, ly.seed) : 0;
+					uint64_t hh = ly.cb ? key_hash(rel, flip) : 0;
 					for (unsigned r = 0; r < ly.rows && ly.cb; r++)
 						qi = GW_MAX(qi, get_cell(cells, ((uint64_t)r * t +
 								  col_of(hh, r, t)) * ly.cb, ly.cb));

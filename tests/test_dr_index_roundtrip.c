@@ -17,6 +17,7 @@
 #include <xxhash.h>
 
 #include "../codec/deepreduce/dr.h"
+#include "../codec/xxh3_u32.h"
 
 static const struct dr_index_ops *const lossless[] = {
 	&dr_index_raw, &dr_index_delta, &dr_index_rle, &dr_index_bloom,
@@ -473,7 +474,63 @@ static void test_hash_vector(void **state)
 	GW_CHECK(enc[12] == bits, "filter byte 0x%02x, expected 0x%02x", enc[12], bits);
 }
 
+/* The codecs' XXH3 of a u32 written out (codec/xxh3_u32.h) is the
+ * library's, for any word and seed. */
+static void test_xxh3_u32(void **state)
+{
+	(void)state;
+	gw_test_rng r = {0x1234567};
+	for (unsigned i = 0; i < 100000; i++) {
+		uint64_t seed = i < 4 ? (uint64_t[]){0, 1, UINT32_MAX, UINT64_MAX}[i]
+				      : gw_test_rand(&r);
+		uint32_t x = i % 7 == 0 ? i : (uint32_t)gw_test_rand(&r);
+		uint8_t le[4];
+		gw_test_st32(le, x);
+		GW_CHECK(gw_xxh3_u32(x, gw_xxh3_u32_flip(seed)) == XXH3_64bits_withSeed(le, 4, seed),
+			 "x %u seed %llu", x, (unsigned long long)seed);
+	}
+}
+
+/* Bloom P0 hands back, while encoding, exactly the positions its decoder
+ * yields (deepreduce.c then skips the decode), or says it did not when
+ * they do not fit. */
+static void test_handed_back(void **state)
+{
+	(void)state;
+	gw_test_rng r = {99};
+	static const double fprs[] = {0.001, 0.01, 0.1, 0.6};
+	for (unsigned t = 0; t < 200; t++) {
+		uint32_t span = 1 + (uint32_t)(gw_test_rand(&r) % 5000);
+		uint32_t *off = malloc(span * sizeof(*off)), n = 0;
+		uint32_t dens = 1 + (uint32_t)(gw_test_rand(&r) % 16);
+		for (uint32_t x = 0; x < span; x++)
+			if (gw_test_rand(&r) % dens == 0)
+				off[n++] = x;
+		if (!n)
+			off[n++] = span - 1;
+		uint32_t *got = malloc(span * sizeof(*got)), *want = malloc(span * sizeof(*want));
+		uint8_t *sec = malloc(4 * (size_t)span + 64);
+		bool ok = false;
+		uint32_t cap = t % 3 == 0 ? n : span;   /* sometimes too small */
+		struct dr_index_cfg cfg = {.fpr = fprs[t % 4], .policy = DR_P0,
+					   .seed = (uint32_t)gw_test_rand(&r), .pos = got,
+					   .pos_cap = cap, .pos_got = &ok};
+		uint32_t nv;
+		int len = dr_index_bloom.encode(off, n, span, &cfg, sec, 4 * (size_t)span + 64, &nv);
+		GW_CHECK(len > 0, "encode %d", len);
+		GW_OK_CALL(dr_index_bloom.decode(sec, (size_t)len, span, nv, want));
+		GW_CHECK(ok == (nv <= cap), "handed back %d with %u of room %u", ok, nv, cap);
+		GW_CHECK(!ok || memcmp(got, want, nv * sizeof(*got)) == 0, "positions differ");
+		free(off);
+		free(got);
+		free(want);
+		free(sec);
+	}
+}
+
 GW_TEST_MAIN("dr_index_roundtrip", 0,
+	     cmocka_unit_test(test_xxh3_u32),
+	     cmocka_unit_test(test_handed_back),
 	     cmocka_unit_test(test_synthetic),
 	     cmocka_unit_test(test_spam_windows),
 	     cmocka_unit_test(test_lossy_policies),

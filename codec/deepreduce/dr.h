@@ -17,6 +17,7 @@
 #ifndef GW_DR_H
 #define GW_DR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +63,15 @@ struct dr_index_cfg {
 	unsigned hashes;     /* bloom: k in 1..DR_HASHES_MAX, 0 = from fpr */
 	unsigned policy;     /* bloom: enum dr_policy */
 	uint32_t seed;       /* bloom: hash seed and the P1/P2 draw */
+	/* Optional, encoder side: room for pos_cap positions. An index codec
+	 * that finds, while encoding, the positions its decoder will yield
+	 * (bloom P0 queries the whole span to count them, with the decoder's
+	 * own code) writes them there when they fit and sets *pos_got, so
+	 * that the caller need not decode the section it just wrote. Left
+	 * NULL, or *pos_got false: the caller decodes. */
+	uint32_t *pos;
+	uint32_t pos_cap;
+	bool *pos_got;
 };
 
 struct dr_index_ops {

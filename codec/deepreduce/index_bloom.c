@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw_hash.h"
+#include "gw_cpu.h"
+
+#include "../xxh3_u32.h"
 
 #include "../codec_internal.h"
 #include "dr.h"
@@ -47,6 +49,7 @@ struct bloom {
 	unsigned k;
 	uint32_t seed;
 	uint64_t minv;       /* fastmod's constant for m */
+	uint64_t flip;       /* the hash's seed part (xxh3_u32.h) */
 };
 
 uint32_t dr_bloom_bits(uint32_t n, double fpr)
@@ -67,34 +70,38 @@ unsigned dr_bloom_hashes(double fpr)
 	return k < 1.0 ? 1u : k > (double)DR_HASHES_MAX ? DR_HASHES_MAX : (unsigned)k;
 }
 
-static inline bool bit_at(const uint64_t *w, uint64_t b)
+static inline unsigned bit_at(const uint64_t *w, uint64_t b)
 {
-	return (w[b >> 6] >> (b & 63)) & 1;
+	return (unsigned)(w[b >> 6] >> (b & 63)) & 1u;
 }
 
 /* a mod m, exactly, for any 32-bit a and 2 <= m < 2^32, by a multiply
  * instead of a division (Lemire, Kaser & Kurz, "Faster remainder by
  * direct computation", 2019): the division's latency was most of a
- * query's. */
+ * query's. The 64 x 32-bit high product is taken in two 32 x 32-bit
+ * halves rather than through __int128, so that a loop of them
+ * vectorizes: floor(l m / 2^64) = (lh m + (ll m >> 32)) >> 32 for
+ * l = lh 2^32 + ll, and the sum stays below 2^64. */
+static inline uint32_t fastmod_mv(uint64_t minv, uint32_t m, uint32_t a)
+{
+	uint64_t l = minv * a;
+	return (uint32_t)(((l >> 32) * m + (((l & 0xffffffffu) * m) >> 32)) >> 32);
+}
+
 static inline uint32_t fastmod(const struct bloom *f, uint32_t a)
 {
-#ifdef __SIZEOF_INT128__
-	return (uint32_t)(((unsigned __int128)(f->minv * a) * f->m) >> 64);
-#else
-	return a % f->m;
-#endif
+	return fastmod_mv(f->minv, f->m, a);
 }
 
 static void bloom_init(struct bloom *f)
 {
 	f->minv = UINT64_MAX / f->m + 1;
+	f->flip = gw_xxh3_u32_flip(f->seed);
 }
 
 static inline uint64_t hash(const struct bloom *f, uint32_t x)
 {
-	uint8_t le[4];
-	gw_st32(le, x);
-	return gw_xxh3_short(le, 4, f->seed);
+	return gw_xxh3_u32(x, f->flip);
 }
 
 /* b_0 and the step of x's progression: (h1 + i h2) mod m is stepped as
@@ -107,34 +114,70 @@ static inline void first_bit(const struct bloom *f, uint32_t x, uint64_t *b,
 	*step = fastmod(f, (uint32_t)(h >> 32) | 1u);
 }
 
-/* Which of the offsets x0 .. x0 + cnt - 1 (cnt <= 64) are positive, as a
- * mask. Level by level over the block rather than offset by offset: the
- * first probe of all 64 is computed without a branch, and only the
- * survivors (about half at each level) go on, so the early exit does not
- * cost a mispredicted branch per offset. */
-static uint64_t query_block(const struct bloom *f, uint32_t x0, unsigned cnt)
+/* The first bit and the step of offsets x0 .. x0 + cnt - 1 (x = NULL)
+ * or of x[0..cnt): b[t] = h1 mod m, step[t] = (h2 | 1) mod m. No branch
+ * and no table, so the hashes and the remainders vectorize; the copy for
+ * this CPU is picked at run time (GW_ISA_LOOP), every copy giving the
+ * same integers. */
+static inline void first_bits_body(uint64_t flip, uint64_t minv, uint32_t m,
+				   const uint32_t *x, uint32_t x0, unsigned cnt,
+				   uint32_t *restrict b, uint32_t *restrict step)
 {
-	uint32_t b[64], h2[64];
-	uint64_t live = 0;
 	for (unsigned t = 0; t < cnt; t++) {
-		uint64_t h = hash(f, x0 + t);
-		b[t] = fastmod(f, (uint32_t)h);
-		h2[t] = (uint32_t)(h >> 32) | 1u;
-		live |= (uint64_t)bit_at(f->w, b[t]) << t;
+		uint64_t h = gw_xxh3_u32(x ? x[t] : x0 + t, flip);
+		b[t] = fastmod_mv(minv, m, (uint32_t)h);
+		step[t] = fastmod_mv(minv, m, (uint32_t)(h >> 32) | 1u);
 	}
-	if (live && f->k > 1)
-		for (uint64_t l = live; l; l &= l - 1) {
-			unsigned t = (unsigned)__builtin_ctzll(l);
-			h2[t] = fastmod(f, h2[t]);   /* from here on: the step */
-		}
-	for (unsigned i = 1; i < f->k && live; i++)
-		for (uint64_t l = live; l; l &= l - 1) {
-			unsigned t = (unsigned)__builtin_ctzll(l);
-			uint64_t j = (uint64_t)b[t] + h2[t];
+}
+
+GW_ISA_LOOP(first_bits,
+	    (uint64_t flip, uint64_t minv, uint32_t m, const uint32_t *x, uint32_t x0,
+	     unsigned cnt, uint32_t *restrict b, uint32_t *restrict step),
+	    (flip, minv, m, x, x0, cnt, b, step))
+
+/* Which of the offsets x0 .. x0 + cnt - 1 (cnt <= 64) are positive, as a
+ * mask; `known` marks offsets known to be positive (the encoder's own
+ * keys: a Bloom filter has no false negatives), which are not probed.
+ * Level by level over the block rather than offset by offset: the first
+ * probe of all 64 is computed without a branch, and only the survivors
+ * (about half at each level) go on, kept as a list compacted without a
+ * branch (the next slot is overwritten unless the bit is set), so the
+ * early exit does not cost a mispredicted branch per offset. */
+static uint64_t query_block(const struct bloom *f, uint32_t x0, unsigned cnt,
+			    uint64_t known)
+{
+	uint32_t b[64], step[64];
+	first_bits(f->flip, f->minv, f->m, NULL, x0, cnt, b, step);
+	uint64_t live = 0;
+	for (unsigned t = 0; t < cnt; t++)
+		live |= (uint64_t)bit_at(f->w, b[t]) << t;
+	live &= ~known;
+	if (!live || f->k == 1)
+		return live | known;
+	uint32_t lb[64], ls[64];
+	uint8_t lt[64];
+	unsigned nl = 0;
+	for (uint64_t l = live; l; l &= l - 1) {
+		unsigned t = (unsigned)__builtin_ctzll(l);
+		lt[nl] = (uint8_t)t;
+		lb[nl] = b[t];
+		ls[nl++] = step[t];
+	}
+	for (unsigned i = 1; i < f->k && nl; i++) {
+		unsigned keep = 0;
+		for (unsigned u = 0; u < nl; u++) {
+			uint64_t j = (uint64_t)lb[u] + ls[u];
 			j -= j >= f->m ? f->m : 0;
-			b[t] = (uint32_t)j;
-			live &= ~((uint64_t)!bit_at(f->w, j) << t);
+			lt[keep] = lt[u];
+			lb[keep] = (uint32_t)j;
+			ls[keep] = ls[u];
+			keep += bit_at(f->w, j);
 		}
+		nl = keep;
+	}
+	live = known;
+	for (unsigned u = 0; u < nl; u++)
+		live |= 1ull << lt[u];
 	return live;
 }
 
@@ -162,13 +205,26 @@ static unsigned distinct_bits(const struct bloom *f, uint32_t x,
 
 /* ---- encoder ---------------------------------------------------------- */
 
-/* |P|: the positives of [0, span). */
-static uint32_t count_positives(const struct bloom *f, uint32_t span)
+/* |P|: the positives of [0, span); the first cap of them, ascending, into
+ * pos (NULL: not wanted) — the very positions decode_p0 yields, found by
+ * the same queries. The n inserted offsets off[] are positive without a
+ * probe: with a sparse frame's keys, an eighth of the span here, each of
+ * them would have cost all k probes. */
+static uint32_t count_positives(const struct bloom *f, const uint32_t *off, uint32_t n,
+				uint32_t span, uint32_t *pos, uint32_t cap)
 {
-	uint32_t np = 0;
-	for (uint64_t x = 0; x < span; x += 64)
-		np += (uint32_t)__builtin_popcountll(
-			query_block(f, (uint32_t)x, (unsigned)GW_MIN(64, span - x)));
+	uint32_t np = 0, i = 0;
+	for (uint64_t x = 0; x < span; x += 64) {
+		uint64_t known = 0;
+		for (; i < n && off[i] < x + 64; i++)
+			known |= 1ull << (off[i] - x);
+		uint64_t l = query_block(f, (uint32_t)x, (unsigned)GW_MIN(64, span - x), known);
+		uint32_t c = (uint32_t)__builtin_popcountll(l);
+		if (pos && np + c <= cap)
+			for (uint32_t o = np; l; l &= l - 1)
+				pos[o++] = (uint32_t)x + (uint32_t)__builtin_ctzll(l);
+		np += c;
+	}
 	return np;
 }
 
@@ -196,17 +252,27 @@ static int bloom_encode(const uint32_t *off, uint32_t n, uint32_t span,
 	f.w = calloc(((size_t)m + 63) / 64, sizeof(uint64_t));
 	if (!f.w)
 		return GW_ERR(GW_ENOMEM);
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t b, step;
-		first_bit(&f, off[i], &b, &step);
-		for (unsigned j = 0; j < k; j++) {
-			f.w[b >> 6] |= 1ull << (b & 63);
-			b += step;
-			if (b >= m)
-				b -= m;
-		}
+	/* 64 keys at a time, hash by hash: the hashes vectorize, and the k
+	 * bits of one key are not a chain of dependent steps. */
+	for (uint32_t i = 0; i < n; i += 64) {
+		uint32_t b[64], step[64];
+		unsigned cnt = (unsigned)GW_MIN(64, n - i);
+		first_bits(f.flip, f.minv, m, off + i, 0, cnt, b, step);
+		for (unsigned j = 0; j < k; j++)
+			for (unsigned t = 0; t < cnt; t++) {
+				f.w[b[t] >> 6] |= 1ull << (b[t] & 63);
+				uint64_t nb = (uint64_t)b[t] + step[t];
+				b[t] = (uint32_t)(nb - (nb >= m ? m : 0));
+			}
 	}
-	uint32_t np = cfg->policy == DR_P1 ? n : count_positives(&f, span);
+	/* P0's positives are the receiver's positions: handed back when the
+	 * caller has room for them all. */
+	bool give = cfg->policy == DR_P0 && cfg->pos && cfg->pos_got;
+	uint32_t np = cfg->policy == DR_P1 ? n
+		      : count_positives(&f, off, n, span, give ? cfg->pos : NULL,
+					give ? cfg->pos_cap : 0);
+	if (give)
+		*cfg->pos_got = np <= cfg->pos_cap;
 	if (cfg->policy == DR_P2 && (uint64_t)np * k > P2_PAIRS_MAX) {
 		free(f.w);
 		return GW_ERR(GW_EBUDGET);   /* the decoder would refuse it */
@@ -261,7 +327,7 @@ static int decode_p0(const struct bloom *f, uint32_t span, uint32_t count,
 {
 	uint32_t np = 0;
 	for (uint64_t x = 0; x < span; x += 64) {
-		uint64_t l = query_block(f, (uint32_t)x, (unsigned)GW_MIN(64, span - x));
+		uint64_t l = query_block(f, (uint32_t)x, (unsigned)GW_MIN(64, span - x), 0);
 		for (; l; l &= l - 1) {
 			if (np == count)
 				return GW_ERR(GW_ECORRUPT);
@@ -289,7 +355,7 @@ static int positives(const struct bloom *f, uint32_t span, uint32_t **out,
 			}
 			p = q;
 		}
-		uint64_t l = query_block(f, (uint32_t)x, (unsigned)GW_MIN(64, span - x));
+		uint64_t l = query_block(f, (uint32_t)x, (unsigned)GW_MIN(64, span - x), 0);
 		for (; l; l &= l - 1)
 			p[n++] = (uint32_t)x + (uint32_t)__builtin_ctzll(l);
 	}
