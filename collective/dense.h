@@ -5,6 +5,7 @@
 #define GW_COLL_DENSE_H
 
 #include "coll_internal.h"
+#include "coll_window.h"
 
 /* ---- the chunk layout ------------------------------------------------------ *
  * A tensor of dim elements is cut into chunks of chunk_elems; chunk c
@@ -84,6 +85,8 @@ struct dense_worker {
 	uint32_t ring_mask;
 	gw_pkt **txq;
 	uint32_t txq_n;
+	struct coll_window win;    /* self-tuned chunks in flight */
+	uint32_t inflight;         /* sent, no result yet (this call) */
 };
 
 /* ---- the shard's state --------------------------------------------------------- */

@@ -20,6 +20,10 @@
  * The in-flight ring is indexed by chunk: chunks in flight lie within
  * S * window of the oldest chunk without a result (the window rule), so a
  * ring of that many entries never collides. Nothing is allocated per call.
+ *
+ * Within the slots, how many chunks are in flight at once is the
+ * self-tuned window's (coll_window.h): results' round trips and losses
+ * set it, so no one picks a window per link.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +68,7 @@ int dense_comm_init(gw_comm *c, const gw_comm_config *cfg)
 	const gw_coll_job *j = &c->L.job;
 	const char *why = NULL;
 	d->rto_ns = c->rto_min_ns;
+	coll_window_init(&d->win, j->shards, j->window);
 	d->got = malloc(c->L.chunks);
 	d->shorts = malloc((size_t)c->L.chunks * sizeof(*d->shorts));
 	uint32_t inflight = (uint32_t)GW_MIN((uint64_t)j->shards * j->window,
@@ -121,7 +126,7 @@ static int may_send(const gw_comm *c, const struct call *k)
 	const struct dense_worker *d = c->eng;
 	const gw_coll_job *j = &c->L.job;
 	uint32_t ch = k->next;
-	if (ch - k->lo > d->ring_mask)
+	if (ch - k->lo > d->ring_mask || !coll_window_allows(&d->win, d->inflight))
 		return 0;
 	if (coll_local_of(&c->L, ch) < j->window)
 		return 1;
@@ -221,6 +226,7 @@ static int fill_one(gw_comm *c, struct call *k, uint64_t now)
 	struct flight *f = &d->ring[ch & d->ring_mask];
 	*f = (struct flight){.pkt = p, .sent_ns = now, .chunk = ch, .queued = 1};
 	d->txq[d->txq_n++] = p;
+	d->inflight++;
 	c->st.chunks_sent++;
 	return 1;
 }
@@ -357,8 +363,12 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	}
 	struct flight *f = &d->ring[ch & d->ring_mask];
 	if (ch < k->next && f->pkt && f->chunk == ch) {
-		if (f->tx == 1)
-			rtt_sample(c, gw_now_ns() - f->sent_ns);
+		d->inflight--;
+		if (f->tx == 1) {
+			uint64_t now = gw_now_ns();
+			rtt_sample(c, now - f->sent_ns);
+			coll_window_sample(&d->win, now - f->sent_ns, d->srtt_ns, now);
+		}
 		d->done_sent_ns = GW_MAX(d->done_sent_ns, f->sent_ns);
 	}
 	if (!mine) {
@@ -432,7 +442,7 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 	d->grad = grad;
 	memset(out, 0, dim * sizeof(float));
 	memset(d->got, 0, L->chunks);
-	d->nshort = d->left_out = 0;
+	d->nshort = d->left_out = d->inflight = 0;
 
 	struct call k = {.out = out};
 	uint64_t now = gw_now_ns(), end = now + c->timeout_ns;
@@ -498,6 +508,8 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 				if (f->pkt && f->chunk == ch && !f->queued && !d->got[ch] &&
 				    f->tx && now - f->sent_ns >= rto) {
 					fired += d->done_sent_ns <= f->sent_ns;
+					if (d->done_sent_ns > f->sent_ns)
+						coll_window_loss(&d->win, f->sent_ns, now);
 					retransmit(c, f, now);
 				}
 			}
@@ -542,6 +554,7 @@ out:
 		c->round++;   /* late packets of this round are stale now */
 		return rc;
 	}
+	coll_window_trace(&d->win, c->rank, c->round);
 	qsort(d->shorts, d->nshort, sizeof(*d->shorts), cmp_u32);
 	if (info) {
 		*info = (gw_allreduce_info){.round = c->round, .chunks = L->chunks,
