@@ -1,13 +1,15 @@
 """The runs of bench/allreduce.sh, which parses the command line and says
 what they measure: per path, the star of scripts/netns-star.sh at its
-rate, the window sweep, gradwire through gw-launch and MPI through
+rate, gradwire through gw-launch (the window tuned by the protocol;
+with --window-check also hand-picked fixed windows to compare) and MPI through
 bench/mpi_netns.sh, each run bounded in time. Every run leaves its files
 in a folder from which allreduce_report.py makes the JSON object (stdout,
 and --out) and the table (stderr).
 
-    python3 bench/allreduce.py BUILD_DIR ELEMS QUICK OUTFILE   (from the source root)
+    python3 bench/allreduce.py BUILD_DIR ELEMS QUICK OUTFILE WCHECK   (from the source root)
 
-QUICK is 1 for --quick, else 0; OUTFILE is "" without --out.
+QUICK is 1 for --quick, else 0; OUTFILE is "" without --out; WCHECK is 1
+for --window-check.
 """
 import json
 import os
@@ -24,6 +26,11 @@ PROG = "bench/allreduce.sh"
 STAR = "scripts/netns-star.sh"
 NLEAF = 4
 CODECS = ["raw", "int8", "3lc"]
+# Slots per shard, the most a worker's self-tuned window reaches
+# (collective/coll_window.h); the same on every path.
+WINDOW = 256
+# --window-check: the hand-picked windows (GW_COLL_WINDOW=fixed) the
+# tuned one is compared with, raw at the largest W.
 WINDOWS = {"memif": [64, 256, 512], "netns": [16, 32, 64, 256]}
 NET_OPTS = ["--opts", "payload=8972"]
 RING_ENV = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
@@ -47,14 +54,14 @@ def star_id():
 
 
 class Bench:
-    def __init__(self, build, elems, out):
+    def __init__(self, build, elems, out, wcheck=False):
         self.build, self.elems, self.out = build, elems, out
         self.launch = os.path.join(build, "apps", "gw-launch")
         self.worker = os.path.join(build, "apps", "gw-allreduce")
         self.child = None
         self.star = None   # the inode of the star this path made
         self.notes = []
-        self.window_use = {}
+        self.wcheck = wcheck
         if not os.access(os.path.join(build, "bench", "mpi_allreduce"), os.X_OK):
             self.mpi_note = os.path.join(build, "bench", "mpi_allreduce") + " not built"
         elif not shutil.which("mpirun"):
@@ -125,7 +132,7 @@ class Bench:
                         "by someone else, during or before this run\n")
             log("WARNING: %s: the star is not the one this path made (torn down or replaced)" % rid)
 
-    def gw(self, rid, path, link, w, codec, n, rounds, win, tmo, extra=()):
+    def gw(self, rid, path, link, w, codec, n, rounds, win, tmo, extra=(), fixed=False):
         opts = ["--dim", str(n), "--up", codec, "--down", codec, "--window", str(win)] + list(extra)
         log("[%s] gradwire %s W=%d %s (%s, %d rounds)" % (path, link, w, codec, " ".join(opts),
                                                           rounds))
@@ -134,7 +141,8 @@ class Bench:
         cmd = [self.launch, "--link", link, "--workers", str(w), "--quiet",
                "--logs", os.path.join(self.out, rid), "--timeout", str(tmo)] + opts + [
                "--", self.worker, "--no-verify", "--rounds", str(rounds), "--json"]
-        rc, wall = self.run(cmd, os.devnull, os.path.join(self.out, rid + ".err"), tmo)
+        env = dict(os.environ, GW_COLL_WINDOW="fixed") if fixed else None
+        rc, wall = self.run(cmd, os.devnull, os.path.join(self.out, rid + ".err"), tmo, env)
         if link == "netns":
             self.snap(rid + ".net1.json")
             self.star_check(rid)
@@ -164,12 +172,12 @@ class Bench:
                     rounds=reps, rc=rc, timeout_s=tmo, wall_s=wall,
                     options=" ".join("%s=%s" % kv for kv in env.items()))
 
-    def sweep(self, key, path, link, w, n, rounds, tmo, extra=()):
-        """The window for every cell of KEY: raw at each window, then
-        allreduce_report.SWEEP_RULE."""
+    def window_check(self, key, path, link, w, n, rounds, tmo, extra=()):
+        """Raw at each hand-picked window with tuning off, to set beside
+        the tuned cell of the same W (allreduce_report.window_check)."""
         for win in WINDOWS[link]:
-            self.gw("sweep.%s.%d" % (key, win), path, link, w, "raw", n, rounds, win, tmo, extra)
-        return allreduce_report.sweep_window(self.out, key)
+            self.gw("wcheck.%s.%d" % (key, win), path, link, w, "raw", n, rounds, win, tmo, extra,
+                    fixed=True)
 
     def path(self, path, wlist):
         rate = [] if path == "unlimited" else [path]
@@ -183,35 +191,29 @@ class Bench:
         tmo, n = timeout_for(path, self.elems), self.elems
         rounds, reps = (3, 2) if path == "100mbit" else (4, 3)
         if path == "unlimited":
-            win = {"memif": self.sweep("unlimited_memif", path, "memif", 2, n, 4, tmo),
-                   "netns": self.sweep("unlimited_netns", path, "netns", 2, n, 4, tmo, NET_OPTS)}
-            self.window_use["unlimited_memif"] = "every memif cell"
-            self.window_use["unlimited_netns"] = "every netns cell on the unlimited star"
             links, transports = ["memif", "netns"], ["shm", "netns"]
         else:
-            # Limited: at the largest W, and at 100 Mbit/s on a quarter of
-            # the tensor to keep it short.
-            sn, sr = (((n // 4 + 39) // 40 * 40), 3) if path == "100mbit" else (n, 4)
-            win = {"netns": self.sweep(path + "_netns", path, "netns", wlist[-1], sn, sr, tmo,
-                                       NET_OPTS)}
-            self.window_use[path + "_netns"] = "every cell at " + path
             links, transports = ["netns"], ["netns"]
         for w in wlist:
             for link in links:
                 for c in CODECS:
                     self.gw("gw.%s.%s.%d.%s" % (path, link, w, c), path, link, w, c, n, rounds,
-                            win[link], tmo, NET_OPTS if link == "netns" else ())
+                            WINDOW, tmo, NET_OPTS if link == "netns" else ())
             for v in ("default", "ring"):
                 for tr in transports:
                     self.mpi("mpi.%s.%s.%d.%s" % (path, tr, w, v), path, tr, w, v, n, reps, tmo)
+        if self.wcheck:
+            for link in links:
+                self.window_check("%s_%s" % (path, link), path, link, wlist[-1], n, rounds, tmo,
+                                  NET_OPTS if link == "netns" else ())
 
 
-def main(build, elems, quick, outfile):
+def main(build, elems, quick, outfile, wcheck):
     t_start = time.time()
     load0 = [float(x) for x in open("/proc/loadavg").read().split()[:3]]
     wlist = [2] if quick else [2, 4]
     out = tempfile.mkdtemp(prefix="gw-bench-ar.")
-    b = Bench(build, elems, out)
+    b = Bench(build, elems, out, wcheck)
     def on_term(*_):
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, on_term)
@@ -225,10 +227,12 @@ def main(build, elems, quick, outfile):
             "netns runs pass --opts payload=8972 (9000-byte packets on the MTU-9000 veths); "
             "--mtu 9000 alone would change nothing: it only lowers the UDP backend's 1472-byte "
             "default",
-            "windows tried: %s on memif, %s on the star (a window whose bytes take longer to "
-            "drain through a limited link than the worker's RTO, at most 200 ms, re-sends what "
-            "is only queued)" % (" ".join(map(str, WINDOWS["memif"])),
-                                 " ".join(map(str, WINDOWS["netns"]))),
+            "window: %d slots per shard on every path; each worker tunes how many chunks it "
+            "keeps in flight (collective/coll_window.h)%s" % (
+                WINDOW, "; --window-check: raw at the largest W with fixed windows %s (memif) "
+                "and %s (star) beside it" % (" ".join(map(str, WINDOWS["memif"])),
+                                             " ".join(map(str, WINDOWS["netns"])))
+                if wcheck else ""),
             "memif runs use 1500-byte packets: the memif PMD refuses --opts mtu=9000 as "
             "gw-launch creates the ports",
             "MPI bytes_per_worker on the star are measured at the hub's ports (IP + TCP headers, "
@@ -239,7 +243,7 @@ def main(build, elems, quick, outfile):
             if shutil.which("mpirun") else None
         meta = {"quick": quick, "elems": elems, "workers": wlist, "codecs": CODECS,
                 "load0": load0, "mpi_version": v.stdout.split("\n")[0] if v else "",
-                "run_seconds": int(time.time() - t_start), "window_use": b.window_use,
+                "run_seconds": int(time.time() - t_start), "window": WINDOW, "window_check": wcheck,
                 "notes": b.notes}
         with open(os.path.join(out, "meta.json"), "w") as f:
             json.dump(meta, f)
@@ -267,4 +271,5 @@ def main(build, elems, quick, outfile):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4]))
+    sys.exit(main(sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4],
+                  len(sys.argv) > 5 and sys.argv[5] == "1"))

@@ -21,10 +21,11 @@
 # 2x MPI on the unlimited path" and "3lc at least 10x MPI on the 1 Gbit/s
 # path" (reported, not asserted). A human table goes to stderr.
 #
-# Usage: bench/allreduce.sh [BUILD_DIR] [--elems N] [--quick] [--out FILE]
+# Usage: bench/allreduce.sh [BUILD_DIR] [--elems N] [--quick] [--out FILE] [--window-check]
 #   --elems N   tensor elements (default 16777216; --quick: 1048576)
 #   --quick     smoke run: 1M elements and W = 2 only
 #   --out FILE  also write the JSON to FILE
+#   --window-check  also the fixed windows, raw at the largest W, per path
 #
 # Timing. gradwire: gw-allreduce --rounds R --no-verify --json; round 0 is
 # a warm-up and dropped; a round takes as long as its slowest worker; the
@@ -40,19 +41,13 @@
 # the star (veth MTU 9000) the netns runs pass --opts payload=8972 for
 # 9000-byte packets (bigger chunks: raw 2200 elements instead of 320).
 # memif stays at 1500 (its PMD refuses a larger frame as gw-launch makes
-# the port). The window (slots per shard) is swept once per path with raw
-# and the winner is used for every cell of that path: on memif over 64, 256
-# and 512 at W = 2; on the star over 16, 32, 64 and 256 — at W = 2 when
-# unlimited, at the largest W when limited, and at 100 Mbit/s with elems / 4
-# to keep it short — picking the fewest retransmissions among the windows
-# within 5% of the fastest, since a short sweep round hides their cost.
-# Windows matter on a limited star: 64 slots of 9000-byte packets are 46 ms
-# of a 100 Mbit/s link. The worker's RTO used to be capped at 30 ms, which
-# re-sent what was merely queued (22.7k re-sends per worker, a 22 s round
-# instead of 5.5 s at 16M elements, W = 4); it now reaches 200 ms and
-# backs off after a timeout that shows no loss, and a large window on the
-# 1 Gbit/s star still loses packets in the tbf queues (window 256: about
-# 4k re-sends per worker, twice the time of window 64).
+# the port). The window is 256 slots per shard on every path: each worker
+# tunes how many chunks it keeps in flight to the path (delay and loss,
+# collective/coll_window.h), so no window is picked per link any more.
+# --window-check runs, per path, raw at the largest W again with fixed
+# windows (GW_COLL_WINDOW=fixed: memif 64, 256, 512; star 16, 32, 64,
+# 256), and reports the tuned cell against the fastest of them
+# ("window_check"; the target is within 5%).
 #
 # Needs root (namespaces), Open MPI's mpirun and the build's gw-launch,
 # gw-aggregator, gw-allreduce and bench/mpi_allreduce. Run nothing else
@@ -63,7 +58,7 @@
 # and bench/allreduce_report.py the JSON object and the table.
 source "$(dirname "$0")/lib.sh"
 elems="" out=""
-bench_args "elems= quick out=" "$@"
+bench_args "elems= quick out= window-check" "$@"
 if [ -z "$elems" ]; then
   if [ "$quick" = 1 ]; then elems=1048576; else elems=16777216; fi
 fi
@@ -72,4 +67,4 @@ if ! [[ $elems =~ ^[0-9]{4,10}$ ]] || [ "$elems" -lt 1000 ] || [ "$elems" -gt 10
 fi
 bench_need "$build/apps/gw-launch" "$build/apps/gw-aggregator" "$build/apps/gw-allreduce"
 bench_root
-exec python3 -B bench/allreduce.py "$build" "$elems" "$quick" "$out"
+exec python3 -B bench/allreduce.py "$build" "$elems" "$quick" "$out" "$window_check"

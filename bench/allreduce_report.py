@@ -16,9 +16,8 @@ import re
 import statistics
 import sys
 
-SWEEP_RULE = ("the fewest retransmissions, then the smallest window, among those within 5% of the "
-              "fastest (retransmitted chunks are link bytes wasted, which a short "
-              "sweep round hides)")
+SWEEP_RULE = ("the tuned window's cell (raw, same W, window %s slots as cap) against the fastest "
+              "of the fixed windows (GW_COLL_WINDOW=fixed); the issue's target: within 5%%")
 
 
 class Runs:
@@ -140,21 +139,9 @@ class Runs:
 
 
 def choose(tried):
-    """tried: window -> cell; the window SWEEP_RULE picks, or None."""
+    """tried: window -> cell; the fastest hand-picked window, or None."""
     ok = {int(w): c for w, c in tried.items() if "seconds" in c}
-    if not ok:
-        return None
-    fast = min(c["seconds"] for c in ok.values())
-    near = [w for w, c in ok.items() if c["seconds"] <= 1.05 * fast]
-    return min(near, key=lambda w: (ok[w].get("retransmitted") or 0, w))
-
-
-def sweep_window(out, key):
-    """The window sweep KEY's runs so far pick (64 when none succeeded)."""
-    runs = Runs(out)
-    tried = {r["id"].rsplit(".", 1)[1]: runs.gw_cell(r) for r in runs.rows()
-             if r["id"].startswith("sweep.%s." % key)}
-    return choose(tried) or 64
+    return min(ok, key=lambda w: (ok[w]["seconds"], w)) if ok else None
 
 
 def best(cells):
@@ -220,13 +207,13 @@ def report(out):
            "paths": {p: {"rate": None if p == "unlimited" else p,
                          "gradwire": {}, "mpi": {}, "ratios": {}}
                      for p in ("unlimited", "1gbit", "100mbit")},
-           "window_sweep": {}}
+           "window": meta.get("window"), "window_check": {}}
     for r in runs.rows():
         p = res["paths"][r["path"]]
-        if r["kind"] == "gw" and r["id"].startswith("sweep"):
+        if r["kind"] == "gw" and r["id"].startswith("wcheck"):
             key = "%s_%s" % (r["path"], r["via"])
             c = runs.gw_cell(r)
-            sw = res["window_sweep"].setdefault(key, {
+            sw = res["window_check"].setdefault(key, {
                 "link": r["via"], "W": r["W"], "codec": r["variant"], "elems": r["elems"],
                 "rounds": r["rounds"], "tried": {}})
             win = re.search(r"--window (\d+)", r["options"]).group(1)
@@ -239,10 +226,18 @@ def report(out):
         else:
             p["mpi"].setdefault(r["via"], {}).setdefault(
                 "W%d" % r["W"], {})["mpi_" + r["variant"]] = runs.mpi_cell(r)
-    for key, sw in res["window_sweep"].items():
-        sw["chosen"] = choose(sw["tried"])
-        sw["rule"] = SWEEP_RULE
-        sw["used_for"] = meta["window_use"].get(key, "")
+    for key, sw in res["window_check"].items():
+        win = choose(sw["tried"])
+        tuned = res["paths"][key.split("_")[0]]["gradwire"].get(sw["link"], {}).get(
+            "W%d" % sw["W"], {}).get("raw", {})
+        sw["best_fixed"] = win
+        sw["tuned"] = ({"seconds": tuned["seconds"], "retransmitted": tuned.get("retransmitted")}
+                       if "seconds" in tuned else {"error": tuned.get("error", "no run")})
+        if win is not None and "seconds" in tuned:
+            r = tuned["seconds"] / sw["tried"][str(win)]["seconds"]
+            sw["tuned_over_best_fixed"] = round(r, 3)
+            sw["within_5pct"] = r <= 1.05
+        sw["rule"] = SWEEP_RULE % meta.get("window")
     ratios(res, meta)
     res["targets"] = {
         "raw_ge_2x_mpi_unlimited": target(
@@ -281,12 +276,15 @@ def table(res, meta, e=sys.stderr):
     print("\nallreduce of %d float32 (%.1f MB), W in %s, %s" % (
         meta["elems"], 4 * meta["elems"] / 1e6, meta["workers"],
         "quick run" if meta["quick"] else "full run"), file=e)
-    for key, sw in res["window_sweep"].items():
-        print("window sweep %s (W=%d %s, %d elems): %s -> %s" % (
+    for key, sw in res["window_check"].items():
+        print("window check %s (W=%d %s, %d elems): fixed %s; tuned %s -> %s x the best" % (
             key, sw["W"], sw["codec"], sw["elems"],
             ", ".join("%s: %s" % (w, "%.3f s %s retx" % (v["seconds"], v.get("retransmitted"))
                                   if "seconds" in v else "error")
-                      for w, v in sw["tried"].items()), sw["chosen"]), file=e)
+                      for w, v in sw["tried"].items()),
+            "%.3f s %s retx" % (sw["tuned"]["seconds"], sw["tuned"].get("retransmitted"))
+            if "seconds" in sw["tuned"] else "error",
+            sw.get("tuned_over_best_fixed", "-")), file=e)
     for pname, p in res["paths"].items():
         if not p["gradwire"] and not p["mpi"]:
             continue

@@ -40,12 +40,12 @@ declare -A wl_opts=(
   [logreg]="--model logreg --batch 100 --lr 0.05 --l2 1e-6 --evals 4"
 )
 declare -A wl_epochs=([mlp]=4 [logreg]=2)
-# The window (chunks in flight per worker) fits the link: a window's worth
-# queued in tbf must drain well inside the worker's retransmission timeout
-# (it follows the measured round trip, up to 200 ms, and backs off after a
-# timeout that shows no loss: collective/worker.c), or a slow link turns
-# into retransmissions.
-declare -A window=([10mbit]=8 [100mbit]=16 [1gbit]=64)
+# The window: 256 slots per shard at every rate. How many chunks each
+# worker keeps in flight is tuned by the protocol to the link (delay and
+# loss, collective/coll_window.h); it used to be picked per rate here (8,
+# 16 and 64) so that a window's worth queued in tbf drained well inside
+# the worker's retransmission timeout.
+window=256
 
 codec_opts() {  # NAME -> gw-train options
   case $1 in
@@ -87,7 +87,7 @@ for rate in "${rates[@]}"; do
       echo "== $wl, $rate, $codec" >&2
       t0=$(date +%s.%N)
       # shellcheck disable=SC2046
-      "$train" --link netns --workers $W --window "${window[$rate]:-64}" \
+      "$train" --link netns --workers $W --window "$window" \
         ${wl_opts[$wl]} $(codec_opts "$codec") "${run[@]}" --json >"$f.tmp"
       mv "$f.tmp" "$f"
       echo "   $(tail -n 1 "$f")" >&2
@@ -143,7 +143,7 @@ out.append("""## Setup
 - Every other codec trains at least as many epochs as raw and at most twice as many, and stops at the first evaluation that reaches the target after that minimum. Its final accuracy is therefore measured after no fewer epochs than raw's.
 - Time to target is the training time at the first evaluation that reaches the target. Speedup is raw's time to the target divided by the codec's.
 - These epoch counts keep the slowest cell, logreg with raw at 10 Mbit/s, under two minutes (90 s measured): 24 steps, each moving 4 MB up and 4 MB down per worker. The whole run then takes under 5 minutes, well inside the 30 allowed, and leaves room to raise the epochs.
-- The window is the number of chunks a worker keeps in flight. It is 8 at 10 Mbit/s, 16 at 100 Mbit/s and 64 at 1 Gbit/s. This keeps a window's worth of packets queued in tbf short next to the worker's retransmission timeout, which follows the measured round trip (up to 200 ms) and backs off after a timeout that shows no loss.
+- The window is 256 slots per shard at every rate. How many chunks each worker keeps in flight is tuned by the protocol to the link (delay and loss, collective/coll_window.h), which keeps tbf's queue short next to the worker's retransmission timeout; the timeout follows the measured round trip (up to 200 ms) and backs off after a timeout that shows no loss.
 """)
 verdicts = []
 for wl in workloads:
