@@ -12,6 +12,19 @@
 # stream/raw and dpdk/udp, against the targets stream >= 0.8x raw over
 # memif and DPDK stream >= 5x UDP stream (reported, not asserted).
 #
+# The ceiling, in the same run: DPDK's own dpdk-testpmd (Debian's
+# dpdk-dev) over the same memif, --forward-mode=txonly (memif server,
+# forwarding on lcore 1, as gw-bench's sender) into rxonly (client, on
+# lcore 0, as gw-bench's receiver), 106- and 1514-byte frames (64 and 1472
+# bytes of UDP payload, gw-bench raw's sizes). Its Rx-pps is sampled every
+# second; the first and last samples (ramp, partial) are dropped and the
+# median taken. Targets: gw-bench raw >= 0.9x testpmd at both sizes, the
+# stream (1514 B) >= 0.5x testpmd. The client (rxonly) is stopped first:
+# testpmd's memif server may crash when a client leaves after traffic.
+# The stream decode-accumulates every payload into its tensor, so its
+# memory-side limit is reported too: gw-bench codec's raw decode and
+# memcpy GB/s in the same run, against the stream's payload GB/s.
+#
 # Usage: bench/dataplane.sh [BUILD_DIR] [--duration SEC] [--no-veth]
 #
 # Sizes: raw sends 64-byte payloads and payload_max (the port's MTU - 28);
@@ -116,6 +129,42 @@ memif_runs() {  # MODE TAG APP-ARGS...
 memif_runs raw raw_small --size 64 --duration "$duration"
 runs_after_small memif_runs
 
+# ---- testpmd over the same memif: the ceiling -----------------------------------
+testpmd=$(command -v dpdk-testpmd || true)
+testpmd_note=""
+[ -n "$testpmd" ] || testpmd_note="dpdk-testpmd not found (Debian package dpdk-dev; scripts/install-deps.sh installs it)"
+testpmd_run() {  # TAG FRAME-BYTES
+  local tag=$1 len=$2 sock=$out/memif-tp-$1.sock try
+  local common=(--no-huge --no-pci -m 256 --no-shconf --log-level=lib.eal:error)
+  local pmd=(--nb-cores=1 --auto-start --stats-period 1 --total-num-mbufs=16384)
+  echo "bench/dataplane.sh: testpmd_$tag" >&2
+  for try in 1 2 3; do   # a client that starts too early is refused: try again
+    rm -f "$sock"
+    timeout $((duration + 40)) "$testpmd" -l 0,1 --main-lcore 0 "${common[@]}" \
+      "--file-prefix=${prefix}tt$tag" "--vdev=net_memif0,role=server,socket=$sock,socket-abstract=no" \
+      -- --forward-mode=txonly "--txpkts=$len" "${pmd[@]}" >"$out/tp_$tag.tx" 2>&1 </dev/null &
+    local tpid=$!
+    wait_ready "$sock" "$tpid" || true
+    sleep 1
+    timeout $((duration + 30)) "$testpmd" -l 0,1 --main-lcore 1 "${common[@]}" \
+      "--file-prefix=${prefix}tr$tag" "--vdev=net_memif0,role=client,socket=$sock,socket-abstract=no" \
+      -- --forward-mode=rxonly "${pmd[@]}" >"$out/tp_$tag.rx" 2>&1 </dev/null &
+    local rpid=$!
+    sleep $((duration + 8))   # its EAL start takes seconds; samples come every 1-2 s
+    kill -INT "$rpid" 2>/dev/null || true; wait "$rpid" 2>/dev/null || true
+    kill -INT "$tpid" 2>/dev/null || true; wait "$tpid" 2>/dev/null || true
+    grep -Eq 'Rx-pps: +[1-9]' "$out/tp_$tag.rx" && return 0
+  done
+  echo "bench/dataplane.sh: testpmd_$tag moved nothing in 3 tries:" >&2
+  tail -n 5 "$out/tp_$tag.rx" >&2
+}
+if [ -n "$testpmd" ]; then
+  testpmd_run small 106
+  testpmd_run mtu 1514
+fi
+# The receiver's memory-side work per payload byte, in the same run.
+"$bench" codec --codec raw --synthetic 4194304 --min-time 0.5 --json >"$out/memory.json" 2>/dev/null || true
+
 # ---- AF_XDP (or AF_PACKET) on a veth pair between two namespaces ------------
 veth_driver=none; veth_note=""
 if [ $veth = 1 ]; then
@@ -158,9 +207,21 @@ udp_runs() {  # MODE TAG APP-ARGS...
 udp_runs raw raw_small --size 64 --duration "$duration"
 runs_after_small udp_runs
 
-python3 - "$out" "$veth_driver" "$veth_note" "$has_stream" "$duration" <<'PY'
-import json, os, platform, sys
-out, veth_driver, veth_note, has_stream, duration = sys.argv[1:6]
+python3 - "$out" "$veth_driver" "$veth_note" "$has_stream" "$duration" "$testpmd_note" <<'PY'
+import json, os, platform, re, statistics, sys
+out, veth_driver, veth_note, has_stream, duration, testpmd_note = sys.argv[1:7]
+
+def testpmd(tag, frame):
+    p = os.path.join(out, "tp_%s.rx" % tag)
+    if not os.path.exists(p):
+        return None
+    pps = [int(m.group(1)) for m in re.finditer(r"Rx-pps: +(\d+)", open(p, errors="replace").read())]
+    pps = [x for x in pps if x > 0][1:-1]
+    if not pps:
+        return None
+    return {"mpps": round(statistics.median(pps) / 1e6, 4), "frame_bytes": frame,
+            "payload_bytes": frame - 42, "samples": len(pps),
+            "gbps": round(statistics.median(pps) * (frame - 42) * 8 / 1e9, 3)}
 
 def load(name):
     p = os.path.join(out, name + ".rx")
@@ -202,6 +263,18 @@ for link in ("memif", "veth", "udp"):
             sec[size][v + "_over_raw_mpps"] = ratio(st, raw, "mpps")
             sec[size][v + "_over_raw_gbps"] = ratio(st, raw, "gbps")
     res[{"memif": "dpdk_memif", "veth": "dpdk_veth", "udp": "udp_loopback"}[link]] = sec
+res["testpmd_memif"] = {"small": testpmd("small", 106), "mtu": testpmd("mtu", 1514)}
+if testpmd_note:
+    res["testpmd_memif"]["note"] = testpmd_note
+mp = os.path.join(out, "memory.json")
+if os.path.exists(mp) and os.path.getsize(mp):
+    mj = json.load(open(mp))
+    st = res["dpdk_memif"]["mtu"]["stream"]
+    res["memory"] = {"memcpy_gbytes_s": mj["memcpy_gbps"], "raw_decode_gbytes_s": mj["decode_gbps"],
+                     "stream_mtu_payload_gbytes_s": round(st["gbps"] / 8, 3) if st else None,
+                     "stream_over_decode": round(st["gbps"] / 8 / mj["decode_gbps"], 3) if st else None,
+                     "note": "the stream's receiver reads each payload and adds it into the "
+                             "tensor (raw decode-accumulate): that rate bounds it"}
 res["dpdk_veth"]["driver"] = veth_driver
 if veth_note:
     res["dpdk_veth"]["note"] = veth_note
@@ -226,7 +299,17 @@ def target(v, bound):
                    ratios["mtu_dpdk_over_udp_%s_gbps" % v]}
     got = [x for x in vals.values() if x is not None]
     return {"met": all(x >= bound for x in got) if got else None, "values": vals}
+tp = res["testpmd_memif"]
+for size in ("small", "mtu"):
+    ratios["memif_%s_raw_over_testpmd_mpps" % size] = ratio(res["dpdk_memif"][size]["raw"], tp[size], "mpps")
+ratios["memif_mtu_stream_over_testpmd_mpps"] = ratio(res["dpdk_memif"]["mtu"]["stream"], tp["mtu"], "mpps")
 res["targets"] = {}
+got = [ratios["memif_%s_raw_over_testpmd_mpps" % s] for s in ("small", "mtu")]
+res["targets"]["raw_ge_0.9x_testpmd"] = {
+    "met": all(x is not None and x >= 0.9 for x in got) if any(x is not None for x in got) else None,
+    "values": {"small": got[0], "mtu": got[1]}}
+x = ratios["memif_mtu_stream_over_testpmd_mpps"]
+res["targets"]["stream_mtu_ge_0.5x_testpmd"] = {"met": None if x is None else x >= 0.5, "values": {"mtu": x}}
 for v in ("stream", "stream_preencoded"):
     res["targets"]["%s_ge_0.8x_raw_over_memif" % v] = target(v, 0.8)
     res["targets"]["dpdk_%s_ge_5x_udp" % v] = target(v, 5.0)

@@ -14,6 +14,7 @@ PKGS=(
   libzstd-dev                      # zstd baseline in gw-bench
   zlib1g-dev libgsl-dev libsodium-dev
   libdpdk-dev libnuma-dev libibverbs-dev librdmacm-dev
+  dpdk-dev                         # dpdk-testpmd: bench/dataplane.sh's ceiling
   iproute2
   openmpi-bin libopenmpi-dev       # MPI_Allreduce baseline (bench/mpi_allreduce.c)
   libopenblas-dev libjansson-dev   # gw-train's MLP (sgemm), MNIST's JSON
