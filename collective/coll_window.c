@@ -13,13 +13,13 @@ void coll_window_init(struct coll_window *w, uint32_t shards, uint32_t slots_per
 {
 	memset(w, 0, sizeof(*w));
 	w->cap = (double)shards * slots_per_shard;
-	w->floor = shards > 2 ? shards : 2;
+	w->floor = shards > 4 ? shards : 4;
 	if (w->floor > w->cap)
 		w->floor = w->cap;
 	const char *env = getenv("GW_COLL_WINDOW");
 	w->fixed = env && !strcmp(env, "fixed");
 	w->trace = env && !strcmp(env, "trace");
-	/* Slow start from two chunks per shard: a few round trips reach any
+	/* Slow start from twice the floor: a few round trips reach any
 	 * window the slots allow. */
 	w->cwnd = w->fixed ? w->cap : 2 * w->floor < w->cap ? 2 * w->floor : w->cap;
 	w->slow_start = true;
@@ -33,21 +33,22 @@ static void clamp(struct coll_window *w)
 		w->cwnd = w->cap;
 }
 
-void coll_window_sample(struct coll_window *w, uint64_t rtt_ns, uint64_t srtt_ns, uint64_t now)
+void coll_window_sample(struct coll_window *w, uint64_t rtt_ns, uint64_t now)
 {
 	if (w->fixed || !rtt_ns)
 		return;
 	if (!w->base_ns || rtt_ns < w->base_ns)
 		w->base_ns = rtt_ns;
+	/* Its own smoothed RTT (RFC 6298's 1/8), of the samples it is given:
+	 * a queue that builds up raises it for good, while one sample
+	 * delayed by a process waiting for a core (2 cores, W + 1 processes)
+	 * does not. */
+	w->srtt_ns = w->srtt_ns ? (7 * w->srtt_ns + rtt_ns) / 8 : rtt_ns;
 	uint64_t allow = w->base_ns > COLL_WINDOW_QDELAY_NS ? w->base_ns : COLL_WINDOW_QDELAY_NS;
-	uint64_t target = w->base_ns + allow;
-	/* The smoothed RTT, not the sample, is held to the target: a queue
-	 * that builds up raises it for good, while one sample delayed by a
-	 * process waiting for a core (2 cores, W + 1 processes) does not. */
-	uint64_t d = srtt_ns ? srtt_ns : rtt_ns;
+	uint64_t target = w->base_ns + allow, d = w->srtt_ns;
 	if (d <= target) {
 		w->cwnd += w->slow_start ? 1.0 : 1.0 / w->cwnd;
-	} else if (now - w->cut_ns >= srtt_ns) {
+	} else if (now - w->cut_ns >= d) {
 		double f = 1.0 - BETA * (double)(d - target) / (double)d;
 		w->cwnd *= f < 1.0 - MAX_DELAY_CUT ? 1.0 - MAX_DELAY_CUT : f;
 		w->cut_ns = now;

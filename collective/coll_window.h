@@ -2,7 +2,7 @@
  * no result yet), tuned to the path by the protocol rather than picked
  * per link by hand. The job's `window` (slots per shard) stays what the
  * shards allocate and what makes slot reuse safe; this window lives
- * inside it, between `floor` (one chunk per shard, at least 2) and
+ * inside it, between `floor` (one chunk per shard, at least 4) and
  * shards x window.
  *
  * Delay-based, after Swift (Kumar et al., SIGCOMM 2020): a smoothed round
@@ -34,6 +34,7 @@ struct coll_window {
 	double cwnd;             /* chunks in flight allowed */
 	double floor, cap;
 	uint64_t base_ns;        /* smallest round trip seen (0: none) */
+	uint64_t srtt_ns;        /* smoothed round trip of the samples */
 	uint64_t cut_ns;         /* last decrease */
 	bool slow_start;
 	bool fixed;              /* tuning off: cwnd == cap */
@@ -54,8 +55,13 @@ static inline bool coll_window_allows(const struct coll_window *w, uint32_t infl
 {
 	return (double)inflight < w->cwnd;
 }
-/* A result of a chunk sent once, after rtt_ns; srtt_ns the smoothed RTT. */
-void coll_window_sample(struct coll_window *w, uint64_t rtt_ns, uint64_t srtt_ns, uint64_t now);
+/* A result of a chunk sent once, after rtt_ns. The caller leaves out
+ * chunks sent before the call's first result came back: their round trip
+ * holds the workers' skew at the start of a call (a shard sums nothing
+ * until the slowest worker starts), which is compute, not a queue; in
+ * training, where every step is a small call, it drove the window to
+ * its floor and serialised the chunks of a step. */
+void coll_window_sample(struct coll_window *w, uint64_t rtt_ns, uint64_t now);
 /* GW_COLL_WINDOW=trace: one line on stderr naming rank and round. */
 void coll_window_trace(const struct coll_window *w, unsigned rank, uint32_t round);
 /* A chunk sent at sent_ns was lost (later ones came back, it timed out). */

@@ -87,6 +87,7 @@ struct dense_worker {
 	uint32_t txq_n;
 	struct coll_window win;    /* self-tuned chunks in flight */
 	uint32_t inflight;         /* sent, no result yet (this call) */
+	uint64_t first_result_ns;  /* this call's first result came (0: none) */
 };
 
 /* ---- the shard's state --------------------------------------------------------- */

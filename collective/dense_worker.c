@@ -364,11 +364,14 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	struct flight *f = &d->ring[ch & d->ring_mask];
 	if (ch < k->next && f->pkt && f->chunk == ch) {
 		d->inflight--;
+		uint64_t now = gw_now_ns();
 		if (f->tx == 1) {
-			uint64_t now = gw_now_ns();
 			rtt_sample(c, now - f->sent_ns);
-			coll_window_sample(&d->win, now - f->sent_ns, d->srtt_ns, now);
+			if (d->first_result_ns && f->sent_ns >= d->first_result_ns)
+				coll_window_sample(&d->win, now - f->sent_ns, now);
 		}
+		if (!d->first_result_ns)
+			d->first_result_ns = now;
 		d->done_sent_ns = GW_MAX(d->done_sent_ns, f->sent_ns);
 	}
 	if (!mine) {
@@ -443,6 +446,7 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 	memset(out, 0, dim * sizeof(float));
 	memset(d->got, 0, L->chunks);
 	d->nshort = d->left_out = d->inflight = 0;
+	d->first_result_ns = 0;
 
 	struct call k = {.out = out};
 	uint64_t now = gw_now_ns(), end = now + c->timeout_ns;
