@@ -55,6 +55,7 @@ struct tg_state {
 	float m;                 /* tensor scale: max finite |x| */
 	double inv24;            /* 2^24 / m, or 0 if m == 0 */
 	uint64_t key;            /* random stream key of (seed, tensor) */
+	bool all_finite;         /* no frame of this tensor is poisoned */
 };
 
 /* Trit digit (q + 1) of value x whose stream counter is z: the draw is the
@@ -137,6 +138,7 @@ static int tg_begin(gw_encoder *enc)
 		c = var > 0 ? (float)(clip * sqrt(var)) : 0.0f;
 	}
 	memcpy(&s->m, &mo.maxbits, 4);
+	s->all_finite = mo.count == enc->total;
 	if (c > 0.0f && c < s->m)
 		s->m = c;
 	s->inv24 = s->m > 0.0f ? 0x1p24 / (double)s->m : 0.0;
@@ -254,7 +256,9 @@ static int tg_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 
 	const float *x = enc->src + p;
 	uint32_t bad = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	/* The statistics' pass counted the finite values: only a tensor with
+	 * some that are not needs each frame checked. */
+	for (uint32_t i = 0; !s->all_finite && i < n; i++) {
 		uint32_t u;
 		memcpy(&u, &x[i], 4);
 		bad |= (u & 0x7fffffffu) >= 0x7f800000u;   /* NaN or +-Inf */
