@@ -112,7 +112,9 @@ struct dense_agg {
 	uint32_t nslots, local_chunks;
 	struct copy *copies;
 	gw_encoder *down;
-	float *ef_down, *acc, *tmp;
+	gw_ef *ef_down;            /* lossy downlink: local chunks' errors */
+	gw_ef **ef_views;          /* per local chunk, into ef_down */
+	float *acc;
 };
 
 /* The engine's halves (dense.c puts them in coll_dense_engine). */

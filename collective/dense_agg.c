@@ -41,7 +41,10 @@ void dense_agg_fini(gw_agg *a)
 			GW_FREE_ALL(g->copies[i].seen, g->copies[i].acked, g->copies[i].parts,
 				    g->copies[i].res);
 	gw_encoder_free(g->down);
-	GW_FREE_ALL(g->copies, g->ef_down, g->acc, g->tmp, g);
+	for (uint32_t i = 0; g->ef_views && i < g->local_chunks; i++)
+		gw_ef_free(g->ef_views[i]);
+	gw_ef_free(g->ef_down);
+	GW_FREE_ALL(g->copies, g->ef_views, g->acc, g);
 	a->eng = NULL;
 }
 
@@ -56,10 +59,9 @@ int dense_agg_init(gw_agg *a, const gw_agg_config *cfg)
 	g->nslots = j->window;
 	g->local_chunks = coll_shard_chunks(&a->L, a->shard);
 	g->copies = calloc(2u * g->nslots, sizeof(*g->copies));
-	g->tmp = malloc(j->chunk_elems * sizeof(float));
 	g->acc = malloc(j->chunk_elems * sizeof(float));
 	g->down = coll_encoder(j->down_codec, cfg->job.down_params, j->chunk_elems, &why);
-	if (!g->copies || !g->tmp || !g->acc || !g->down)
+	if (!g->copies || !g->acc || !g->down)
 		return GW_ERR(GW_ENOMEM);
 	for (uint32_t i = 0; i < 2 * g->nslots; i++) {
 		struct copy *cp = &g->copies[i];
@@ -71,10 +73,21 @@ int dense_agg_init(gw_agg *a, const gw_agg_config *cfg)
 		if (!cp->seen || !cp->acked || !cp->parts || !cp->res)
 			return GW_ERR(GW_ENOMEM);
 	}
-	if (gw_codec_caps(j->down_codec) & GW_CODEC_LOSSY) {
-		g->ef_down = calloc((size_t)g->local_chunks * j->chunk_elems, sizeof(float));
-		if (!g->ef_down && g->local_chunks)
+	/* A view per local chunk of one buffer: the downlink encoder feeds
+	 * back into it itself (fused where the codec fuses), in the pass that
+	 * encodes the sum, instead of a decode and a subtraction after it. */
+	if ((gw_codec_caps(j->down_codec) & GW_CODEC_LOSSY) && g->local_chunks) {
+		g->ef_down = gw_ef_create((uint64_t)g->local_chunks * j->chunk_elems);
+		g->ef_views = calloc(g->local_chunks, sizeof(*g->ef_views));
+		if (!g->ef_down || !g->ef_views)
 			return GW_ERR(GW_ENOMEM);
+		for (uint32_t i = 0; i < g->local_chunks; i++) {
+			uint32_t c = i * j->shards + a->shard;
+			g->ef_views[i] = gw_ef_view(g->ef_down, (uint64_t)i * j->chunk_elems,
+						    coll_chunk_len(&a->L, c));
+			if (!g->ef_views[i])
+				return GW_ERR(GW_ENOMEM);
+		}
 	}
 	return GW_OK;
 }
@@ -93,27 +106,36 @@ static int finalize(gw_agg *a, struct copy *cp)
 	const struct coll_layout *L = &a->L;
 	uint32_t len = coll_chunk_len(L, cp->chunk);
 	uint64_t base = (uint64_t)cp->chunk * L->job.chunk_elems;
-	float *e = g->ef_down ? g->ef_down + (size_t)coll_local_of(L, cp->chunk) *
-				L->job.chunk_elems : NULL;
-	/* 0 + g0 + g1 + ... in rank order, as an in-process sum would. */
+	/* 0 + g0 + g1 + ... in rank order, as an in-process sum would; the
+	 * first part seen is added to 0 as it is copied (0 + -0 is +0). The
+	 * downlink error is added by the encoder: fl(sum + e) encoded, and e
+	 * left as that minus what the frame decodes to, the bits of doing it
+	 * here (test_error_feedback holds every codec to them). */
 	float *sum = g->acc;
-	memset(sum, 0, len * sizeof(float));
+	int first = 1;
 	for (uint32_t w = 0; w < L->job.workers; w++) {
 		if (!(cp->seen[w / 8] >> (w % 8) & 1))
 			continue;
 		const float *part = cp->parts + (size_t)w * L->job.chunk_elems;
-		for (uint32_t i = 0; i < len; i++)
-			sum[i] += part[i];
+		if (first)
+			for (uint32_t i = 0; i < len; i++)
+				sum[i] = 0.0f + part[i];
+		else
+			for (uint32_t i = 0; i < len; i++)
+				sum[i] += part[i];
+		first = 0;
 	}
-	if (e)
-		for (uint32_t i = 0; i < len; i++)
-			sum[i] += e[i];
+	if (first)
+		memset(sum, 0, len * sizeof(float));
 	uint8_t *frame = cp->res + GW_PKT_HDR_LEN + L->bitmap_len;
 	uint32_t room = a->res_room - coll_overhead(L, 1);
 	/* Sparse frames count keys from the chunk's start (§5.7). */
 	gw_tensor t = {.id = 0, .dim = len, .values = sum,
 		       .base = L->dense.sparse[1] ? 0 : base};
-	int rc = gw_encode_begin(g->down, &t);
+	int rc = g->ef_views ? gw_encoder_set_ef(g->down, g->ef_views[coll_local_of(L, cp->chunk)])
+			     : GW_OK;
+	if (rc == GW_OK)
+		rc = gw_encode_begin(g->down, &t);
 	int n = rc < 0 ? rc : gw_encode_next(g->down, frame, room);
 	uint8_t none[GW_BUDGET_MIN];
 	if (n > 0 && gw_encode_next(g->down, none, sizeof(none)) != 0)
@@ -121,14 +143,6 @@ static int finalize(gw_agg *a, struct copy *cp)
 	if (n <= 0) {
 		gw_encode_abandon(g->down);
 		return n < 0 ? n : GW_ERR(GW_ESTATE);
-	}
-	if (e) {
-		memset(g->tmp, 0, len * sizeof(float));
-		rc = coll_decode_chunk(L, 1, frame, (uint32_t)n, g->tmp, cp->chunk);
-		if (rc < 0)
-			return rc;
-		for (uint32_t i = 0; i < len; i++)
-			e[i] = sum[i] - g->tmp[i];
 	}
 	memcpy(cp->res + GW_PKT_HDR_LEN, cp->seen, L->bitmap_len);
 	gw_pkt_hdr h = {.type = GW_PKT_RESULT, .sack_len = (uint8_t)L->bitmap_len,
