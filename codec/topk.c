@@ -80,6 +80,23 @@ static void *grow(void *p, uint64_t *cap, uint64_t want, size_t elem)
 	return q;
 }
 
+/* Room for nsel selected entries and values and nmag ranks; on failure
+ * what was grown stays owned by s. */
+static int grow_all(struct tk_state *s, uint64_t nsel, uint64_t nmag)
+{
+	void *q;
+	if (!(q = grow(s->sel, &s->sel_cap, nsel, sizeof(uint64_t))))
+		return GW_ERR(GW_ENOMEM);
+	s->sel = q;
+	if (!(q = grow(s->val, &s->val_cap, nsel, sizeof(float))))
+		return GW_ERR(GW_ENOMEM);
+	s->val = q;
+	if (!(q = grow(s->mag, &s->mag_cap, nmag, sizeof(uint32_t))))
+		return GW_ERR(GW_ENOMEM);
+	s->mag = q;
+	return GW_OK;
+}
+
 /* The exact top k of the nc candidates (in index order in sel, val and
  * mag, every value ranking above them left out), selected in place with
  * topk's tie rule; non-finite ones restart their buffer slot at 0. */
@@ -130,19 +147,10 @@ static int tk_begin(gw_encoder *enc)
 	float *e = gw_ef_data(enc->ef);
 	const float *g = enc->src;
 	uint64_t cap = enc->sparse ? 0 : gw_filter_cap(n, k);
-	void *q;
 	if (cap) {
 		/* The candidates live in sel, val and mag; selected in place. */
-		uint64_t want = cap > k ? cap : k;
-		if (!(q = grow(s->sel, &s->sel_cap, want, sizeof(uint64_t))))
+		if (grow_all(s, cap > k ? cap : k, cap) < 0)
 			return GW_ERR(GW_ENOMEM);
-		s->sel = q;
-		if (!(q = grow(s->val, &s->val_cap, want, sizeof(float))))
-			return GW_ERR(GW_ENOMEM);
-		s->val = q;
-		if (!(q = grow(s->mag, &s->mag_cap, cap, sizeof(uint32_t))))
-			return GW_ERR(GW_ENOMEM);
-		s->mag = q;
 		int64_t nc = gw_filter_dense(g, e, n, k, s->sel, s->val, s->mag, cap);
 		if (nc >= 0) {
 			enc->total = take_candidates(s, e, (uint64_t)nc, k);
@@ -153,15 +161,8 @@ static int tk_begin(gw_encoder *enc)
 			g = e;
 		e = NULL;
 	}
-	if (!(q = grow(s->mag, &s->mag_cap, n, sizeof(uint32_t))))
+	if (grow_all(s, k, n) < 0)
 		return GW_ERR(GW_ENOMEM);
-	s->mag = q;
-	if (!(q = grow(s->sel, &s->sel_cap, k, sizeof(uint64_t))))
-		return GW_ERR(GW_ENOMEM);
-	s->sel = q;
-	if (!(q = grow(s->val, &s->val_cap, k, sizeof(float))))
-		return GW_ERR(GW_ENOMEM);
-	s->val = q;
 
 	/* Fold the feedback (e <- g + e, the corrected value, for now) and
 	 * rank every value, histogramming the top 11 bits of the ranks into
