@@ -19,6 +19,8 @@
  * is the error accumulation v (the mass check holds with --momentum 0).
  */
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,7 @@
 struct opts {
 	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round, lag_ms;
 	const char *aggs, *dump, *check;
-	bool have_rank, verify, json;
+	bool have_rank, verify, json, host_shard;
 	gw_endpoint shard[GW_COLL_SHARDS_MAX];
 	unsigned nshard;
 };
@@ -66,6 +68,8 @@ static void usage(FILE *f)
 "  --rto-us US        retransmission timeout (default 5000)\n"
 "  --first-round R    round number of the first call (default 0)\n"
 "  --lag-ms MS        wait MS before each call: a straggler (default 0)\n"
+"  --host-shard       also serve shard R (this rank) on a thread, at its --agg\n"
+"                     endpoint (udp backend): co-located shards, S = W\n"
 "  --json             one JSON object per round\n\n");
 	cli_job_usage(f);
 }
@@ -242,7 +246,7 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		{"rank", 1, 0, 'r'}, {"agg", 1, 0, 'a'}, {"rounds", 1, 0, 'R'},
 		{"seed", 1, 0, 's'}, {"no-verify", 0, 0, 'V'}, {"dump", 1, 0, 'd'},
 		{"check", 1, 0, 'c'}, {"timeout-ms", 1, 0, 't'}, {"rto-us", 1, 0, 'o'},
-		{"first-round", 1, 0, 'f'}, {"lag-ms", 1, 0, 'L'},
+		{"first-round", 1, 0, 'f'}, {"lag-ms", 1, 0, 'L'}, {"host-shard", 0, 0, 'H'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
 	int ac = c->args.argc, opt, li;
@@ -294,6 +298,9 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		case 'j':
 			o->json = true;
 			break;
+		case 'H':
+			o->host_shard = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -335,6 +342,65 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 			o->nshard, (unsigned long long)(c->shards ? c->shards : 1));
 		return -1;
 	}
+	if (o->host_shard && o->rank >= o->nshard) {
+		fprintf(stderr, "gw-allreduce: --host-shard: rank %llu has no shard of its own "
+			"(%u shards)\n", (unsigned long long)o->rank, o->nshard);
+		return -1;
+	}
+	if (o->host_shard && c->backend && strcmp(c->backend, "udp")) {
+		fprintf(stderr, "gw-allreduce: --host-shard: the udp backend only (a %s "
+			"dataplane is opened once per process)\n", c->backend);
+		return -1;
+	}
+	return 0;
+}
+
+/* --host-shard: shard `rank` of the job, co-located as gw_member's are:
+ * its own UDP dataplane bound to its --agg endpoint, served on a thread
+ * while this thread is the worker. After the last round it serves on
+ * until SHARD_LINGER_MS pass without a packet: another worker may still
+ * miss a result it holds, and re-sends within its RTO (at most 1 s with
+ * backoff), so the shard must outlive its own worker's calls. */
+#define SHARD_LINGER_MS 1500u
+
+struct shard_thread {
+	gw_agg *agg;
+	pthread_t tid;
+	volatile sig_atomic_t stop;
+	int rc;
+	bool started, owns;   /* owns a chunk: workers will send to it */
+};
+
+static void *serve_shard(void *arg)
+{
+	struct shard_thread *t = arg;
+	t->rc = gw_agg_serve(t->agg, &t->stop, SHARD_LINGER_MS);
+	return NULL;
+}
+
+static int host_shard(const struct cli *c, const struct opts *o, const gw_coll_job *job,
+		      gw_dp **sdp, struct shard_thread *t)
+{
+	gw_dp_config cfg = {.backend = "udp", .pool = (uint32_t)c->pool,
+			    .local = o->shard[o->rank], .opts = c->dp_opts};
+	int rc = gw_dp_open(&cfg, sdp);
+	if (rc < 0) {
+		fprintf(stderr, "gw-allreduce: --host-shard: cannot open its dataplane: %s: %s\n",
+			gw_strerror(rc), gw_error_detail());
+		return -1;
+	}
+	gw_agg_config acfg = {.job = *job, .shard = (uint16_t)o->rank};
+	if (!(t->agg = gw_agg_create(sdp, 1, &acfg))) {
+		fprintf(stderr, "gw-allreduce: --host-shard: %s\n", gw_error_detail());
+		return -1;
+	}
+	int e = pthread_create(&t->tid, NULL, serve_shard, t);
+	if (e) {
+		fprintf(stderr, "gw-allreduce: --host-shard: no thread: %s\n", strerror(e));
+		return -1;
+	}
+	t->started = true;
+	t->owns = (job->dim + job->chunk_elems - 1) / job->chunk_elems > o->rank;
 	return 0;
 }
 
@@ -352,8 +418,9 @@ int main(int argc, char **argv)
 		return rc < 0 ? 2 : rc;
 	}
 	rc = 1;
-	gw_dp *dp = NULL;
+	gw_dp *dp = NULL, *sdp = NULL;
 	gw_comm *comm = NULL;
+	struct shard_thread shard = {0};
 	struct oracle_dense *ref = NULL;
 	struct oracle_sketched *skm = NULL;
 	uint64_t n = c.dim, W = c.workers;
@@ -380,6 +447,8 @@ int main(int argc, char **argv)
 		rc = 2;
 		goto done;
 	}
+	if (o.host_shard && host_shard(&c, &o, &job, &sdp, &shard) < 0)
+		goto done;
 	gw_comm_config cfg = {.job = job, .rank = (uint16_t)o.rank, .shards = o.shard,
 			      .rto_us = (uint32_t)o.rto_us,
 			      .timeout_ms = (uint32_t)o.timeout_ms,
@@ -507,6 +576,20 @@ done:
 	oracle_sketched_free(skm);
 	gw_comm_free(comm);
 	gw_dp_close(dp);
+	/* A failed worker stops its shard at once; otherwise the shard
+	 * lingers until the other workers are quiet (serve_shard). */
+	if (shard.started) {
+		if (rc != 0 || !shard.owns)
+			shard.stop = 1;
+		pthread_join(shard.tid, NULL);
+		if (shard.rc < 0 && rc == 0) {
+			fprintf(stderr, "gw-allreduce: --host-shard: the shard failed: %s\n",
+				gw_strerror(shard.rc));
+			rc = 1;
+		}
+	}
+	gw_agg_free(shard.agg);
+	gw_dp_close(sdp);
 	cli_mpi_finalize();
 	return rc;
 }

@@ -38,6 +38,8 @@ expect gw-allreduce --rank "${W[@]}" --rank 2
 expect gw-allreduce --agg --rank 0 --workers 2 --dim 1000 --local 127.0.0.1:0
 expect gw-allreduce --agg "${W[@]}" --agg nowhere
 expect gw-allreduce --agg "${W[@]}" --shards 2
+expect gw-allreduce --host-shard --rank 1 --workers 2 --dim 1000 --agg 127.0.0.1:9 --local 127.0.0.1:0 --host-shard
+expect gw-allreduce --host-shard "${W[@]}" --host-shard --backend dpdk
 expect gw-allreduce --rounds "${W[@]}" --rounds 0
 expect gw-allreduce --timeout-ms "${W[@]}" --timeout-ms 1x
 expect gw-allreduce --dim --rank 0 --workers 2 --agg 127.0.0.1:9 --local 127.0.0.1:0

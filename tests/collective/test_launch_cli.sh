@@ -29,6 +29,9 @@ expect "--agg-args: needs a value" --workers 2 --agg-args
 expect "no worker command" --workers 2
 expect "not found" --workers 2 -- /nonexistent/worker
 expect "unexpected argument 'stray'" --workers 2 stray -- "$w"
+expect --colocate --colocate --link memif --workers 2 -- "$w"
+expect --colocate --colocate --workers 3 --shards 2 -- "$w"
+expect --idle-exit --colocate --workers 2 --idle-exit 100 -- "$w"
 
 # --help: exit 0, every option of the parser named.
 help=$("$launch" --help); rc=$?

@@ -55,4 +55,16 @@ grep -q '^{.*"rank":1,' "$dir/r/w.1.out" || bad "--rank-args: rank 1 did not get
 grep -qx "gw-aggregator shard 0: endpoint $(cat "$dir/r/aggs")" "$dir/r/agg.0.out" \
   || bad "agg.0.out lacks the endpoint line of aggs: $(cat "$dir/r/agg.0.out")"
 [ $fail -eq 0 ] && echo "ok: --rank-args 1:--json reached rank 1 only"
+# --colocate: no shard processes; worker R hosts shard R on a thread at
+# an endpoint the launcher picked, and the sums stay bit-exact.
+"$launch" --colocate --workers 3 --dim 30000 --quiet --logs "$dir/c" \
+  -- "$apps/gw-allreduce" --rounds 3 >/dev/null 2>&1 || bad "--colocate job failed"
+IFS=, read -ra cep <"$dir/c/aggs"
+[ ${#cep[@]} -eq 3 ] || bad "--colocate: aggs is '$(cat "$dir/c/aggs")', not 3 endpoints"
+! ls "$dir/c"/agg.* >/dev/null 2>&1 || bad "--colocate: shard processes ran"
+for r in 0 1 2; do
+  n=$(grep -c "^rank $r round .*bit-exact" "$dir/c/w.$r.out")
+  [ "$n" -eq 3 ] || bad "--colocate: w.$r.out has $n of 3 rounds bit-exact"
+done
+[ $fail -eq 0 ] && echo "ok: --colocate: 3 workers hosting their shards on $(cat "$dir/c/aggs"), bit-exact"
 exit $fail
