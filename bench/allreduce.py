@@ -134,16 +134,20 @@ class Bench:
 
     def gw(self, rid, path, link, w, codec, n, rounds, win, tmo, extra=(), fixed=False):
         opts = ["--dim", str(n), "--up", codec, "--down", codec, "--window", str(win)] + list(extra)
+        # netns-colo: the star without shard processes in the hub; worker
+        # R hosts shard R (gw-launch --colocate), as gw_member's shards.
+        colo = link == "netns-colo"
         log("[%s] gradwire %s W=%d %s (%s, %d rounds)" % (path, link, w, codec, " ".join(opts),
                                                           rounds))
-        if link == "netns":
+        if link.startswith("netns"):
             self.snap(rid + ".net0.json")
-        cmd = [self.launch, "--link", link, "--workers", str(w), "--quiet",
+        cmd = [self.launch, "--link", "netns" if colo else link] + (["--colocate"] if colo else []) + [
+               "--workers", str(w), "--quiet",
                "--logs", os.path.join(self.out, rid), "--timeout", str(tmo)] + opts + [
                "--", self.worker, "--no-verify", "--rounds", str(rounds), "--json"]
         env = dict(os.environ, GW_COLL_WINDOW="fixed") if fixed else None
         rc, wall = self.run(cmd, os.devnull, os.path.join(self.out, rid + ".err"), tmo, env)
-        if link == "netns":
+        if link.startswith("netns"):
             self.snap(rid + ".net1.json")
             self.star_check(rid)
         self.record(id=rid, kind="gw", path=path, via=link, W=w, variant=codec, elems=n,
@@ -191,19 +195,19 @@ class Bench:
         tmo, n = timeout_for(path, self.elems), self.elems
         rounds, reps = (3, 2) if path == "100mbit" else (4, 3)
         if path == "unlimited":
-            links, transports = ["memif", "netns"], ["shm", "netns"]
+            links, transports = ["memif", "netns", "netns-colo"], ["shm", "netns"]
         else:
-            links, transports = ["netns"], ["netns"]
+            links, transports = ["netns", "netns-colo"], ["netns"]
         for w in wlist:
             for link in links:
                 for c in CODECS:
                     self.gw("gw.%s.%s.%d.%s" % (path, link, w, c), path, link, w, c, n, rounds,
-                            WINDOW, tmo, NET_OPTS if link == "netns" else ())
+                            WINDOW, tmo, NET_OPTS if link.startswith("netns") else ())
             for v in ("default", "ring"):
                 for tr in transports:
                     self.mpi("mpi.%s.%s.%d.%s" % (path, tr, w, v), path, tr, w, v, n, reps, tmo)
         if self.wcheck:
-            for link in links:
+            for link in (l for l in links if l in WINDOWS):
                 self.window_check("%s_%s" % (path, link), path, link, wlist[-1], n, rounds, tmo,
                                   NET_OPTS if link == "netns" else ())
 
