@@ -168,21 +168,13 @@ static bool lossy_values(const gw_encoder *enc)
 	return v == DR_VALUE_QSGD || v == DR_VALUE_POLY || v == DR_VALUE_DEXP;
 }
 
-/* Key i of a sparse input: gw_tensor_key() inline, as it is read once or
- * more per entry (the call was a twentieth of an encode). */
-static inline uint64_t tkey(const gw_tensor *t, uint64_t i)
-{
-	return t->key_bits == 64 ? ((const uint64_t *)t->keys)[i]
-				 : ((const uint32_t *)t->keys)[i];
-}
-
 /* Corrected value of entry i of the input (before selection). */
 static inline float entry_value(const gw_encoder *enc, uint64_t i)
 {
 	const float *e = gw_ef_data(enc->ef);
 	if (!e)
 		return enc->t.values[i];
-	return enc->sparse ? enc->t.values[i] + e[tkey(&enc->t, i)]
+	return enc->sparse ? enc->t.values[i] + e[gw_tensor_key(&enc->t, i)]
 			   : enc->t.values[i] + e[i];
 }
 
@@ -266,7 +258,7 @@ static void restart_nonfinite(gw_encoder *enc, struct dr_state *s)
 	uint64_t end = enc->pos < enc->total ? s->sel[enc->pos]
 		       : enc->sparse ? enc->t.nnz : enc->t.dim;
 	for (; e && s->swept < end; s->swept++) {
-		uint64_t k = enc->sparse ? tkey(&enc->t, s->swept) : s->swept;
+		uint64_t k = enc->sparse ? gw_tensor_key(&enc->t, s->swept) : s->swept;
 		if (!isfinite(e[k]))
 			e[k] = 0.0f;
 	}
@@ -299,7 +291,7 @@ static int dr_begin(gw_encoder *enc)
 	float *e = gw_ef_data(enc->ef);
 	if (e) {
 		for (uint64_t i = 0; i < n; i++) {
-			uint64_t k = enc->sparse ? tkey(&enc->t, i) : i;
+			uint64_t k = enc->sparse ? gw_tensor_key(&enc->t, i) : i;
 			e[k] += enc->t.values[i];
 		}
 	}
@@ -339,7 +331,7 @@ static int dr_begin(gw_encoder *enc)
 static inline uint64_t sel_key(const gw_encoder *enc, const struct dr_state *s, uint64_t j)
 {
 	uint64_t i = s->sel[j];
-	return enc->sparse ? tkey(&enc->t, i) : i;
+	return enc->sparse ? gw_tensor_key(&enc->t, i) : i;
 }
 
 static int frame_arrays(struct dr_state *s, size_t n)
@@ -382,9 +374,9 @@ static void gather(const gw_encoder *enc, const struct dr_state *s, uint64_t j0,
 			s->val[i] = enc->t.values[key];   /* the input's own value */
 			continue;
 		}
-		while (j < j0 + n && tkey(&enc->t, s->sel[j]) < key)
+		while (j < j0 + n && gw_tensor_key(&enc->t, s->sel[j]) < key)
 			j++;
-		bool hit = j < j0 + n && tkey(&enc->t, s->sel[j]) == key;
+		bool hit = j < j0 + n && gw_tensor_key(&enc->t, s->sel[j]) == key;
 		s->val[i] = hit ? enc->t.values[s->sel[j]] : 0.0f;   /* 0: a false positive */
 	}
 }

@@ -1,12 +1,6 @@
 /* Absolute little-endian key sections of sparse frames. */
 #include "codec_internal.h"
 
-uint64_t gw_tensor_key(const gw_tensor *t, uint64_t i)
-{
-	return t->key_bits == 64 ? ((const uint64_t *)t->keys)[i]
-				 : ((const uint32_t *)t->keys)[i];
-}
-
 void gw_keys_put(uint8_t *dst, const void *keys, uint64_t first, uint32_t n,
 		 unsigned key_bytes)
 {

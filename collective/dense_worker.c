@@ -511,8 +511,9 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 				rto = GW_MIN(rto, FLIGHT_MAX_NS);
 				if (f->pkt && f->chunk == ch && !f->queued && !d->got[ch] &&
 				    f->tx && now - f->sent_ns >= rto) {
-					fired += d->done_sent_ns <= f->sent_ns;
-					if (d->done_sent_ns > f->sent_ns)
+					if (d->done_sent_ns <= f->sent_ns)
+						fired++;
+					else   /* overtaken: lost */
 						coll_window_loss(&d->win, f->sent_ns, now);
 					retransmit(c, f, now);
 				}

@@ -19,6 +19,10 @@
  *    error == corrected input c = g + old error, for every codec — also
  *    when frames are lost and given back with gw_ef_restore(), and when
  *    the tensor is dropped after its first frame with gw_encode_abandon().
+ *  Encoder-side kernels run here on hostile values too (NaN, Inf,
+ *  subnormals, empty tensors): terngrad's statistics pass
+ *  (codec/terngrad_moments.c, folding the error buffer when bit 2 is set)
+ *  on every terngrad input, in the ISA copy the CPU picks.
  *
  * Input layout (missing bytes read as 0):
  *   byte 0     bits 0-1 tensor: 0 dense, 1 sparse 32-bit keys, 2 sparse
