@@ -137,11 +137,15 @@ class Bench:
         # netns-colo: the star without shard processes in the hub; worker
         # R hosts shard R (gw-launch --colocate), as gw_member's shards.
         colo = link == "netns-colo"
+        # memif-sharded: a shard per worker, each worker a memif port per
+        # shard (and each shard one per worker): W x W links.
+        sharded = link == "memif-sharded"
         log("[%s] gradwire %s W=%d %s (%s, %d rounds)" % (path, link, w, codec, " ".join(opts),
                                                           rounds))
         if link.startswith("netns"):
             self.snap(rid + ".net0.json")
-        cmd = [self.launch, "--link", "netns" if colo else link] + (["--colocate"] if colo else []) + [
+        cmd = [self.launch, "--link", "netns" if colo else "memif" if sharded else link] + \
+            (["--colocate"] if colo else []) + (["--shards", str(w)] if sharded else []) + [
                "--workers", str(w), "--quiet",
                "--logs", os.path.join(self.out, rid), "--timeout", str(tmo)] + opts + [
                "--", self.worker, "--no-verify", "--rounds", str(rounds), "--json"]
@@ -195,7 +199,8 @@ class Bench:
         tmo, n = timeout_for(path, self.elems), self.elems
         rounds, reps = (3, 2) if path == "100mbit" else (4, 3)
         if path == "unlimited":
-            links, transports = ["memif", "netns", "netns-colo"], ["shm", "netns"]
+            links = ["memif", "memif-sharded", "netns", "netns-colo"]
+            transports = ["shm", "netns"]
         else:
             links, transports = ["netns", "netns-colo"], ["netns"]
         for w in wlist:

@@ -5,8 +5,11 @@
 # downlink alike), MPI with its default algorithm and with the ring, on
 # three paths:
 #
-#   unlimited  gradwire: gw-launch --link memif (DPDK memif) and --link netns
-#              on the unlimited star of scripts/netns-star.sh; MPI: shared
+#   unlimited  gradwire: gw-launch --link memif (DPDK memif; one shard, and
+#              "memif-sharded": a shard per worker, each worker a memif
+#              port per shard), --link netns on the unlimited star of
+#              scripts/netns-star.sh and --colocate on it ("netns-colo",
+#              a shard in each worker); MPI: shared
 #              memory (bench/mpi_netns.sh --no-netns, the real one-machine
 #              baseline) and TCP across the same star
 #   1gbit      every link of the star limited to 1 Gbit/s each way;

@@ -151,7 +151,7 @@ def best(cells):
 
 def ratios(res, meta):
     # gradwire link -> the MPI transport it is compared with on that path
-    pairs = {"memif": "shm", "netns": "netns", "netns-colo": "netns"}
+    pairs = {"memif": "shm", "memif-sharded": "shm", "netns": "netns", "netns-colo": "netns"}
     for p in res["paths"].values():
         for link, byw in p["gradwire"].items():
             for wk, cells in byw.items():

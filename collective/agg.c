@@ -179,12 +179,11 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 			pending |= a->txq[d].n != 0;
 		if (pending)
 			continue;
-		/* With several ports a sleep on one delays the others: keep it
-		 * short then. */
-		unsigned us = a->ndp > 1 ? COLL_IDLE_WAIT_US / 8 : COLL_IDLE_WAIT_US;
+		/* One wait over every port: a memif shard has one per worker. */
+		unsigned us = COLL_IDLE_WAIT_US;
 		if (tolerant)
 			us = (unsigned)GW_MIN((uint64_t)us, scan_every / 1000u + 1);
-		if (gw_dp_wait(a->dps[0], us) < 0)
+		if (gw_dp_wait_any(a->dps, a->ndp, us) < 0)
 			return GW_ERR(GW_EIO);
 	}
 	return GW_OK;

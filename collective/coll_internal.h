@@ -173,7 +173,9 @@ int coll_no_allreduce_sketched(struct gw_comm *c, const float *grad,
 /* ---- the worker (comm.c) ----------------------------------------------------- */
 
 struct gw_comm {
-	gw_dp *dp;
+	gw_dp *dp;                    /* dps[0]: the one dataplane of most jobs */
+	gw_dp **dps;                  /* ndp = 1, or one per shard */
+	unsigned ndp;
 	struct coll_layout L;
 	uint16_t rank;
 	gw_endpoint *shards;
@@ -186,6 +188,12 @@ struct gw_comm {
 	uint64_t bytes_up, bytes_down, bytes_up_once, bytes_down_once;
 	void *eng;                    /* the engine's state */
 };
+
+/* The dataplane that reaches shard s. */
+static inline gw_dp *coll_dp_to(const gw_comm *c, uint32_t shard)
+{
+	return c->dps[c->ndp > 1 ? shard : 0];
+}
 
 /* ---- the shard (agg.c) ------------------------------------------------------- */
 

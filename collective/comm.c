@@ -13,22 +13,51 @@ void gw_comm_free(gw_comm *c)
 	if (c->L.eng)
 		c->L.eng->comm_fini(c);
 	free(c->shards);
+	free(c->dps);
 	free(c);
 }
 
 gw_comm *gw_comm_create(gw_dp *dp, const gw_comm_config *cfg)
 {
+	return gw_comm_create_ports(&dp, 1, cfg);
+}
+
+gw_comm *gw_comm_create_ports(gw_dp *const *dps, unsigned ndp, const gw_comm_config *cfg)
+{
 	gw__detail_clear();
-	if (!dp || !cfg || !cfg->shards) {
-		gw__detail(GW_EINVAL, "%s: missing", !dp ? "dp" : !cfg ? "cfg" : "shards");
+	if (!dps || !ndp || !cfg || !cfg->shards) {
+		gw__detail(GW_EINVAL, "%s: missing", !dps ? "dps" : !ndp ? "ndp" : !cfg ? "cfg"
+			   : "shards");
+		return NULL;
+	}
+	uint32_t pmax = UINT32_MAX;
+	for (unsigned i = 0; i < ndp; i++) {
+		if (!dps[i]) {
+			gw__detail(GW_EINVAL, "dps[%u]: missing", i);
+			return NULL;
+		}
+		pmax = GW_MIN(pmax, gw_dp_payload_max(dps[i]));
+	}
+	if (ndp != 1 && ndp != cfg->job.shards) {
+		gw__detail(GW_EINVAL, "ndp: %u dataplanes for %u shards (give one, or one "
+			   "per shard)", ndp, cfg->job.shards);
 		return NULL;
 	}
 	gw_comm *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->dp = dp;
+	c->dps = malloc(ndp * sizeof(*c->dps));
+	if (!c->dps) {
+		free(c);
+		gw__detail(GW_ENOMEM, "out of memory");
+		return NULL;
+	}
+	memcpy(c->dps, dps, ndp * sizeof(*dps));
+	c->ndp = ndp;
+	c->dp = dps[0];
 	const struct coll_layout *L = &c->L;
-	if (coll_layout_open(&c->L, &cfg->job, gw_dp_payload_max(dp)) < 0) {
+	if (coll_layout_open(&c->L, &cfg->job, pmax) < 0) {
+		free(c->dps);
 		free(c);
 		return NULL;
 	}

@@ -41,6 +41,12 @@ static uint32_t pow2_above(uint32_t v)
 	return r;
 }
 
+/* The dataplane chunk ch goes through: its shard's. */
+static gw_dp *chunk_dp(const gw_comm *c, uint32_t ch)
+{
+	return coll_dp_to(c, coll_shard_of(&c->L, ch));
+}
+
 void dense_comm_fini(gw_comm *c)
 {
 	struct dense_worker *d = c->eng;
@@ -49,7 +55,7 @@ void dense_comm_fini(gw_comm *c)
 	if (d->ring) {
 		for (uint32_t i = 0; i <= d->ring_mask; i++)
 			if (d->ring[i].pkt)
-				gw_dp_free(c->dp, &d->ring[i].pkt, 1);
+				gw_dp_free(chunk_dp(c, d->ring[i].chunk), &d->ring[i].pkt, 1);
 	}
 	gw_encoder_free(d->enc);
 	for (uint32_t i = 0; d->views && i < c->L.chunks; i++)
@@ -185,7 +191,7 @@ static void advance_lo(gw_comm *c, struct call *k)
 	while (k->lo < k->next && d->got[k->lo]) {
 		struct flight *g = &d->ring[k->lo & d->ring_mask];
 		if (g->pkt && g->chunk == k->lo && !g->queued) {
-			gw_dp_free(c->dp, &g->pkt, 1);
+			gw_dp_free(chunk_dp(c, g->chunk), &g->pkt, 1);
 			g->pkt = NULL;
 		}
 		k->lo++;
@@ -198,9 +204,10 @@ static int fill_one(gw_comm *c, struct call *k, uint64_t now)
 {
 	struct dense_worker *d = c->eng;
 	gw_pkt *p;
-	if (gw_dp_alloc(c->dp, &p, 1) != 1)
-		return 0;
 	uint32_t ch = k->next;
+	gw_dp *dp = chunk_dp(c, ch);
+	if (gw_dp_alloc(dp, &p, 1) != 1)
+		return 0;
 	uint32_t room = p->room - GW_PKT_HDR_LEN - (c->L.keyed ? GW_PKT_MAC_LEN : 0);
 	int n = encode_chunk(c, ch, p->data + GW_PKT_HDR_LEN, room);
 	gw_frame_info fi;
@@ -208,14 +215,14 @@ static int fill_one(gw_comm *c, struct call *k, uint64_t now)
 		      coll_frame_of_chunk(&c->L, 0, &fi, ch) < 0))
 		n = GW_ERR(GW_EBUDGET);   /* a frame must be exactly its chunk */
 	if (n <= 0) {
-		gw_dp_free(c->dp, &p, 1);
+		gw_dp_free(dp, &p, 1);
 		return n == 0 ? GW_ERR(GW_ESTATE) : n;
 	}
 	k->next++;
 	if (d->got[ch]) {
 		/* Finished (loss-tolerant) before we sent it: keep the mass. */
 		int rc = restore(c, ch, p->data + GW_PKT_HDR_LEN, (uint32_t)n);
-		gw_dp_free(c->dp, &p, 1);
+		gw_dp_free(dp, &p, 1);
 		advance_lo(c, k);
 		return rc < 0 ? rc : 1;
 	}
@@ -245,32 +252,47 @@ static void retransmit(gw_comm *c, struct flight *f, uint64_t now)
 	c->st.retransmits++;
 }
 
+/* The chunk of a queued UP packet (its field sits at a fixed offset). */
+static uint32_t pkt_chunk(const gw_pkt *p)
+{
+	return gw_ld32(p->data + GW_PKT_OFF_CHUNK);
+}
+
+/* Sends the queue in runs of packets for one dataplane (a worker with a
+ * port per shard); what a device refused stays queued, in order. */
 static int flush(gw_comm *c)
 {
 	struct dense_worker *d = c->eng;
-	if (!d->txq_n)
-		return 0;
-	int n = gw_dp_tx_burst(c->dp, d->txq, d->txq_n);
-	if (n < 0)
-		return n;
-	for (int i = 0; i < n; i++) {
-		c->bytes_up += d->txq[i]->len;
-		/* The chunk field sits at a fixed offset: find its flight. */
-		uint32_t ch = gw_ld32(d->txq[i]->data + GW_PKT_OFF_CHUNK);
-		struct flight *f = &d->ring[ch & d->ring_mask];
-		if (!f->tx)
-			c->bytes_up_once += d->txq[i]->len;
-		f->queued = 0;
-		f->tx++;
-		if (d->got[ch]) {
-			/* Its result came while it waited in the queue. */
-			gw_dp_free(c->dp, &f->pkt, 1);
-			f->pkt = NULL;
+	uint32_t keep = 0, total = 0;
+	for (uint32_t i = 0; i < d->txq_n;) {
+		gw_dp *dp = chunk_dp(c, pkt_chunk(d->txq[i]));
+		uint32_t j = i + 1;
+		while (j < d->txq_n && chunk_dp(c, pkt_chunk(d->txq[j])) == dp)
+			j++;
+		int n = gw_dp_tx_burst(dp, d->txq + i, j - i);
+		if (n < 0)
+			return n;
+		for (uint32_t q = i; q < i + (uint32_t)n; q++) {
+			c->bytes_up += d->txq[q]->len;
+			uint32_t ch = pkt_chunk(d->txq[q]);
+			struct flight *f = &d->ring[ch & d->ring_mask];
+			if (!f->tx)
+				c->bytes_up_once += d->txq[q]->len;
+			f->queued = 0;
+			f->tx++;
+			if (d->got[ch]) {
+				/* Its result came while it waited in the queue. */
+				gw_dp_free(dp, &f->pkt, 1);
+				f->pkt = NULL;
+			}
 		}
+		for (uint32_t q = i + (uint32_t)n; q < j; q++)
+			d->txq[keep++] = d->txq[q];
+		total += (uint32_t)n;
+		i = j;
 	}
-	memmove(d->txq, d->txq + n, (d->txq_n - (uint32_t)n) * sizeof(*d->txq));
-	d->txq_n -= (uint32_t)n;
-	return n;
+	d->txq_n = keep;
+	return (int)total;
 }
 
 /* Takes p out of the transmit queue (it waits there, unsent). */
@@ -393,7 +415,7 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 		if (f->queued)
 			unqueue(c, f->pkt);
 		f->queued = 0;
-		gw_dp_free(c->dp, &f->pkt, 1);
+		gw_dp_free(chunk_dp(c, ch), &f->pkt, 1);
 		f->pkt = NULL;
 	}
 	advance_lo(c, k);
@@ -418,7 +440,7 @@ static void unwind(gw_comm *c, struct call *k)
 		if (!d->got[ch] && d->ef)
 			ef_give_back(c, ch, f->pkt->data + GW_PKT_HDR_LEN,
 				     up_frame_len(c, f->pkt));
-		gw_dp_free(c->dp, &f->pkt, 1);
+		gw_dp_free(chunk_dp(c, ch), &f->pkt, 1);
 		f->pkt = NULL;
 	}
 	d->txq_n = 0;
@@ -474,22 +496,25 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 		if ((rc = flush(c)) < 0)
 			goto out;
 		progress |= rc > 0;
-		int n = gw_dp_rx_burst(c->dp, c->rx, COLL_RX_BURST);
-		if (n < 0) {
-			rc = n;
-			goto out;
-		}
-		for (int i = 0; i < n; i++) {
-			c->bytes_down += c->rx[i]->len;
-			rc = on_result(c, &k, c->rx[i]);
-			if (rc < 0) {
-				gw_dp_free(c->dp, c->rx + i, (unsigned)(n - i));
+		for (unsigned p = 0; p < c->ndp; p++) {
+			gw_dp *dp = c->dps[p];
+			int n = gw_dp_rx_burst(dp, c->rx, COLL_RX_BURST);
+			if (n < 0) {
+				rc = n;
 				goto out;
 			}
-		}
-		if (n > 0) {
-			gw_dp_free(c->dp, c->rx, (unsigned)n);
-			progress = 1;
+			for (int i = 0; i < n; i++) {
+				c->bytes_down += c->rx[i]->len;
+				rc = on_result(c, &k, c->rx[i]);
+				if (rc < 0) {
+					gw_dp_free(dp, c->rx + i, (unsigned)(n - i));
+					goto out;
+				}
+			}
+			if (n > 0) {
+				gw_dp_free(dp, c->rx, (unsigned)n);
+				progress = 1;
+			}
 		}
 		now = gw_now_ns();
 		if (now >= scan_ns) {
@@ -543,7 +568,7 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 		}
 		if (!progress && !d->txq_n) {
 			uint64_t wait = GW_MIN(scan_ns - now, (uint64_t)COLL_IDLE_WAIT_US * 1000u);
-			if (gw_dp_wait(c->dp, (unsigned)(wait / 1000u) + 1u) < 0) {
+			if (gw_dp_wait_any(c->dps, c->ndp, (unsigned)(wait / 1000u) + 1u) < 0) {
 				rc = GW_ERR(GW_EIO);
 				goto out;
 			}

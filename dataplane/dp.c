@@ -109,9 +109,11 @@ int gw_dp_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 
 int gw_dp_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 {
-	if (GW_UNLIKELY(dp->impair != NULL))
-		return gw_impair_rx(dp, pkts, n);
-	return dp->ops->rx_burst(dp, pkts, n);
+	int got = GW_UNLIKELY(dp->impair != NULL) ? gw_impair_rx(dp, pkts, n)
+						  : dp->ops->rx_burst(dp, pkts, n);
+	if (got > 0)
+		dp->last_rx_ns = gw_now_ns();
+	return got;
 }
 
 int gw_dp_wait(gw_dp *dp, unsigned timeout_us)

@@ -3,6 +3,8 @@
 #ifndef GW_DP_INTERNAL_H
 #define GW_DP_INTERNAL_H
 
+#include <stdbool.h>
+
 #include <gw/dataplane.h>
 
 #include "gw_util.h"
@@ -17,6 +19,17 @@ struct gw_dp_ops {
 	int (*tx_burst)(gw_dp *dp, gw_pkt **pkts, unsigned n);
 	int (*rx_burst)(gw_dp *dp, gw_pkt **pkts, unsigned n);
 	int (*wait)(gw_dp *dp, unsigned timeout_us);
+	/* Optional, for gw_dp_wait_any() over several dataplanes (dp_wait.c):
+	 * ready() says whether a packet is waiting now (it may receive it
+	 * into a stash that rx_burst empties first); arm() sets up a wake-up
+	 * and returns a file descriptor that poll() sees readable once a
+	 * packet may have come, or GW_EUNSUPPORTED when the device has none (the
+	 * caller then sleeps in short steps and asks ready()); disarm()
+	 * follows every arm() that returned a descriptor. Without ready and
+	 * arm, gw_dp_wait_any() waits on each dataplane in turn. */
+	bool (*ready)(gw_dp *dp);
+	int (*arm)(gw_dp *dp);
+	void (*disarm)(gw_dp *dp);
 };
 
 /* Every backend's handle begins with this. */
@@ -26,6 +39,9 @@ struct gw_dp {
 	uint32_t payload_max;
 	uint32_t burst;
 	gw_dp_stats stats;
+	/* When rx_burst last returned packets (gw_now_ns; dp.c keeps it):
+	 * gw_dp_wait_any() spins before it sleeps only on an active link. */
+	uint64_t last_rx_ns;
 	/* Set by dp.c after open when impair_* options were given (impair.h);
 	 * backends leave it alone. */
 	struct gw_impair *impair;

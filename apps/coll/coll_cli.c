@@ -263,10 +263,12 @@ int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp)
 	char opts[512];
 	const char *extra = c->dp_opts ? c->dp_opts : "";
 	if (!strcmp(cfg.backend, "dpdk")) {
-		/* One port per worker on an aggregator fed by memif links. */
+		/* A memif link per port: a shard has one per worker, a
+		 * worker one per shard. */
 		snprintf(opts, sizeof(opts), "port=%u%s%s", i, *extra ? "," : "", extra);
 	} else {
-		cfg.local.port = (uint16_t)(cfg.local.port + i);
+		if (cfg.local.port)   /* port 0: each one picked free */
+			cfg.local.port = (uint16_t)(cfg.local.port + i);
 		snprintf(opts, sizeof(opts), "%s", extra);
 	}
 	cfg.opts = *opts ? opts : NULL;

@@ -67,7 +67,8 @@ int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job);
  * job is refused before any process starts. 0, or -1 after printing why. */
 int cli_job_check(struct cli *c);
 
-/* Opens dataplane i (DPDK: port=i; UDP: the --local address, port + i).
+/* Opens dataplane i (DPDK: port=i; UDP: the --local address, port + i,
+ * or a port picked free for port 0).
  * 0 or -1 after printing why. */
 int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp);
 

@@ -33,7 +33,7 @@
 #include "oracle.h"
 
 struct opts {
-	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round, lag_ms;
+	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round, lag_ms, ports;
 	const char *aggs, *dump, *check;
 	bool have_rank, verify, json, host_shard;
 	gw_endpoint shard[GW_COLL_SHARDS_MAX];
@@ -68,6 +68,9 @@ static void usage(FILE *f)
 "  --rto-us US        retransmission timeout (default 5000)\n"
 "  --first-round R    round number of the first call (default 0)\n"
 "  --lag-ms MS        wait MS before each call: a straggler (default 0)\n"
+"  --ports P          dataplanes, one per shard: 1 (default) or --shards;\n"
+"                     dpdk: ports 0..P-1, port s joined to shard s (a memif\n"
+"                     worker has a port per shard)\n"
 "  --host-shard       also serve shard R (this rank) on a thread, at its --agg\n"
 "                     endpoint (udp backend): co-located shards, S = W\n"
 "  --json             one JSON object per round\n\n");
@@ -247,6 +250,7 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		{"seed", 1, 0, 's'}, {"no-verify", 0, 0, 'V'}, {"dump", 1, 0, 'd'},
 		{"check", 1, 0, 'c'}, {"timeout-ms", 1, 0, 't'}, {"rto-us", 1, 0, 'o'},
 		{"first-round", 1, 0, 'f'}, {"lag-ms", 1, 0, 'L'}, {"host-shard", 0, 0, 'H'},
+		{"ports", 1, 0, 'P'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
 	int ac = c->args.argc, opt, li;
@@ -301,6 +305,9 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		case 'H':
 			o->host_shard = true;
 			break;
+		case 'P':
+			ok = app_opt_u64(c->prog, "ports", optarg, 1, GW_COLL_SHARDS_MAX, &o->ports);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -335,6 +342,17 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 	if (o->rank >= c->workers) {
 		fprintf(stderr, "gw-allreduce: --rank: %llu is not below --workers\n",
 			(unsigned long long)o->rank);
+		return -1;
+	}
+	if (o->ports > 1 && o->ports != (c->shards ? c->shards : 1)) {
+		fprintf(stderr, "gw-allreduce: --ports: %llu, but a port per shard is %llu "
+			"(or 1 for all)\n", (unsigned long long)o->ports,
+			(unsigned long long)(c->shards ? c->shards : 1));
+		return -1;
+	}
+	if (o->ports > 1 && o->host_shard) {
+		fprintf(stderr, "gw-allreduce: --ports: a worker with --host-shard has one "
+			"dataplane\n");
 		return -1;
 	}
 	if (o->nshard != (c->shards ? c->shards : 1)) {
@@ -407,7 +425,7 @@ static int host_shard(const struct cli *c, const struct opts *o, const gw_coll_j
 int main(int argc, char **argv)
 {
 	struct cli c = {.prog = "gw-allreduce", .job_id = 1};
-	struct opts o = {.rounds = 3, .seed = 1, .verify = true};
+	struct opts o = {.rounds = 3, .seed = 1, .verify = true, .ports = 1};
 	if (cli_mpi_init(&argc, &argv, c.prog) < 0)
 		return 2;
 	int rc = parse(argc, argv, &c, &o);
@@ -418,7 +436,7 @@ int main(int argc, char **argv)
 		return rc < 0 ? 2 : rc;
 	}
 	rc = 1;
-	gw_dp *dp = NULL, *sdp = NULL;
+	gw_dp *dps[GW_COLL_SHARDS_MAX] = {0}, *dp = NULL, *sdp = NULL;
 	gw_comm *comm = NULL;
 	struct shard_thread shard = {0};
 	struct oracle_dense *ref = NULL;
@@ -431,8 +449,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gw-allreduce: out of memory\n");
 		goto done;
 	}
-	if (cli_open_dp(&c, 0, &dp) < 0)
-		goto done;
+	for (unsigned i = 0; i < o.ports; i++)
+		if (cli_open_dp(&c, i, &dps[i]) < 0)
+			goto done;
+	dp = dps[0];
 	if (c.mpi) {
 		unsigned idx;
 		gw_dp_local(dp, &c.local_ep);   /* the port bound, when asked for 0 */
@@ -453,7 +473,7 @@ int main(int argc, char **argv)
 			      .rto_us = (uint32_t)o.rto_us,
 			      .timeout_ms = (uint32_t)o.timeout_ms,
 			      .first_round = (uint32_t)o.first_round};
-	comm = gw_comm_create(dp, &cfg);
+	comm = gw_comm_create_ports(dps, (unsigned)o.ports, &cfg);
 	if (!comm) {
 		fprintf(stderr, "gw-allreduce: cannot create the communicator: %s\n",
 			gw_error_detail());
@@ -575,7 +595,8 @@ done:
 	oracle_dense_free(ref);
 	oracle_sketched_free(skm);
 	gw_comm_free(comm);
-	gw_dp_close(dp);
+	for (unsigned i = 0; i < GW_COLL_SHARDS_MAX; i++)
+		gw_dp_close(dps[i]);
 	/* A failed worker stops its shard at once; otherwise the shard
 	 * lingers until the other workers are quiet (serve_shard). */
 	if (shard.started) {

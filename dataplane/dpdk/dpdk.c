@@ -157,6 +157,9 @@ const struct gw_dp_ops gw_dp_dpdk_ops = {
 	.tx_burst = gw_dpdk_tx_burst,
 	.rx_burst = gw_dpdk_rx_burst,
 	.wait = gw_dpdk_wait,
+	.ready = gw_dpdk_ready,
+	.arm = gw_dpdk_arm,
+	.disarm = gw_dpdk_disarm,
 };
 GW_DP_BACKEND(gw_dp_dpdk_ops)
 

@@ -106,6 +106,9 @@ bool gw_dpdk_udp_cksum_ok(const struct rte_ipv4_hdr *ip, const struct rte_udp_hd
 int gw_dpdk_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n);
 int gw_dpdk_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n);
 int gw_dpdk_wait(gw_dp *dp, unsigned timeout_us);
+bool gw_dpdk_ready(gw_dp *dp);
+int gw_dpdk_arm(gw_dp *dp);
+void gw_dpdk_disarm(gw_dp *dp);
 /* Validates one received frame and fills its gw_pkt; false: drop it. */
 bool gw_dpdk_rx_parse(struct dpdk_dp *d, struct rte_mbuf *m);
 

@@ -313,6 +313,29 @@ static bool spin(struct dpdk_dp *d, unsigned timeout_us)
 	return false;
 }
 
+/* gw_dp_wait_any(): the rx interrupt's epoll set is the wake-up. */
+bool gw_dpdk_ready(gw_dp *dp)
+{
+	return peek((struct dpdk_dp *)dp);
+}
+
+int gw_dpdk_arm(gw_dp *dp)
+{
+	struct dpdk_dp *d = (struct dpdk_dp *)dp;
+	if (!d->intr)
+		return GW_ERR(GW_EUNSUPPORTED);
+	rte_eth_dev_rx_intr_enable(d->port, 0);
+	return d->epfd;
+}
+
+void gw_dpdk_disarm(gw_dp *dp)
+{
+	struct dpdk_dp *d = (struct dpdk_dp *)dp;
+	struct rte_epoll_event ev[4];
+	rte_epoll_wait(d->epfd, ev, 4, 0);   /* consumes what fired */
+	rte_eth_dev_rx_intr_disable(d->port, 0);
+}
+
 int gw_dpdk_wait(gw_dp *dp, unsigned timeout_us)
 {
 	struct dpdk_dp *d = (struct dpdk_dp *)dp;

@@ -346,6 +346,23 @@ static int udp_wait(gw_dp *dp, unsigned timeout_us)
 	return r < 0 && errno != EINTR ? GW_ERR(GW_EIO) : GW_OK;
 }
 
+/* gw_dp_wait_any(): the socket is its own wake-up. */
+static bool udp_ready(gw_dp *dp)
+{
+	struct pollfd pfd = {.fd = ((struct udp_dp *)dp)->fd, .events = POLLIN};
+	return poll(&pfd, 1, 0) > 0;
+}
+
+static int udp_arm(gw_dp *dp)
+{
+	return ((struct udp_dp *)dp)->fd;
+}
+
+static void udp_disarm(gw_dp *dp)
+{
+	(void)dp;
+}
+
 /* Global, not static: linkers of the static archive name it (-u). */
 const struct gw_dp_ops gw_dp_udp_ops = {
 	.name = "udp",
@@ -356,6 +373,9 @@ const struct gw_dp_ops gw_dp_udp_ops = {
 	.tx_burst = udp_tx_burst,
 	.rx_burst = udp_rx_burst,
 	.wait = udp_wait,
+	.ready = udp_ready,
+	.arm = udp_arm,
+	.disarm = udp_disarm,
 };
 GW_DP_BACKEND(gw_dp_udp_ops)
 

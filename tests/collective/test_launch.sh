@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # gw-launch on one machine: W = 2 and 4 workers and their shard joined by
-# memif (DPDK, no hugepages, no NIC) reach bit-exact results; a launch
+# memif (DPDK, no hugepages, no NIC) reach bit-exact results, and so do 4
+# workers with 2 shards (a memif port per worker on each shard, one per
+# shard on each worker); a launch
 # interrupted with SIGINT leaves no process, memif socket or temp dir
 # behind. Skips (77) without the DPDK backend.
 set -u
@@ -15,14 +17,15 @@ probe=$(timeout 3 "$apps/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shco
 if printf '%s' "$probe" | grep -q "not built\|unsupported\|not supported"; then
   echo "SKIP: this build has no DPDK backend"; exit 77
 fi
-for W in 2 4; do
-  out=$(timeout 120 "$launch" --link memif --workers $W --dim 300000 -- \
+for WS in "2 1" "4 1" "4 2"; do
+  read -r W S <<<"$WS"
+  out=$(timeout 120 "$launch" --link memif --workers $W --shards $S --dim 300000 -- \
         "$apps/gw-allreduce" --rounds 3 2>&1); rc=$?
   n=$(printf '%s\n' "$out" | grep -c bit-exact)
   if [ $rc -ne 0 ] || [ "$n" -ne $((3 * W)) ]; then
-    echo "FAIL: memif W=$W: rc=$rc, $n of $((3 * W)) rounds bit-exact"; printf '%s\n' "$out" | tail -20; fail=1
+    echo "FAIL: memif W=$W S=$S: rc=$rc, $n of $((3 * W)) rounds bit-exact"; printf '%s\n' "$out" | tail -20; fail=1
   else
-    echo "ok: memif W=$W: $n rounds bit-exact"
+    echo "ok: memif W=$W S=$S: $n rounds bit-exact"
   fi
 done
 # Ctrl-C in the middle of a long job: everything goes.

@@ -18,7 +18,7 @@ expect --workers --workers 65 -- "$w"
 expect --workers --workers x -- "$w"
 expect --workers -- "$w"
 expect --link --link pigeon --workers 2 -- "$w"
-expect --shards --link memif --workers 2 --shards 2 -- "$w"
+
 expect --shards --workers 2 --shards 17 -- "$w"
 expect --timeout --workers 2 --timeout 0 -- "$w"
 expect --timeout --workers 2 --timeout 5s -- "$w"

@@ -167,6 +167,12 @@ typedef struct gw_comm_stats {
  * and an error-feedback buffer of job.dim elements for lossy uplink
  * codecs and for loss-tolerant mode. */
 GW_API gw_comm *gw_comm_create(gw_dp *dp, const gw_comm_config *cfg);
+/* The same with a dataplane per shard: dps[s] reaches shard s (ndp =
+ * job.shards), as a memif worker needs, whose every port joins it to one
+ * process; ndp = 1 is gw_comm_create(dps[0], cfg). Packets are sized for
+ * the smallest payload of the ndp. */
+GW_API gw_comm *gw_comm_create_ports(gw_dp *const *dps, unsigned ndp,
+				     const gw_comm_config *cfg);
 GW_API void gw_comm_free(gw_comm *c);              /* accepts NULL */
 
 /* out[0..dim) <- the sum over workers of their (compressed) grad[0..dim).

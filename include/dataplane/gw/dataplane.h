@@ -122,6 +122,15 @@ GW_API int gw_dp_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n);
  * spinning, so more pollers than cores all progress. */
 GW_API int gw_dp_wait(gw_dp *dp, unsigned timeout_us);
 
+/* gw_dp_wait() over dps[0..n), 1 <= n <= GW_DP_WAIT_ANY_MAX: returns when
+ * a packet may be ready on any of them, or after timeout_us. A process
+ * that serves several ports (a shard with a memif port per worker, a
+ * worker with one per shard) sleeps on all at once: one poll() over their
+ * wake-up descriptors where every backend has one, else short sleeps that
+ * look at each in between. */
+#define GW_DP_WAIT_ANY_MAX 64
+GW_API int gw_dp_wait_any(gw_dp *const *dps, unsigned n, unsigned timeout_us);
+
 GW_API void gw_dp_stats_get(const gw_dp *dp, gw_dp_stats *st);
 
 #ifdef __cplusplus

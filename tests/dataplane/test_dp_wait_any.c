@@ -1,0 +1,128 @@
+/* gw_dp_wait_any(): one wait over several dataplanes wakes for a packet on
+ * any of them, not only the first; it falls back to waiting on each in
+ * turn where one is impaired (held packets only its own wait knows); it
+ * refuses a bad list by name. Runs on the UDP backend over 127.0.0.1 in
+ * one process; the memif case runs in tests/collective/test_launch.sh
+ * (a shard with a port per worker, a worker with one per shard). */
+#include <time.h>
+
+#include <gw/dataplane.h>
+
+#include "../gw_test.h"
+
+/* Long enough that a wait that ran out instead of waking is plain. */
+#define LONG_US 10000000u
+
+static gw_dp *open_udp(const char *opts)
+{
+	gw_dp_config c = {.backend = "udp", .opts = opts};
+	gw_endpoint_parse("127.0.0.1:0", &c.local);
+	gw_dp *dp = NULL;
+	int rc = gw_dp_open(&c, &dp);
+	GW_CHECK(rc == 0, "udp open (%s): %s", opts ? opts : "", gw_error_name(rc));
+	return dp;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void send_one(gw_dp *from, gw_dp *to, uint8_t tag)
+{
+	gw_pkt *p;
+	GW_CHECK(gw_dp_alloc(from, &p, 1) == 1, "alloc");
+	p->data[0] = tag;
+	p->len = 1;
+	gw_dp_local(to, &p->peer);
+	GW_CHECK(gw_dp_tx_burst(from, &p, 1) == 1, "tx");
+	gw_dp_free(from, &p, 1);
+}
+
+/* Waits over dps[0..n) and then receives what is on dps[at]: the wait
+ * must have ended because of it, long before LONG_US. */
+static void wait_then_rx(gw_dp **dps, unsigned n, unsigned at, uint8_t tag)
+{
+	double t0 = now_s();
+	int rc = gw_dp_wait_any(dps, n, LONG_US);
+	double waited = now_s() - t0;
+	GW_CHECK(rc == 0, "wait_any: %s", gw_error_name(rc));
+	GW_CHECK(waited < LONG_US * 1e-6 / 2, "slept %.1f s with a packet on dps[%u]", waited,
+		 at);
+	gw_pkt *p = NULL;
+	int got = 0;
+	/* Loopback hands a datagram over at once; the impaired fallback may
+	 * have ended its turn on another port first. */
+	for (int i = 0; i < 1000 && got == 0; i++) {
+		got = gw_dp_rx_burst(dps[at], &p, 1);
+		if (!got)
+			gw_dp_wait_any(dps, n, 1000);
+	}
+	GW_CHECK(got == 1 && p->len == 1 && p->data[0] == tag, "dps[%u] received %d", at, got);
+	gw_dp_free(dps[at], &p, 1);
+}
+
+static void test_wakes_for_any(void **state)
+{
+	(void)state;
+	gw_dp *tx = open_udp(NULL);
+	gw_dp *dps[3] = {open_udp(NULL), open_udp(NULL), open_udp(NULL)};
+	for (unsigned at = 0; at < 3; at++) {
+		send_one(tx, dps[at], (uint8_t)(0x40 + at));
+		wait_then_rx(dps, 3, at, (uint8_t)(0x40 + at));
+	}
+	/* Nothing pending: the wait runs out and says so with GW_OK. */
+	double t0 = now_s();
+	GW_CHECK(gw_dp_wait_any(dps, 3, 20000) == 0, "idle wait");
+	GW_CHECK(now_s() - t0 >= 0.015, "an idle 20 ms wait returned after %.4f s",
+		 now_s() - t0);
+	for (unsigned i = 0; i < 3; i++)
+		gw_dp_close(dps[i]);
+	gw_dp_close(tx);
+}
+
+static void test_impaired_in_turn(void **state)
+{
+	(void)state;
+	gw_dp *tx = open_udp(NULL);
+	/* Impaired, but losing nothing: only the wait's path changes. */
+	gw_dp *dps[2] = {open_udp(NULL), open_udp("impair_dup=0,impair_seed=3")};
+	send_one(tx, dps[1], 0x51);
+	wait_then_rx(dps, 2, 1, 0x51);
+	send_one(tx, dps[0], 0x52);
+	wait_then_rx(dps, 2, 0, 0x52);
+	gw_dp_close(dps[0]);
+	gw_dp_close(dps[1]);
+	gw_dp_close(tx);
+}
+
+static void test_bad_lists(void **state)
+{
+	(void)state;
+	gw_dp *dp = open_udp(NULL);
+	gw_dp *dps[GW_DP_WAIT_ANY_MAX + 1];
+	for (unsigned i = 0; i <= GW_DP_WAIT_ANY_MAX; i++)
+		dps[i] = dp;
+	GW_CHECK(gw_dp_wait_any(NULL, 1, 10) == GW_EINVAL, "NULL list");
+	GW_CHECK(strstr(gw_error_detail(), "dps"), "detail: %s", gw_error_detail());
+	GW_CHECK(gw_dp_wait_any(dps, 0, 10) == GW_EINVAL, "n = 0");
+	GW_CHECK(gw_dp_wait_any(dps, GW_DP_WAIT_ANY_MAX + 1, 10) == GW_EINVAL, "n too large");
+	GW_CHECK(strstr(gw_error_detail(), "n is"), "detail: %s", gw_error_detail());
+	gw_dp *holes[2] = {dp, NULL};
+	GW_CHECK(gw_dp_wait_any(holes, 2, 10) == GW_EINVAL, "a NULL entry");
+	GW_CHECK(strstr(gw_error_detail(), "dps[1]"), "detail: %s", gw_error_detail());
+	GW_CHECK(gw_dp_wait_any(dps, GW_DP_WAIT_ANY_MAX, 10) == 0, "the largest list");
+	gw_dp_close(dp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wakes_for_any),
+		cmocka_unit_test(test_impaired_in_turn),
+		cmocka_unit_test(test_bad_lists),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
