@@ -115,6 +115,7 @@ const struct gw_codec_ops gw_codec_bf16 = {
 	.name = "bf16",
 	.id = GW_CODEC_BF16,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
+	.frames = GW_FRAME_KINDS,
 	.min_body = bf16_min_body,
 	.encode = bf16_encode,
 	.decode = bf16_decode,

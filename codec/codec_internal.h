@@ -47,10 +47,18 @@ struct gw_frame_out {
 };
 
 /* One codec. Missing optional ops are NULL. */
+#define GW_FRAME_KIND_DENSE 0x1u
+#define GW_FRAME_KIND_SPARSE 0x2u
+#define GW_FRAME_KINDS (GW_FRAME_KIND_DENSE | GW_FRAME_KIND_SPARSE)
+
 struct gw_codec_ops {
 	const char *name;
 	uint8_t id;              /* gw_codec_id */
-	unsigned caps;           /* GW_CODEC_* */
+	unsigned caps;           /* GW_CODEC_*: the tensors it takes */
+	/* The kinds of frame it writes (GW_FRAME_KIND_*): gw_frame_peek()
+	 * rejects the other kind (wire-format §2.1 rule 7). Not caps: top-k
+	 * takes dense tensors but writes sparse frames only. */
+	unsigned frames;
 	const struct gw_param_spec *params;  /* codec-specific params */
 	size_t nparams;
 

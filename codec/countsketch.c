@@ -497,6 +497,7 @@ const struct gw_codec_ops gw_codec_countsketch = {
 	.name = "countsketch",
 	.id = GW_CODEC_COUNTSKETCH,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY | GW_CODEC_TABLE,
+	.frames = GW_FRAME_KINDS,
 	.params = cs_params,
 	.nparams = GW_ARRAY_SIZE(cs_params),
 	.min_body = cs_min_body,

@@ -622,6 +622,7 @@ const struct gw_codec_ops gw_codec_deepreduce = {
 	.name = "deepreduce",
 	.id = GW_CODEC_DEEPREDUCE,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
+	.frames = GW_FRAME_KIND_SPARSE,
 	.params = dr_params,
 	.nparams = GW_ARRAY_SIZE(dr_params),
 	.min_body = dr_min_body,

@@ -79,23 +79,23 @@ int gw_frame_peek(const void *buf, size_t len, gw_frame_info *info)
 	h.start = gw_ld64(b + OFF_START);
 	h.span = gw_ld32(b + OFF_SPAN);
 	h.payload_len = gw_ld32(b + OFF_PAYLOAD_LEN);
-	if (h.payload_len > GW_FRAME_MAX)
-		return GW_ERR(GW_ELENGTH);
 	/* 64-bit sum: header fields may be hostile and must not wrap. */
 	uint64_t flen = (uint64_t)GW_FRAME_HDR_LEN + h.param_len + h.payload_len;
+	if (h.payload_len > GW_FRAME_MAX || flen > GW_FRAME_MAX)
+		return GW_ERR(GW_ELENGTH);
 	if (flen > len)
 		return GW_ERR(GW_ETRUNC);
 	if (flen < len)
 		return GW_ERR(GW_ELENGTH);
 	h.frame_len = (uint32_t)flen;
 	if (h.flags & GW_FF_SPARSE) {
-		if (!(ops->caps & GW_CODEC_SPARSE))
+		if (!(ops->frames & GW_FRAME_KIND_SPARSE))
 			return GW_ERR(GW_EUNSUPPORTED);
 		/* Keys are strictly ascending inside the span. */
 		if (h.count > h.span)
 			return GW_ERR(GW_ELENGTH);
 	} else {
-		if (!(ops->caps & GW_CODEC_DENSE))
+		if (!(ops->frames & GW_FRAME_KIND_DENSE))
 			return GW_ERR(GW_EUNSUPPORTED);
 		if (h.count == 0 || h.span != h.count)
 			return GW_ERR(GW_ELENGTH);

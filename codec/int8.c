@@ -156,7 +156,9 @@ static int int8_decode(const struct gw_frame_info *h, const uint8_t *params,
 	if (!gw_fixed_lengths_ok(h, 4, 1))
 		return GW_ERR(GW_ELENGTH);
 	float scale = gw_ldf32(params);
-	if (!isnan(scale) && !(scale >= 0.0f && isfinite(scale)))
+	/* Any NaN (the poisoned frame), else sign bit clear and finite:
+	 * -0 is refused like every negative (wire-format §2.5). */
+	if (!isnan(scale) && (signbit(scale) || !isfinite(scale)))
 		return GW_ERR(GW_ECORRUPT);
 	const int8_t *q = (const int8_t *)(payload + (size_t)kb * h->count);
 	int bad = 0;
@@ -171,6 +173,7 @@ const struct gw_codec_ops gw_codec_int8 = {
 	.name = "int8",
 	.id = GW_CODEC_INT8,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
+	.frames = GW_FRAME_KINDS,
 	.min_body = int8_min_body,
 	.encode = int8_encode,
 	.decode = int8_decode,

@@ -291,6 +291,7 @@ const struct gw_codec_ops gw_codec_onebit = {
 	.name = "onebit",
 	.id = GW_CODEC_ONEBIT,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
+	.frames = GW_FRAME_KINDS,
 	.min_body = ob_min_body,
 	.encode = ob_encode,
 	.decode = ob_decode,

@@ -25,6 +25,7 @@ const struct gw_codec_ops gw_codec_raw = {
 	.name = "raw",
 	.id = GW_CODEC_RAW,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE,
+	.frames = GW_FRAME_KINDS,
 	.min_body = raw_min_body,
 	.encode = raw_encode,
 	.decode = raw_decode,

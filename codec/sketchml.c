@@ -691,6 +691,7 @@ const struct gw_codec_ops gw_codec_sketchml = {
 	.name = "sketchml",
 	.id = GW_CODEC_SKETCHML,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
+	.frames = GW_FRAME_KIND_SPARSE,
 	.params = sk_params,
 	.nparams = GW_ARRAY_SIZE(sk_params),
 	.min_body = sk_min_body,

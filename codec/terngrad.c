@@ -325,10 +325,12 @@ static int tg_decode(const struct gw_frame_info *h, const uint8_t *params,
 			return rc;
 	}
 	/* q = -1, 0, +1 add -s, nothing, +s; a NaN scale (poisoned frame)
-	 * adds NaN to every element. -0.0 is the identity of +: adding it
-	 * leaves every float's bits as they were. */
+	 * adds that NaN, sign and all, to every element whatever its digit
+	 * (wire-format §4.5, as 3lc does). -0.0 is the identity of +: adding
+	 * it leaves every float's bits as they were. */
 	float sv = alpha * scale;
-	float v[3] = {-sv, isnan(scale) ? sv : -0.0f, sv};
+	int nan = isnan(scale);
+	float v[3] = {nan ? sv : -sv, nan ? sv : -0.0f, sv};
 	if (!kb) {
 		float *o = out + h->start;
 		uint32_t full = h->count / 5;
@@ -350,6 +352,7 @@ const struct gw_codec_ops gw_codec_terngrad = {
 	.name = "terngrad",
 	.id = GW_CODEC_TERNGRAD,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
+	.frames = GW_FRAME_KINDS,
 	.params = tg_params,
 	.nparams = GW_ARRAY_SIZE(tg_params),
 	.min_body = tg_min_body,

@@ -400,6 +400,7 @@ const struct gw_codec_ops gw_codec_3lc = {
 	.name = "3lc",
 	.id = GW_CODEC_3LC,
 	.caps = GW_CODEC_DENSE | GW_CODEC_LOSSY,
+	.frames = GW_FRAME_KIND_DENSE,
 	.params = tlc_params,
 	.nparams = GW_ARRAY_SIZE(tlc_params),
 	.min_body = tlc_min_body,

@@ -363,6 +363,7 @@ const struct gw_codec_ops gw_codec_topk = {
 	.name = "topk",
 	.id = GW_CODEC_TOPK,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
+	.frames = GW_FRAME_KIND_SPARSE,
 	.params = tk_params,
 	.nparams = GW_ARRAY_SIZE(tk_params),
 	.min_body = tk_min_body,

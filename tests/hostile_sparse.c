@@ -73,13 +73,14 @@ static void topk_valid(void)
 	hostile_forged(f.b, f.len, OUT_TOPK, 0, 2, "topk non-finite values");
 }
 
-/* Dense flags, count 0 with a payload, params, short payloads, keys at or
+/* Dense flags (the header check refuses them, wire-format §2.1 rule 7),
+ * count 0 with a payload, params, short payloads, keys at or
  * past out_len, keys above 2^32 without KEY64. */
 static void topk_shapes(void)
 {
 	struct frame f;
 	topk_build(&f, 0, 4, 5, 4, tvals, 4, good_gaps, 3);
-	hostile_forged(f.b, f.len, OUT_TOPK, 0, GW_ECORRUPT, "topk dense frame");
+	hostile_forged(f.b, f.len, OUT_TOPK, 0, GW_EUNSUPPORTED, "topk dense frame");
 	topk_build(&f, GW_FF_SPARSE, 0, 5, 95, tvals, 0, NULL, 0);
 	hostile_forged(f.b, f.len, OUT_TOPK, 0, 0, "topk count 0, empty payload");
 	topk_build(&f, GW_FF_SPARSE, 0, 5, 95, tvals, 0, good_gaps, 1);

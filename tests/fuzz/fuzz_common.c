@@ -25,7 +25,7 @@
  *   bits 6-7   output length: 0 what the header needs, 1 one less, 2 the
  *              small number in bits 8-15, 3 what it needs plus that number
  *   bits 8-15  that small number
- *   bit  16    sparse, codec shape: rewrite keys ascending inside the span
+ *   bit  16    sparse, codec shape: rewrite keys ascending, from start to start + span - 1
  *   bit  17    pass out = NULL (with a non-zero out_len: GW_EINVAL)
  *   bit  18    leave the checksum unsealed
  *   bits 19-21 lengths mode 3: grow (0-3) or cut (4-7 → 1-4) that many bytes
@@ -45,6 +45,7 @@
 
 #include "codec_internal.h"
 #include "fuzz_common.h"
+#include "refdec.h"
 
 /* Largest output the harness allocates (floats): more than any frame up
  * to libFuzzer's -max_len covers past a start below 4096, small enough to
@@ -109,16 +110,17 @@ void gw_frame_fuzz_check_info(const uint8_t *b, size_t len,
 	GW_FUZZ_CHECK(h->span == gw_fuzz_ld32(b + GW_FUZZ_OFF_SPAN));
 	GW_FUZZ_CHECK(h->payload_len == gw_fuzz_ld32(b + GW_FUZZ_OFF_PAYLOAD_LEN));
 	GW_FUZZ_CHECK(h->payload_len <= GW_FRAME_MAX);
+	GW_FUZZ_CHECK(h->frame_len <= GW_FRAME_MAX);
 	GW_FUZZ_CHECK(h->frame_len == len);
 	GW_FUZZ_CHECK((uint64_t)h->frame_len ==
 		      (uint64_t)GW_FRAME_HDR_LEN + h->param_len + h->payload_len);
-	int caps = gw_codec_caps(h->codec);
-	GW_FUZZ_CHECK(caps >= 0);
+	/* the kinds of frame the codec writes, not the tensors it takes */
+	unsigned kinds = gw_codec_ops(h->codec)->frames;
 	if (h->flags & GW_FF_SPARSE) {
-		GW_FUZZ_CHECK(caps & GW_CODEC_SPARSE);
+		GW_FUZZ_CHECK(kinds & GW_FRAME_KIND_SPARSE);
 		GW_FUZZ_CHECK(h->count <= h->span);
 	} else {
-		GW_FUZZ_CHECK(caps & GW_CODEC_DENSE);
+		GW_FUZZ_CHECK(kinds & GW_FRAME_KIND_DENSE);
 		GW_FUZZ_CHECK(h->count >= 1 && h->span == h->count);
 	}
 	GW_FUZZ_CHECK(h->start <= UINT64_MAX - h->span);
@@ -200,6 +202,30 @@ static void check_values(const struct gw_fuzz_codec *c, const gw_frame_info *h,
 	}
 }
 
+/* The reference decoder written from the spec (tests/refdec/) must decide
+ * the frame alike, with the same code, and leave the same output (any
+ * NaN for any NaN: which NaN a sum of two gives is not normative). */
+static void against_refdec(const uint8_t *f, size_t len, const float *out,
+			   const float *before, uint64_t out_len, int rc)
+{
+	float *r = malloc(out_len * sizeof(float));
+	GW_FUZZ_CHECK(r);
+	memcpy(r, before, out_len * sizeof(float));
+	int rr = refdec_decode(f, len, r, out_len);
+	if (rr != REFDEC_UNCOVERED) {
+		GW_FUZZ_CHECKF(rr == rc, "library %s, reference decoder %s",
+			       rc < 0 ? gw_error_name(rc) : "accepted",
+			       rr < 0 ? gw_error_name(rr) : "accepted");
+		for (uint64_t i = 0; i < out_len; i++)
+			GW_FUZZ_CHECKF(gw_f32_bits(out[i]) == gw_f32_bits(r[i]) ||
+					       (out[i] != out[i] && r[i] != r[i]),
+				       "element %llu: library %08x, reference decoder %08x",
+				       (unsigned long long)i, gw_f32_bits(out[i]),
+				       gw_f32_bits(r[i]));
+	}
+	free(r);
+}
+
 /* Decodes the frame in f[0..len) into a fresh output of out_len floats
  * (NULL if null_out) and checks every promise gw_decode() makes. Returns
  * gw_decode()'s result. */
@@ -219,6 +245,8 @@ static int decode_and_check(const struct gw_fuzz_codec *c, const uint8_t *f,
 	}
 	int rc = gw_decode(f, len, out, out_len);
 	gw_fuzz_check_code(rc);
+	if (out)
+		against_refdec(f, len, out, ref, out_len, rc);
 
 	if (vrc < 0) {
 		GW_FUZZ_CHECKF(rc == vrc, "verify %s, decode %s",
@@ -356,7 +384,9 @@ static void decode_shaped(const struct gw_fuzz_codec *c, const uint8_t *data,
 							? count - 1
 							: ((ctrl >> 24) & 31) % count;
 				for (uint32_t i = 0; i < count; i++) {
-					uint64_t k = start + (uint64_t)i * span / count;
+					/* first key start, last start + span - 1 */
+					uint64_t k = count == 1 ? start
+						     : start + (uint64_t)i * (span - 1) / (count - 1);
 					if (i == nudge)
 						k += (uint64_t)((ctrl >> 29) & 7) - 4;
 					if (kb == 8)
