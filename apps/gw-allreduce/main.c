@@ -35,7 +35,7 @@
 struct opts {
 	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round, lag_ms, ports;
 	const char *aggs, *dump, *check;
-	bool have_rank, verify, json, host_shard;
+	bool have_rank, verify, json, host_shard, same_grad;
 	gw_endpoint shard[GW_COLL_SHARDS_MAX];
 	unsigned nshard;
 };
@@ -62,6 +62,9 @@ static void usage(FILE *f)
 "  --rounds R         allreduce calls (default 3)\n"
 "  --seed S           gradient seed, the same on every rank (default 1)\n"
 "  --no-verify        skip the bit-exact check against the in-process model\n"
+"  --same-grad        with --no-verify: every round sends round 0's gradient,\n"
+"                     so a profile of the job sees the allreduce, not the\n"
+"                     synthesis of the next gradient\n"
 "  --dump DIR         write recv.R.f32 (sum of results) and resid.R.f32\n"
 "  --check DIR        verify the dumps of all W ranks: nothing was lost\n"
 "  --timeout-ms MS    one allreduce gives up after (default 60000)\n"
@@ -250,7 +253,7 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		{"seed", 1, 0, 's'}, {"no-verify", 0, 0, 'V'}, {"dump", 1, 0, 'd'},
 		{"check", 1, 0, 'c'}, {"timeout-ms", 1, 0, 't'}, {"rto-us", 1, 0, 'o'},
 		{"first-round", 1, 0, 'f'}, {"lag-ms", 1, 0, 'L'}, {"host-shard", 0, 0, 'H'},
-		{"ports", 1, 0, 'P'},
+		{"ports", 1, 0, 'P'}, {"same-grad", 0, 0, 'G'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
 	int ac = c->args.argc, opt, li;
@@ -305,6 +308,9 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		case 'H':
 			o->host_shard = true;
 			break;
+		case 'G':
+			o->same_grad = true;
+			break;
 		case 'P':
 			ok = app_opt_u64(c->prog, "ports", optarg, 1, GW_COLL_SHARDS_MAX, &o->ports);
 			break;
@@ -348,6 +354,11 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		fprintf(stderr, "gw-allreduce: --ports: %llu, but a port per shard is %llu "
 			"(or 1 for all)\n", (unsigned long long)o->ports,
 			(unsigned long long)(c->shards ? c->shards : 1));
+		return -1;
+	}
+	if (o->same_grad && (o->verify || o->dump)) {
+		fprintf(stderr, "gw-allreduce: --same-grad: needs --no-verify and no --dump "
+			"(the model and --check expect a new gradient every round)\n");
 		return -1;
 	}
 	if (o->ports > 1 && o->host_shard) {
@@ -496,7 +507,8 @@ int main(int argc, char **argv)
 	bool modelled = o.verify;
 	double total = 0;
 	for (uint64_t r = 0; r < o.rounds; r++) {
-		synth(g, n, o.seed, o.rank, r);
+		if (r == 0 || !o.same_grad)
+			synth(g, n, o.seed, o.rank, r);
 		if (o.lag_ms)
 			nanosleep(&(struct timespec){.tv_sec = (time_t)(o.lag_ms / 1000),
 				  .tv_nsec = (long)(o.lag_ms % 1000) * 1000000L}, NULL);

@@ -42,6 +42,8 @@ expect gw-allreduce --host-shard --rank 1 --workers 2 --dim 1000 --agg 127.0.0.1
 expect gw-allreduce --host-shard "${W[@]}" --host-shard --backend dpdk
 expect gw-allreduce --rounds "${W[@]}" --rounds 0
 expect gw-allreduce --ports "${W[@]}" --ports 0
+expect gw-allreduce --same-grad "${W[@]}" --same-grad
+expect gw-allreduce --same-grad "${W[@]}" --same-grad --no-verify --dump /tmp
 expect gw-allreduce --ports "${W[@]}" --ports 2
 expect gw-allreduce --ports --rank 0 --workers 2 --dim 1000 --shards 2 --agg 127.0.0.1:9,127.0.0.1:10 --local 127.0.0.1:0 --ports 2 --host-shard
 expect gw-allreduce --timeout-ms "${W[@]}" --timeout-ms 1x
