@@ -1,0 +1,18 @@
+/* The host emulation of gpudirect's kernels: the same phase functions
+ * (kern/) run block by block and, within a block, phase by phase for
+ * every thread in turn, as __syncthreads() orders them on the device. It
+ * needs no GPU and no CUDA: tests/gpu runs it on every machine and holds
+ * its frames to codec/'s byte for byte, so the code the GPU runs is
+ * checked wherever the suite runs. */
+#ifndef GW_GPUDIRECT_EMU_H
+#define GW_GPUDIRECT_EMU_H
+
+#include "kern/dense.h"
+
+/* Encodes j->frames frames (raw, bf16 or int8) as the encode kernel does. */
+void gw_emu_encode_dense(const struct gw_kd_enc *j);
+
+/* Decode-accumulates d->n frames as the decode kernel does. */
+void gw_emu_decode_dense(const struct gw_kd_dec *d);
+
+#endif

@@ -1,0 +1,23 @@
+/* gpudirect's device entry points (C linkage). The job structs and their
+ * pointers are the device's: a tensor and error buffer in device memory,
+ * frame slots in device memory or in pinned host memory mapped for the
+ * device (the packet buffers themselves, so no copy follows). Launches are
+ * asynchronous on stream; GW_EIO if the launch failed. */
+#ifndef GW_GPUDIRECT_CUDA_H
+#define GW_GPUDIRECT_CUDA_H
+
+#include <cuda_runtime.h>
+
+#include "kern/dense.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStream_t stream);
+int gw_cuda_decode_dense(const struct gw_kd_dec *d, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

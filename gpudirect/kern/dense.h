@@ -1,0 +1,325 @@
+/* Dense raw, bf16 and int8 frames (wire-format §4.1–§4.3), one frame per
+ * thread block: the block's threads take the frame's elements in strides,
+ * thread 0 does what is once per frame (the int8 scale from the block's
+ * maxima, the header, the checksum). Each phase is a function of (block,
+ * thread); the CUDA kernels (gw_cuda.cu) run them with __syncthreads()
+ * between phases, the host emulation (emu.c) runs each phase for every
+ * thread in turn. Byte for byte what codec/ writes for the same input:
+ * tests/gpu holds them to it.
+ *
+ * Frames are cut as §4.1 says, so frame j covers elements [j n, j n + n)
+ * with n = per_frame, the last one shorter: no frame depends on another,
+ * and each block knows its range without a scan. */
+#ifndef GW_KERN_DENSE_H
+#define GW_KERN_DENSE_H
+
+#include <gw/common.h>
+
+#include "frame.h"
+
+#define GW_KD_THREADS 256u   /* threads per block, kernels and emulation */
+
+/* Codec ids (wire-format §3). */
+#define GW_KD_RAW 1
+#define GW_KD_BF16 2
+#define GW_KD_INT8 3
+
+/* One encode call. */
+struct gw_kd_enc {
+	int codec;                /* GW_KD_RAW, _BF16 or _INT8 */
+	const float *g;           /* dim gradient values */
+	float *e;                 /* the error buffer, or NULL */
+	uint64_t dim;
+	uint32_t tensor;
+	uint32_t per_frame;       /* elements of every frame but the last */
+	uint32_t frames;
+	uint8_t *const *slots;    /* frame j is written at slots[j] ... */
+	uint32_t *lens;           /* ... and its length into lens[j] */
+};
+
+/* What a block shares between its phases. */
+struct gw_kd_shared {
+	uint32_t part[GW_KD_THREADS];   /* a thread's result of a scan */
+	float scale, inv;               /* int8 */
+	int bad;                        /* int8: a non-finite value */
+	int32_t rc;                     /* decode: 0 or the frame's error */
+	int codec;                      /* decode: the frame's fields */
+	uint32_t count;
+	uint64_t start;
+	const uint8_t *vals;
+};
+
+GW_HD uint32_t gw_kd_value_bytes(int codec)
+{
+	return codec == GW_KD_RAW ? 4 : codec == GW_KD_BF16 ? 2 : 1;
+}
+
+GW_HD uint32_t gw_kd_param_len(int codec)
+{
+	return codec == GW_KD_INT8 ? 4 : 0;
+}
+
+/* Elements per frame at a budget (§4.1's sizing; max_frame_elems 0: no
+ * limit); 0 when the budget is too small. */
+GW_HD uint32_t gw_kd_per_frame(int codec, uint64_t budget, uint32_t max_frame_elems)
+{
+	if (budget > GW_KF_MAX)
+		budget = GW_KF_MAX;
+	uint64_t fixed = GW_KF_HDR + gw_kd_param_len(codec);
+	if (budget < 64 || budget < fixed + gw_kd_value_bytes(codec))
+		return 0;
+	uint64_t n = (budget - fixed) / gw_kd_value_bytes(codec);
+	if (max_frame_elems && n > max_frame_elems)
+		n = max_frame_elems;
+	return (uint32_t)n;
+}
+
+GW_HD uint32_t gw_kd_frame_count(const struct gw_kd_enc *j)
+{
+	return (uint32_t)((j->dim + j->per_frame - 1) / j->per_frame);
+}
+
+GW_HD uint32_t gw_kd_frame_elems(const struct gw_kd_enc *j, uint32_t f)
+{
+	uint64_t lo = (uint64_t)f * j->per_frame, left = j->dim - lo;
+	return left < j->per_frame ? (uint32_t)left : j->per_frame;
+}
+
+/* ---- per element ------------------------------------------------------------ */
+
+GW_HD int gw_kd_nonfinite(uint32_t u)
+{
+	return (u & 0x7f800000u) == 0x7f800000u;
+}
+
+/* bf16 of f32 bits u: round to nearest even; NaN quieted (§4.2). */
+GW_HD uint32_t gw_kd_bf16(uint32_t u)
+{
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (u >> 16) | 0x0040u;
+	return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+
+/* Round half to even for |x| < 2^22, as codec/int8.c does it. */
+GW_HD float gw_kd_round_even(float x)
+{
+	return (x + 12582912.0f) - 12582912.0f;   /* 1.5 * 2^23 */
+}
+
+GW_HD float gw_kd_clamp127(float r)
+{
+	return r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
+}
+
+/* ---- encode phases ------------------------------------------------------------ */
+
+/* int8, every thread: the largest magnitude bits of its elements of
+ * frame f (NaN and Inf sort above every finite value). */
+GW_HD void gw_kd_enc_scan(const struct gw_kd_enc *j, uint32_t f, uint32_t tid,
+			  struct gw_kd_shared *s)
+{
+	uint64_t lo = (uint64_t)f * j->per_frame;
+	uint32_t n = gw_kd_frame_elems(j, f), mb = 0;
+	for (uint32_t i = tid; i < n; i += GW_KD_THREADS) {
+		float c = j->e ? j->g[lo + i] + j->e[lo + i] : j->g[lo + i];
+		uint32_t b = gw_hd_f32_bits(c) & 0x7fffffffu;
+		mb = b > mb ? b : mb;
+	}
+	s->part[tid] = mb;
+}
+
+/* int8, thread 0: the frame's scale (§4.3's encoding). */
+GW_HD void gw_kd_enc_scale(struct gw_kd_shared *s)
+{
+	uint32_t mb = 0;
+	for (uint32_t t = 0; t < GW_KD_THREADS; t++)
+		mb = s->part[t] > mb ? s->part[t] : mb;
+	s->bad = mb >= 0x7f800000u;
+	float m = gw_hd_bits_f32(mb);
+	float scale = m / 127.0f, inv = m > 0.0f ? 127.0f / m : 0.0f;
+	if (s->bad) {
+		scale = gw_hd_bits_f32(0x7fc00000u);
+		inv = 0.0f;
+	} else if (gw_kd_nonfinite(gw_hd_f32_bits(inv)) || scale == 0.0f) {
+		scale = inv = 0.0f;
+	} else if (gw_kd_nonfinite(gw_hd_f32_bits(scale * 127.0f))) {
+		scale = gw_hd_bits_f32(gw_hd_f32_bits(scale) - 1);   /* toward 0 */
+	}
+	s->scale = scale;
+	s->inv = inv;
+}
+
+/* Every thread: its elements' bytes, and their error-buffer entries. */
+GW_HD void gw_kd_enc_values(const struct gw_kd_enc *j, uint32_t f, uint32_t tid,
+			    const struct gw_kd_shared *s)
+{
+	uint64_t lo = (uint64_t)f * j->per_frame;
+	uint32_t n = gw_kd_frame_elems(j, f);
+	uint8_t *v = j->slots[f] + GW_KF_HDR + gw_kd_param_len(j->codec);
+	for (uint32_t i = tid; i < n; i += GW_KD_THREADS) {
+		float c = j->e ? j->g[lo + i] + j->e[lo + i] : j->g[lo + i];
+		uint32_t u = gw_hd_f32_bits(c);
+		if (j->codec == GW_KD_RAW) {
+			gw_hd_st32(v + 4 * (size_t)i, u);
+			if (j->e)   /* c - c: +0, or NaN (non-finite c) put back to 0 */
+				j->e[lo + i] = 0.0f;
+		} else if (j->codec == GW_KD_BF16) {
+			uint32_t q = gw_kd_bf16(u);
+			gw_hd_st16(v + 2 * (size_t)i, q);
+			if (j->e) {
+				float r = c - gw_hd_bits_f32(q << 16);
+				j->e[lo + i] = gw_kd_nonfinite(gw_hd_f32_bits(r)) ? 0.0f : r;
+			}
+		} else {
+			float r = s->bad ? 0.0f : gw_kd_clamp127(gw_kd_round_even(c * s->inv));
+			v[i] = (uint8_t)(int8_t)r;
+			if (j->e) {
+				float qs = r * s->scale;
+				j->e[lo + i] = s->bad ? 0.0f : c - qs;
+			}
+		}
+	}
+}
+
+/* Thread 0: params, header, checksum. */
+GW_HD void gw_kd_enc_seal(const struct gw_kd_enc *j, uint32_t f, const struct gw_kd_shared *s)
+{
+	uint8_t *b = j->slots[f];
+	uint32_t n = gw_kd_frame_elems(j, f);
+	struct gw_kf_hdr h;
+	h.codec = (uint8_t)j->codec;
+	h.flags = 0;
+	h.param_len = (uint8_t)gw_kd_param_len(j->codec);
+	h.tensor = j->tensor;
+	h.count = h.span = n;
+	h.start = (uint64_t)f * j->per_frame;
+	h.payload_len = n * gw_kd_value_bytes(j->codec);
+	if (j->codec == GW_KD_INT8)
+		gw_hd_st32(b + GW_KF_HDR, gw_hd_f32_bits(s->scale));
+	j->lens[f] = gw_kf_seal(b, &h);
+}
+
+/* ---- decode phases ------------------------------------------------------------- */
+
+/* One decode call: frames[j] of lens[j] bytes, added into out[0..out_len);
+ * rcs[j] gets the values added or the frame's GW_E* code. The frames of
+ * one call must cover disjoint ranges (one allreduce's results do): blocks
+ * add without atomics, so the sums are the same on every run. */
+struct gw_kd_dec {
+	const uint8_t *const *frames;
+	const uint32_t *lens;
+	uint32_t n;
+	float *out;
+	uint64_t out_len;
+	int32_t *rcs;
+};
+
+/* Thread 0: every check of §2 and §4.1–§4.3 but int8's q = -128, in the
+ * spec's order. Frames this decoder does not take (sparse ones, other
+ * codecs) get GW_EUNSUPPORTED once the header is found sound. */
+GW_HD void gw_kd_dec_check(const struct gw_kd_dec *d, uint32_t f, struct gw_kd_shared *s)
+{
+	const uint8_t *b = d->frames[f];
+	uint32_t len = d->lens[f];
+	int32_t rc = 0;
+	uint32_t flags = 0, codec = 0, plen = 0, count = 0, span = 0, paylen = 0;
+	uint64_t start = 0, flen = 0;
+	if (len < GW_KF_HDR) {
+		rc = GW_ETRUNC;
+		goto out;
+	}
+	flags = (uint32_t)b[4] | (uint32_t)b[5] << 8;
+	codec = b[3];
+	plen = b[6];
+	count = gw_hd_ld32(b + 12);
+	start = gw_hd_ld64(b + 16);
+	span = gw_hd_ld32(b + 24);
+	paylen = gw_hd_ld32(b + 28);
+	flen = (uint64_t)GW_KF_HDR + plen + paylen;
+	if (b[0] != 'G' || b[1] != 'W')
+		rc = GW_EMAGIC;
+	else if (b[2] != 1)
+		rc = GW_EVERSION;
+	else if ((flags & ~3u) || b[7] || ((flags & 2u) && !(flags & 1u)))
+		rc = GW_ERESERVED;
+	else if (codec < 1 || codec > 10)
+		rc = GW_ECODEC;
+	else if (paylen > GW_KF_MAX || flen > GW_KF_MAX)
+		rc = GW_ELENGTH;
+	else if (flen > len)
+		rc = GW_ETRUNC;
+	else if (flen < len)
+		rc = GW_ELENGTH;
+	else if ((flags & 1u) || codec > GW_KD_INT8)
+		rc = GW_EUNSUPPORTED;   /* valid or not, not a frame for this kernel */
+	else if (count == 0 || span != count)
+		rc = GW_ELENGTH;
+	else if (start > UINT64_MAX - span)
+		rc = GW_ERANGE;
+	else if (!gw_kf_checksum_ok(b, len))
+		rc = GW_ECHECKSUM;
+	else if (start + count > d->out_len)
+		rc = GW_ERANGE;
+	else if (plen != gw_kd_param_len((int)codec) ||
+		 paylen != (uint64_t)count * gw_kd_value_bytes((int)codec))
+		rc = GW_ELENGTH;
+	else if (codec == GW_KD_INT8) {
+		uint32_t u = gw_hd_ld32(b + GW_KF_HDR);
+		int nan = gw_kd_nonfinite(u) && (u & 0x007fffffu);
+		if (!nan && ((u >> 31) || gw_kd_nonfinite(u)))
+			rc = GW_ECORRUPT;
+		s->scale = gw_hd_bits_f32(u);
+	}
+out:
+	s->rc = rc;
+	s->count = count;
+	s->start = start;
+	s->vals = rc ? 0 : b + GW_KF_HDR + plen;
+	s->codec = (int)codec;
+}
+
+/* int8, every thread: whether one of its q is -128. */
+GW_HD void gw_kd_dec_scan(uint32_t tid, struct gw_kd_shared *s)
+{
+	uint32_t bad = 0;
+	if (!s->rc && s->codec == GW_KD_INT8)
+		for (uint32_t i = tid; i < s->count; i += GW_KD_THREADS)
+			bad |= s->vals[i] == 0x80;
+	s->part[tid] = bad;
+}
+
+/* Thread 0, int8: the scan's verdict. */
+GW_HD void gw_kd_dec_verdict(struct gw_kd_shared *s)
+{
+	uint32_t bad = 0;
+	for (uint32_t t = 0; t < GW_KD_THREADS; t++)
+		bad |= s->part[t];
+	if (!s->rc && bad)
+		s->rc = GW_ECORRUPT;
+}
+
+/* Every thread: adds its elements of a frame that passed. */
+GW_HD void gw_kd_dec_add(const struct gw_kd_dec *d, uint32_t tid, const struct gw_kd_shared *s)
+{
+	if (s->rc)
+		return;
+	float *o = d->out + s->start;
+	for (uint32_t i = tid; i < s->count; i += GW_KD_THREADS) {
+		float v;
+		if (s->codec == GW_KD_RAW)
+			v = gw_hd_bits_f32(gw_hd_ld32(s->vals + 4 * (size_t)i));
+		else if (s->codec == GW_KD_BF16)
+			v = gw_hd_bits_f32((uint32_t)s->vals[2 * (size_t)i] << 16 |
+					   (uint32_t)s->vals[2 * (size_t)i + 1] << 24);
+		else
+			v = (float)(int8_t)s->vals[i] * s->scale;
+		o[i] = o[i] + v;
+	}
+}
+
+GW_HD void gw_kd_dec_done(const struct gw_kd_dec *d, uint32_t f, const struct gw_kd_shared *s)
+{
+	d->rcs[f] = s->rc ? s->rc : (int32_t)s->count;
+}
+
+#endif

@@ -1,0 +1,268 @@
+/* gpudirect's kernels, run by the host emulation (gpudirect/emu.c: the
+ * same phase functions the CUDA kernels run), against codec/: the frame
+ * checksum's XXH3 against libxxhash; raw, bf16 and int8 encoding of every
+ * real trace and of edge tensors (NaN, Inf, the largest floats, scales
+ * that underflow), at budgets from 64 bytes to 65535, with and without an
+ * error buffer and a frame-size limit, byte for byte the library's frames
+ * and bit for bit its error buffer; decoding the library's frames, and
+ * mutations of them, into the same output with the same verdict. Runs
+ * on every machine: no GPU, no CUDA needed. */
+#include <math.h>
+#include <float.h>
+
+#include <xxhash.h>
+
+#include "../gw_test.h"
+#include "emu.h"
+
+static const int codecs[] = {GW_KD_RAW, GW_KD_BF16, GW_KD_INT8};
+static const size_t budgets[] = {64, 100, 1424, 8924, 65535, 100000};
+
+static void test_xxh3(void **state)
+{
+	(void)state;
+	enum { N = 70000 };
+	uint8_t *buf = malloc(N), scratch[GW_XXH_SECRET_LEN];
+	GW_CHECK(buf, "out of memory");
+	gw_test_rng r = {11};
+	for (size_t i = 0; i < N; i++)
+		buf[i] = (uint8_t)gw_test_rand(&r);
+	uint64_t seeds[] = {0, 1, 0x9e3779b97f4a7c15ull, 0};
+	size_t checked = 0;
+	for (uint32_t len = 0; len + 7 <= N; len += len < 2100 ? 1 : 1237) {
+		seeds[3] = gw_test_rand(&r);
+		for (size_t s = 0; s < GW_ARRAY_SIZE(seeds); s++) {
+			const uint8_t *in = buf + len % 7;   /* any alignment */
+			uint64_t want = XXH3_64bits_withSeed(in, len, seeds[s]);
+			uint64_t got = gw_xxh3_64(in, len, seeds[s], scratch);
+			GW_CHECK(got == want, "XXH3 of %u bytes, seed %#llx: %#llx, libxxhash %#llx",
+				 len, (unsigned long long)seeds[s], (unsigned long long)got,
+				 (unsigned long long)want);
+			checked++;
+		}
+	}
+	free(buf);
+	printf("XXH3: %zu lengths and seeds agree with libxxhash\n", checked);
+}
+
+/* Frames of one encoding, with their slots. */
+struct gpu_frames {
+	uint8_t **slots;
+	uint32_t *lens, n;
+};
+
+static void gpu_frames_free(struct gpu_frames *g)
+{
+	for (uint32_t i = 0; g->slots && i < g->n; i++)
+		free(g->slots[i]);
+	GW_FREE_ALL(g->slots, g->lens);
+}
+
+/* Encodes v with the emulated kernel; e (may be NULL) is updated. */
+static void emu_encode(int codec, const float *v, float *e, uint64_t dim, size_t budget,
+		       uint32_t mfe, struct gpu_frames *out)
+{
+	uint32_t per = gw_kd_per_frame(codec, budget, mfe);
+	GW_CHECK(per > 0, "budget %zu refused", budget);
+	struct gw_kd_enc j = {.codec = codec, .g = v, .e = e, .dim = dim, .tensor = 42,
+			      .per_frame = per};
+	j.frames = gw_kd_frame_count(&j);
+	out->n = j.frames;
+	out->slots = calloc(j.frames, sizeof(*out->slots));
+	out->lens = calloc(j.frames, sizeof(*out->lens));
+	GW_CHECK(out->slots && out->lens, "out of memory");
+	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	for (uint32_t f = 0; f < j.frames; f++)
+		GW_CHECK(out->slots[f] = malloc(room), "out of memory");
+	j.slots = out->slots;
+	j.lens = out->lens;
+	gw_emu_encode_dense(&j);
+	for (uint32_t f = 0; f < j.frames; f++)
+		GW_CHECK(out->lens[f] <= room, "frame %u: %u bytes in a %zu-byte slot", f,
+			 out->lens[f], room);
+}
+
+/* The library's frames and error buffer for the same input. */
+static void lib_encode(int codec, const float *v, float *e, uint64_t dim, size_t budget,
+		       uint32_t mfe, gw_test_frames *fr)
+{
+	char params[64] = "";
+	if (mfe)
+		snprintf(params, sizeof(params), "max_frame_elems=%u", mfe);
+	gw_encoder *enc = gw_test_encoder_with(codec, params);
+	gw_ef *ef = NULL;
+	if (e) {
+		ef = gw_ef_create(dim);
+		GW_CHECK(ef, "out of memory");
+		memcpy(gw_ef_data(ef), e, dim * sizeof(float));
+		GW_CHECK(gw_encoder_set_ef(enc, ef) == 0, "set_ef");
+	}
+	gw_tensor t = gw_test_dense_tensor(42, v, dim);
+	int rc = gw_test_encode_all(enc, &t, budget, fr);
+	GW_CHECK(rc == 0, "%s: library encode at %zu: %s", gw_codec_name(codec), budget,
+		 gw_error_name(rc));
+	if (e)
+		memcpy(e, gw_ef_data(ef), dim * sizeof(float));
+	gw_encoder_free(enc);
+	gw_ef_free(ef);
+}
+
+static void same_out(const float *a, const float *b, uint64_t dim, const char *what)
+{
+	for (uint64_t i = 0; i < dim; i++)
+		GW_CHECK(gw_test_bits(a[i]) == gw_test_bits(b[i]) || (isnan(a[i]) && isnan(b[i])),
+			 "%s: element %llu decoded %08x, library %08x", what, (unsigned long long)i,
+			 gw_test_bits(a[i]), gw_test_bits(b[i]));
+}
+
+/* The emulated decode of the library's frames, and of mutations of them,
+ * against gw_decode. */
+static void compare_decode(const gw_test_frames *fr, uint64_t dim, gw_test_rng *r,
+			   const char *what)
+{
+	float *a = malloc(dim * sizeof(float)), *b = malloc(dim * sizeof(float));
+	const uint8_t **frames = malloc(fr->n * sizeof(*frames));
+	uint32_t *lens = malloc(fr->n * sizeof(*lens));
+	int32_t *rcs = malloc(fr->n * sizeof(*rcs));
+	GW_CHECK(a && b && frames && lens && rcs, "out of memory");
+	for (uint64_t i = 0; i < dim; i++)
+		a[i] = b[i] = (i % 5) ? gw_test_uniform(r, -1, 1) : ((i & 8) ? -0.0f : 0.0f);
+	for (size_t f = 0; f < fr->n; f++) {
+		frames[f] = fr->f[f].data;
+		lens[f] = (uint32_t)fr->f[f].len;
+	}
+	struct gw_kd_dec d = {.frames = frames, .lens = lens, .n = (uint32_t)fr->n,
+			      .out = a, .out_len = dim, .rcs = rcs};
+	gw_emu_decode_dense(&d);
+	for (size_t f = 0; f < fr->n; f++) {
+		int rc = gw_decode(fr->f[f].data, fr->f[f].len, b, dim);
+		GW_CHECK(rcs[f] == rc, "%s frame %zu: emulated decode %d, library %d", what, f,
+			 rcs[f], rc);
+	}
+	same_out(a, b, dim, what);
+	/* Mutations, one frame at a time: the same verdict, nothing written on
+	 * a reject (the GPU declines sparse frames and other codecs, which the
+	 * library may take). */
+	size_t every = fr->n > 32 ? fr->n / 32 : 1;
+	for (size_t f = 0; f < fr->n; f += every) {
+		for (int m = 0; m < 12; m++) {
+			size_t len = fr->f[f].len;
+			uint8_t *c = malloc(len);
+			GW_CHECK(c, "out of memory");
+			memcpy(c, fr->f[f].data, len);
+			size_t at = m < 4 ? gw_test_below(r, 36) : gw_test_below(r, len);
+			c[at] = (uint8_t)gw_test_rand(r);
+			if (m & 1)
+				gw_frame_seal(c, len);
+			const uint8_t *one = c;
+			uint32_t l32 = (uint32_t)len;
+			int32_t rc1;
+			memcpy(b, a, dim * sizeof(float));
+			struct gw_kd_dec d1 = {.frames = &one, .lens = &l32, .n = 1, .out = a,
+					       .out_len = dim, .rcs = &rc1};
+			gw_emu_decode_dense(&d1);
+			int rc2 = gw_decode(c, len, b, dim);
+			if (rc1 == GW_EUNSUPPORTED && rc2 != GW_EUNSUPPORTED) {
+				GW_CHECK((c[4] & 1) || c[3] > GW_KD_INT8,
+					 "%s: emulated decode declined a dense %u frame", what,
+					 c[3]);
+				memcpy(a, b, dim * sizeof(float));   /* the library's sum stands */
+			} else {
+				GW_CHECK(rc1 == rc2, "%s frame %zu, byte %zu: emulated %d, library %d",
+					 what, f, at, rc1, rc2);
+			}
+			same_out(a, b, dim, what);
+			free(c);
+		}
+	}
+	GW_FREE_ALL(a, b, frames, lens, rcs);
+}
+
+/* One tensor through every codec, budget, feedback and frame limit. */
+static void check_tensor(const float *v, uint64_t dim, const char *name, gw_test_rng *r,
+			 size_t *frames)
+{
+	float *e1 = malloc(dim * sizeof(float)), *e2 = malloc(dim * sizeof(float));
+	GW_CHECK(e1 && e2, "out of memory");
+	for (size_t c = 0; c < GW_ARRAY_SIZE(codecs); c++)
+		for (size_t k = 0; k < GW_ARRAY_SIZE(budgets); k++)
+			for (int with_e = 0; with_e < 2; with_e++)
+				for (int lim = 0; lim < 2; lim++) {
+					uint32_t mfe = lim ? 7 : 0;
+					for (uint64_t i = 0; i < dim; i++)
+						e1[i] = e2[i] = gw_test_uniform(r, -1e-3f, 1e-3f);
+					struct gpu_frames g = {0};
+					gw_test_frames fr = {0};
+					emu_encode(codecs[c], v, with_e ? e1 : NULL, dim, budgets[k],
+						   mfe, &g);
+					lib_encode(codecs[c], v, with_e ? e2 : NULL, dim, budgets[k],
+						   mfe, &fr);
+					char what[200];
+					snprintf(what, sizeof(what), "%s %s budget %zu%s%s",
+						 gw_codec_name(codecs[c]), name, budgets[k],
+						 with_e ? " feedback" : "", lim ? " max 7" : "");
+					GW_CHECK(g.n == fr.n, "%s: %u frames, library %zu", what, g.n,
+						 fr.n);
+					for (uint32_t f = 0; f < g.n; f++)
+						GW_CHECK(g.lens[f] == fr.f[f].len &&
+							 !memcmp(g.slots[f], fr.f[f].data, g.lens[f]),
+							 "%s: frame %u differs (%u bytes, library %zu)",
+							 what, f, g.lens[f], fr.f[f].len);
+					if (with_e)
+						GW_CHECK(!memcmp(e1, e2, dim * sizeof(float)),
+							 "%s: error buffers differ", what);
+					if (!with_e && !lim && k < 4)
+						compare_decode(&fr, dim, r, what);
+					*frames += g.n;
+					gpu_frames_free(&g);
+					gw_test_frames_free(&fr);
+				}
+	GW_FREE_ALL(e1, e2);
+}
+
+static void test_real_traces(void **state)
+{
+	(void)state;
+	gw_test_rng r = {5};
+	size_t frames = 0;
+	for (int i = 0; i < GW_TEST_N_DENSE; i++) {
+		gw_test_dense d;
+		gw_test_load_dense(i, &d);
+		check_tensor(d.v, d.n, d.name, &r, &frames);
+		gw_test_dense_free(&d);
+	}
+	printf("%zu frames byte-identical to codec/'s\n", frames);
+}
+
+static void test_edge_tensors(void **state)
+{
+	(void)state;
+	gw_test_rng r = {6};
+	size_t frames = 0;
+	enum { N = 3001 };
+	float *v = malloc(N * sizeof(float));
+	GW_CHECK(v, "out of memory");
+	/* Non-finite values in some frames. */
+	for (int i = 0; i < N; i++)
+		v[i] = gw_test_uniform(&r, -2, 2);
+	v[17] = NAN;
+	v[1500] = -INFINITY;
+	v[2999] = gw_test_float(0xffc01234);
+	check_tensor(v, N, "non-finite", &r, &frames);
+	/* Magnitudes where int8's scale underflows, and the largest floats. */
+	for (int i = 0; i < N; i++)
+		v[i] = (i % 3 ? 1 : -1) * ldexpf((float)(i % 127 + 1), -140 + i % 20);
+	check_tensor(v, N, "tiny", &r, &frames);
+	for (int i = 0; i < N; i++)
+		v[i] = (i % 2 ? FLT_MAX : -FLT_MAX) * (i % 7 ? 1.0f : 0.5f);
+	check_tensor(v, N, "huge", &r, &frames);
+	/* bf16 rounding ties and NaN payloads. */
+	for (int i = 0; i < N; i++)
+		v[i] = gw_test_float((uint32_t)gw_test_rand(&r) | (i % 4 ? 0 : 0x7f800000u));
+	check_tensor(v, N, "random bits", &r, &frames);
+	free(v);
+	printf("%zu edge-case frames byte-identical to codec/'s\n", frames);
+}
+
+GW_TEST_MAIN("gpu-emu", 1, cmocka_unit_test(test_xxh3), cmocka_unit_test(test_real_traces),
+	     cmocka_unit_test(test_edge_tensors))
