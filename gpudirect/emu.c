@@ -30,3 +30,56 @@ void gw_emu_decode_dense(const struct gw_kd_dec *d)
 		gw_kd_dec_done(d, f, &s);
 	}
 }
+
+void gw_emu_scan(const struct gw_ks_scan *s)
+{
+	static struct gw_ks_shared sh;
+	uint32_t nt = gw_ks_tiles(s->n);
+	for (uint32_t b = 0; b < nt; b++) {
+		for (uint32_t t = 0; t < GW_KS_THREADS; t++)
+			gw_ks_tile_reduce(s, b, t, &sh);
+		gw_ks_tile_prefix(s, b, &sh);
+		for (uint32_t t = 0; t < GW_KS_THREADS; t++)
+			gw_ks_tile_write(s, b, t, &sh);
+	}
+	gw_ks_tiles_scan(s);
+	for (uint64_t i = 0; i < s->n; i++)
+		gw_ks_apply(s, i);
+}
+
+/* The max launch's grid: what the device launcher uses too, so that each
+ * thread's share is the same (the maximum would be anyway). */
+#define EMU_MAX_BLOCKS 64u
+
+int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames)
+{
+	static uint32_t part[GW_KT_THREADS];
+	*j->mx = 0;
+	uint64_t stride = (uint64_t)EMU_MAX_BLOCKS * GW_KT_THREADS;
+	for (uint32_t b = 0; b < EMU_MAX_BLOCKS; b++) {
+		for (uint32_t t = 0; t < GW_KT_THREADS; t++)
+			gw_kt_max_part(j, (uint64_t)b * GW_KT_THREADS + t, stride, &part[t]);
+		gw_kt_max_block(j, part, GW_KT_THREADS);
+	}
+	for (uint64_t b = 0; b < j->nb; b++)
+		gw_kt_pack(j, b);
+	for (uint64_t b = 0; b < j->nb; b++)
+		gw_kt_run_start(j, b);
+	struct gw_ks_scan runs = {.op = GW_KS_MAX, .inclusive = 1, .in = j->runs,
+				  .out = j->runs, .tiles = j->tiles, .n = j->nb};
+	gw_emu_scan(&runs);
+	for (uint64_t b = 0; b < j->nb; b++)
+		gw_kt_token_flag(j, b);
+	struct gw_ks_scan toks = {.op = GW_KS_SUM, .inclusive = 0, .in = j->tok,
+				  .out = j->tok, .tiles = j->tiles, .n = j->nb};
+	gw_emu_scan(&toks);
+	gw_kt_count(j);
+	*frames = gw_kt_frames(j);
+	if (*frames > j->max_frames)
+		return GW_EBUDGET;
+	for (uint64_t b = 0; b < j->nb; b++)
+		gw_kt_write(j, b);
+	for (uint32_t f = 0; f < *frames; f++)
+		gw_kt_seal(j, f);
+	return GW_OK;
+}

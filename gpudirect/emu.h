@@ -8,11 +8,19 @@
 #define GW_GPUDIRECT_EMU_H
 
 #include "kern/dense.h"
+#include "kern/tlc.h"
 
 /* Encodes j->frames frames (raw, bf16 or int8) as the encode kernel does. */
 void gw_emu_encode_dense(const struct gw_kd_enc *j);
 
 /* Decode-accumulates d->n frames as the decode kernel does. */
 void gw_emu_decode_dense(const struct gw_kd_dec *d);
+
+/* Runs a scan's three launches (kern/scan.h). */
+void gw_emu_scan(const struct gw_ks_scan *s);
+
+/* Encodes a 3lc tensor as the 3lc launches do; *frames gets the frame
+ * count. GW_EBUDGET if j->max_frames slots are too few (nothing sealed). */
+int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames);
 
 #endif

@@ -1,10 +1,14 @@
-/* The dense kernels on the device: the phases of kern/dense.h with a
- * __syncthreads() between them, one frame per block (grid-stride over the
- * frames), GW_KD_THREADS threads. emu.c runs the same phases on the host. */
+/* The kernels on the device: the phases of kern/ with a __syncthreads()
+ * between a block's phases and a launch between phases that need the
+ * whole grid; emu.c runs the same phases on the host in the same order.
+ * Dense raw/bf16/int8: one frame per block (grid-stride over the frames),
+ * GW_KD_THREADS threads. 3lc: the launches of kern/tlc.h, on one stream,
+ * with no host round trip (the frame count stays on the device). */
 #include <cuda_runtime.h>
 
 #include "gw_cuda.h"
 #include "kern/dense.h"
+#include "kern/tlc.h"
 
 __global__ void __launch_bounds__(GW_KD_THREADS) gw_kd_encode_kernel(struct gw_kd_enc j)
 {
@@ -65,5 +69,99 @@ extern "C" int gw_cuda_decode_dense(const struct gw_kd_dec *d, cudaStream_t stre
 	if (!d || !d->n)
 		return GW_EINVAL;
 	gw_kd_decode_kernel<<<grid_for(d->n), GW_KD_THREADS, 0, stream>>>(*d);
+	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+}
+
+/* ---- scans (kern/scan.h) ---------------------------------------------------- */
+
+__global__ void __launch_bounds__(GW_KS_THREADS) gw_ks_tile_kernel(struct gw_ks_scan s)
+{
+	__shared__ struct gw_ks_shared sh;
+	gw_ks_tile_reduce(&s, blockIdx.x, threadIdx.x, &sh);
+	__syncthreads();
+	if (threadIdx.x == 0)
+		gw_ks_tile_prefix(&s, blockIdx.x, &sh);
+	__syncthreads();
+	gw_ks_tile_write(&s, blockIdx.x, threadIdx.x, &sh);
+}
+
+__global__ void gw_ks_tiles_kernel(struct gw_ks_scan s)
+{
+	gw_ks_tiles_scan(&s);
+}
+
+__global__ void gw_ks_apply_kernel(struct gw_ks_scan s)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < s.n;
+	     i += (uint64_t)gridDim.x * blockDim.x)
+		gw_ks_apply(&s, i);
+}
+
+static void scan(const struct gw_ks_scan *s, cudaStream_t stream)
+{
+	gw_ks_tile_kernel<<<gw_ks_tiles(s->n), GW_KS_THREADS, 0, stream>>>(*s);
+	gw_ks_tiles_kernel<<<1, 1, 0, stream>>>(*s);
+	gw_ks_apply_kernel<<<grid_for((uint32_t)((s->n + 255) / 256)), 256, 0, stream>>>(*s);
+}
+
+/* ---- 3lc (kern/tlc.h) ----------------------------------------------------------- */
+
+#define TLC_MAX_BLOCKS 64u   /* as emu.c's grid for the max phase */
+
+__global__ void __launch_bounds__(GW_KT_THREADS) gw_kt_max_kernel(struct gw_kt_enc j)
+{
+	__shared__ uint32_t part[GW_KT_THREADS];
+	gw_kt_max_part(&j, (uint64_t)blockIdx.x * GW_KT_THREADS + threadIdx.x,
+		       (uint64_t)gridDim.x * GW_KT_THREADS, &part[threadIdx.x]);
+	__syncthreads();
+	if (threadIdx.x == 0)
+		gw_kt_max_block(&j, part, GW_KT_THREADS);
+}
+
+/* One phase applied to every packed byte, grid-stride. */
+#define GW_KT_BYTES_KERNEL(name, fn)                                             \
+	__global__ void name(struct gw_kt_enc j)                                  \
+	{                                                                         \
+		for (uint64_t b = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;  \
+		     b < j.nb; b += (uint64_t)gridDim.x * blockDim.x)             \
+			fn(&j, b);                                                \
+	}
+GW_KT_BYTES_KERNEL(gw_kt_pack_kernel, gw_kt_pack)
+GW_KT_BYTES_KERNEL(gw_kt_run_start_kernel, gw_kt_run_start)
+GW_KT_BYTES_KERNEL(gw_kt_token_flag_kernel, gw_kt_token_flag)
+GW_KT_BYTES_KERNEL(gw_kt_write_kernel, gw_kt_write)
+
+__global__ void gw_kt_count_kernel(struct gw_kt_enc j)
+{
+	gw_kt_count(&j);
+}
+
+__global__ void gw_kt_seal_kernel(struct gw_kt_enc j)
+{
+	uint32_t frames = gw_kt_frames(&j);
+	if (frames > j.max_frames)
+		return;   /* the caller reads ntok and refuses */
+	for (uint32_t f = blockIdx.x * blockDim.x + threadIdx.x; f < frames;
+	     f += gridDim.x * blockDim.x)
+		gw_kt_seal(&j, f);
+}
+
+extern "C" int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream)
+{
+	if (!j || !j->nb || !j->room || !j->max_frames)
+		return GW_EINVAL;
+	unsigned grid = grid_for((uint32_t)((j->nb + 255) / 256));
+	cudaMemsetAsync(j->mx, 0, sizeof(uint32_t), stream);
+	gw_kt_max_kernel<<<TLC_MAX_BLOCKS, GW_KT_THREADS, 0, stream>>>(*j);
+	gw_kt_pack_kernel<<<grid, 256, 0, stream>>>(*j);
+	gw_kt_run_start_kernel<<<grid, 256, 0, stream>>>(*j);
+	struct gw_ks_scan runs = {GW_KS_MAX, 1, j->runs, j->runs, j->tiles, j->nb};
+	scan(&runs, stream);
+	gw_kt_token_flag_kernel<<<grid, 256, 0, stream>>>(*j);
+	struct gw_ks_scan toks = {GW_KS_SUM, 0, j->tok, j->tok, j->tiles, j->nb};
+	scan(&toks, stream);
+	gw_kt_count_kernel<<<1, 1, 0, stream>>>(*j);
+	gw_kt_write_kernel<<<grid, 256, 0, stream>>>(*j);
+	gw_kt_seal_kernel<<<grid_for((j->max_frames + 63) / 64), 64, 0, stream>>>(*j);
 	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
 }

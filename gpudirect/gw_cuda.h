@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include "kern/dense.h"
+#include "kern/tlc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,6 +17,10 @@ extern "C" {
 
 int gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStream_t stream);
 int gw_cuda_decode_dense(const struct gw_kd_dec *d, cudaStream_t stream);
+/* 3lc: j's scratch and its mx and ntok words in device memory; frames
+ * ceil(*ntok / room) once the stream is done (more than max_frames: none
+ * was sealed). */
+int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

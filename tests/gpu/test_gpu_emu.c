@@ -264,5 +264,110 @@ static void test_edge_tensors(void **state)
 	printf("%zu edge-case frames byte-identical to codec/'s\n", frames);
 }
 
+/* ---- 3lc ---------------------------------------------------------------- */
+
+/* One tensor, budget, sparsity and feedback: the emulated launches
+ * against the library, frames and error buffer. */
+static size_t check_3lc(const float *v, uint64_t dim, size_t budget, double sparsity,
+			int with_e, gw_test_rng *r, const char *name)
+{
+	uint64_t nb = (dim + 4) / 5;
+	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	uint32_t P = (uint32_t)room - 40;
+	uint32_t maxf = (uint32_t)((nb + P - 1) / P);
+	float *e1 = malloc(dim * sizeof(float)), *e2 = malloc(dim * sizeof(float));
+	uint8_t *bytes = malloc(nb);
+	uint32_t *runs = malloc(nb * 4), *tok = malloc(nb * 4), *tb = malloc(nb * 4);
+	uint32_t *tiles = malloc(gw_ks_tiles(nb) * 4 + 4), mx = 0, ntok = 0;
+	uint8_t **slots = calloc(maxf, sizeof(*slots));
+	uint32_t *lens = calloc(maxf, sizeof(*lens));
+	GW_CHECK(e1 && e2 && bytes && runs && tok && tb && tiles && slots && lens, "out of memory");
+	for (uint32_t f = 0; f < maxf; f++)
+		GW_CHECK(slots[f] = malloc(room), "out of memory");
+	for (uint64_t i = 0; i < dim; i++)
+		e1[i] = e2[i] = gw_test_uniform(r, -1e-3f, 1e-3f);
+	struct gw_kt_enc j = {.g = v, .e = with_e ? e1 : NULL, .dim = dim, .tensor = 42,
+			      .sparsity = sparsity, .room = P, .nb = nb, .bytes = bytes,
+			      .runs = runs, .tok = tok, .tok_byte = tb, .tiles = tiles, .mx = &mx,
+			      .ntok = &ntok, .slots = slots, .lens = lens, .max_frames = maxf};
+	uint32_t frames = 0;
+	GW_CHECK(gw_emu_encode_3lc(&j, &frames) == 0, "emulated 3lc refused");
+	char params[64];
+	snprintf(params, sizeof(params), "sparsity=%.17g", sparsity);
+	gw_encoder *enc = gw_test_encoder_with(GW_CODEC_3LC, params);
+	gw_ef *ef = NULL;
+	if (with_e) {
+		GW_CHECK(ef = gw_ef_create(dim), "out of memory");
+		memcpy(gw_ef_data(ef), e2, dim * sizeof(float));
+		GW_CHECK(gw_encoder_set_ef(enc, ef) == 0, "set_ef");
+	}
+	gw_tensor t = gw_test_dense_tensor(42, v, dim);
+	gw_test_frames fr = {0};
+	GW_CHECK(gw_test_encode_all(enc, &t, budget, &fr) == 0, "library 3lc");
+	char what[200];
+	snprintf(what, sizeof(what), "3lc %s budget %zu s %g%s", name, budget, sparsity,
+		 with_e ? " feedback" : "");
+	GW_CHECK(frames == fr.n, "%s: %u frames, library %zu", what, frames, fr.n);
+	for (uint32_t f = 0; f < frames; f++)
+		GW_CHECK(lens[f] == fr.f[f].len && !memcmp(slots[f], fr.f[f].data, lens[f]),
+			 "%s: frame %u differs (%u bytes, library %zu)", what, f, lens[f],
+			 fr.f[f].len);
+	if (with_e)
+		GW_CHECK(!memcmp(e1, gw_ef_data(ef), dim * sizeof(float)),
+			 "%s: error buffers differ", what);
+	gw_test_frames_free(&fr);
+	gw_encoder_free(enc);
+	gw_ef_free(ef);
+	for (uint32_t f = 0; f < maxf; f++)
+		free(slots[f]);
+	GW_FREE_ALL(e1, e2, bytes, runs, tok, tb, tiles, slots, lens);
+	return frames;
+}
+
+static const size_t tlc_budgets[] = {64, 100, 256, 1424, 8924, 65535};
+
+static void check_3lc_all(const float *v, uint64_t dim, const char *name, gw_test_rng *r,
+			  size_t *frames)
+{
+	static const double sparsity[] = {1.0, 1.5, 1.999};
+	for (size_t k = 0; k < GW_ARRAY_SIZE(tlc_budgets); k++)
+		for (size_t s = 0; s < GW_ARRAY_SIZE(sparsity); s++)
+			for (int with_e = 0; with_e < 2; with_e++)
+				*frames += check_3lc(v, dim, tlc_budgets[k], sparsity[s], with_e,
+						     r, name);
+}
+
+static void test_3lc_traces(void **state)
+{
+	(void)state;
+	gw_test_rng r = {7};
+	size_t frames = 0;
+	for (int i = 0; i < GW_TEST_N_DENSE; i++) {
+		gw_test_dense d;
+		gw_test_load_dense(i, &d);
+		check_3lc_all(d.v, d.n, d.name, &r, &frames);
+		gw_test_dense_free(&d);
+	}
+	/* A long tensor of mostly zeros: runs across many frames and tiles. */
+	enum { N = 200003 };
+	float *v = calloc(N, sizeof(float));
+	GW_CHECK(v, "out of memory");
+	for (int i = 0; i < N; i += 1 + (int)gw_test_below(&r, 400))
+		v[i] = gw_test_uniform(&r, -1, 1);
+	check_3lc_all(v, N, "sparse 200003", &r, &frames);
+	/* Non-finite: the poisoned tensor. */
+	v[N / 2] = NAN;
+	check_3lc_all(v, N, "poisoned", &r, &frames);
+	/* Every element the same magnitude: no zero runs at all. */
+	for (int i = 0; i < N; i++)
+		v[i] = i % 2 ? 1.0f : -1.0f;
+	check_3lc_all(v, N, "no runs", &r, &frames);
+	for (int i = 0; i < N; i++)
+		v[i] = i % 3 ? 0.0f : (i % 2 ? FLT_MAX : -FLT_MAX);
+	check_3lc_all(v, N, "huge", &r, &frames);
+	free(v);
+	printf("%zu 3lc frames byte-identical to codec/'s\n", frames);
+}
+
 GW_TEST_MAIN("gpu-emu", 1, cmocka_unit_test(test_xxh3), cmocka_unit_test(test_real_traces),
-	     cmocka_unit_test(test_edge_tensors))
+	     cmocka_unit_test(test_edge_tensors), cmocka_unit_test(test_3lc_traces))

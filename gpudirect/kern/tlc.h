@@ -1,0 +1,203 @@
+/* 3lc frames (wire-format §4.4) from a dense tensor, as phases:
+ *
+ *   max:      every element's |c| bits, c = g + e, into one maximum;
+ *   pack:     m from that maximum, then one thread per packed byte: its
+ *             five trits, and the error buffer (e <- c - m q, exact);
+ *   runs:     for each packed byte, where its run of zero bytes (121)
+ *             began: a max-scan of the run starts (scan.h);
+ *   tokens:   which bytes begin an output byte ("token"): a literal, or a
+ *             zero byte 0, 14, 28, ... bytes into its run; their numbers
+ *             by a sum-scan;
+ *   write:    each token's output byte (the literal, 255 for 14 zeros,
+ *             243 + k - 2 for the k < 14 that end a run, 121 for one),
+ *             into frame t / P at t mod P, P = budget - 40;
+ *   seal:     one block per frame: m, header, checksum.
+ *
+ * That is codec/'s greedy zero-run encoding exactly: a frame takes input
+ * bytes while its output fits, so every frame but the last holds exactly P
+ * output bytes, and where a frame ends inside a run it has taken whole
+ * 14-byte pieces (each one output byte), so the next frame's pieces are
+ * the ones the whole stream's tokenization has. Frames therefore are the
+ * tokens [f P, f P + P), found without a sequential pass. (A frame-size
+ * limit, max_frame_elems, can cut a piece in two; it is not supported
+ * here.) */
+#ifndef GW_KERN_TLC_H
+#define GW_KERN_TLC_H
+
+#include "frame.h"
+#include "scan.h"
+
+#define GW_KT_THREADS 256u
+#define GW_KT_ZERO 121u        /* five zero trits */
+#define GW_KT_PIECE 14u        /* zero bytes per run byte 255 */
+
+struct gw_kt_enc {
+	const float *g;
+	float *e;                  /* error buffer, or NULL */
+	uint64_t dim;
+	uint32_t tensor;
+	double sparsity;           /* 1 <= s < 2 */
+	uint32_t room;             /* P: payload bytes of a frame (budget - 40) */
+	uint64_t nb;               /* packed bytes, ceil(dim / 5) */
+	/* Scratch in the device's memory: */
+	uint8_t *bytes;            /* nb: the packed stream */
+	uint32_t *runs;            /* nb: run starts, then where each run began */
+	uint32_t *tok;             /* nb: token flags, then token numbers */
+	uint32_t *tok_byte;        /* nb: the byte each token begins at */
+	uint32_t *tiles;           /* gw_ks_tiles(nb) */
+	uint32_t *mx;              /* 1: max |c| bits (0 before the max phase) */
+	uint32_t *ntok;            /* 1: tokens in all */
+	/* Frames: */
+	uint8_t *const *slots;
+	uint32_t *lens;
+	uint32_t max_frames;       /* slots given; ceil(nb / P) always suffice */
+};
+
+GW_HD void gw_hd_max_u32(uint32_t *p, uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+	atomicMax(p, v);
+#else
+	if (v > *p)
+		*p = v;
+#endif
+}
+
+/* max phase, every thread of every block: a grid-stride share of the
+ * elements, folded into *mx through the block (part[], thread 0). */
+GW_HD void gw_kt_max_part(const struct gw_kt_enc *j, uint64_t first, uint64_t stride,
+			  uint32_t *part)
+{
+	uint32_t mb = 0;
+	for (uint64_t i = first; i < j->dim; i += stride) {
+		float c = j->e ? j->g[i] + j->e[i] : j->g[i];
+		uint32_t b = gw_hd_f32_bits(c) & 0x7fffffffu;
+		mb = b > mb ? b : mb;
+	}
+	*part = mb;
+}
+
+GW_HD void gw_kt_max_block(const struct gw_kt_enc *j, const uint32_t *part, uint32_t n)
+{
+	uint32_t mb = 0;
+	for (uint32_t t = 0; t < n; t++)
+		mb = part[t] > mb ? part[t] : mb;
+	gw_hd_max_u32(j->mx, mb);
+}
+
+/* m from the maximum (§4.4's encoding): NaN for a poisoned tensor. */
+GW_HD float gw_kt_m(const struct gw_kt_enc *j)
+{
+	uint32_t mx = *j->mx;
+	if (mx >= 0x7f800000u)
+		return gw_hd_bits_f32(0x7fc00000u);
+	float m = (float)(j->sparsity * (double)gw_hd_bits_f32(mx));
+	if (!(m <= 3.402823466e38f))
+		m = 3.402823466e38f;   /* FLT_MAX */
+	return m;
+}
+
+/* pack phase: packed byte b (elements 5b .. 5b + 4). */
+GW_HD void gw_kt_pack(const struct gw_kt_enc *j, uint64_t b)
+{
+	int poisoned = *j->mx >= 0x7f800000u;
+	float m = gw_kt_m(j);
+	uint32_t v = 0;
+	for (uint64_t k = 5 * b; k < 5 * b + 5; k++) {
+		if (k >= j->dim) {
+			v = v * 3u + 1u;   /* pad trit */
+			continue;
+		}
+		if (poisoned) {
+			v = v * 3u + 1u;
+			if (j->e)
+				j->e[k] = 0.0f;
+			continue;
+		}
+		float c = j->e ? j->g[k] + j->e[k] : j->g[k];
+		float c2 = c + c;
+		uint32_t t = c2 > m ? 2u : c2 < -m ? 0u : 1u;
+		if (j->e)
+			j->e[k] = c - (t == 2u ? m : t == 0u ? -m : 0.0f);
+		v = v * 3u + t;
+	}
+	j->bytes[b] = (uint8_t)v;
+}
+
+/* runs phase, before its max-scan: b's own index if a run starts there. */
+GW_HD void gw_kt_run_start(const struct gw_kt_enc *j, uint64_t b)
+{
+	int zero = j->bytes[b] == GW_KT_ZERO;
+	int starts = zero && (b == 0 || j->bytes[b - 1] != GW_KT_ZERO);
+	j->runs[b] = starts ? (uint32_t)b : 0;
+}
+
+/* tokens phase, before its sum-scan: 1 if byte b begins a token. runs[b]
+ * is where b's run began (inclusive max-scan of the starts). */
+GW_HD void gw_kt_token_flag(const struct gw_kt_enc *j, uint64_t b)
+{
+	int zero = j->bytes[b] == GW_KT_ZERO;
+	j->tok[b] = !zero || ((uint32_t)b - j->runs[b]) % GW_KT_PIECE == 0;
+}
+
+/* write phase: byte b, if it begins a token (tok[] holds the exclusive
+ * token numbers; flag recomputed). Tokens past the slots are dropped: the
+ * caller sees ntok and refuses. */
+GW_HD void gw_kt_write(const struct gw_kt_enc *j, uint64_t b)
+{
+	uint8_t v = j->bytes[b];
+	int zero = v == GW_KT_ZERO;
+	if (zero && ((uint32_t)b - j->runs[b]) % GW_KT_PIECE != 0)
+		return;
+	uint32_t t = j->tok[b];
+	uint32_t out = v;
+	if (zero) {
+		uint32_t k = 1;
+		while (k < GW_KT_PIECE && b + k < j->nb && j->bytes[b + k] == GW_KT_ZERO)
+			k++;
+		out = k == 1 ? GW_KT_ZERO : 241u + k;   /* 243 + (k - 2) */
+	}
+	uint32_t f = t / j->room;
+	if (f < j->max_frames)
+		j->slots[f][GW_KF_HDR + 4 + t % j->room] = (uint8_t)out;
+	j->tok_byte[t] = (uint32_t)b;
+}
+
+/* tokens total: after the sum-scan, thread 0 of one block. */
+GW_HD void gw_kt_count(const struct gw_kt_enc *j)
+{
+	uint64_t last = j->nb - 1;
+	int zero = j->bytes[last] == GW_KT_ZERO;
+	uint32_t flag = !zero || ((uint32_t)last - j->runs[last]) % GW_KT_PIECE == 0;
+	*j->ntok = j->tok[last] + flag;
+}
+
+GW_HD uint32_t gw_kt_frames(const struct gw_kt_enc *j)
+{
+	return (*j->ntok + j->room - 1) / j->room;
+}
+
+/* seal phase, thread 0 of a block per frame f. */
+GW_HD void gw_kt_seal(const struct gw_kt_enc *j, uint32_t f)
+{
+	uint32_t T = *j->ntok, t0 = f * j->room;
+	uint32_t toks = T - t0 < j->room ? T - t0 : j->room;
+	uint64_t b0 = j->tok_byte[t0];
+	uint64_t b1 = t0 + j->room < T ? j->tok_byte[t0 + j->room] : j->nb;
+	uint64_t count = 5 * (b1 - b0), start = 5 * b0;
+	if (count > j->dim - start)
+		count = j->dim - start;
+	uint8_t *fr = j->slots[f];
+	gw_hd_st32(fr + GW_KF_HDR, gw_hd_f32_bits(gw_kt_m(j)));
+	struct gw_kf_hdr h;
+	h.codec = 4;   /* 3lc (wire-format §3) */
+	h.flags = 0;
+	h.param_len = 4;
+	h.tensor = j->tensor;
+	h.count = h.span = (uint32_t)count;
+	h.start = start;
+	h.payload_len = toks;
+	j->lens[f] = gw_kf_seal(fr, &h);
+}
+
+#endif
