@@ -83,3 +83,17 @@ int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames)
 		gw_kt_seal(j, f);
 	return GW_OK;
 }
+
+void gw_emu_decode_3lc(const struct gw_kt_dec *d)
+{
+	static struct gw_kt_dshared s;
+	for (uint32_t f = 0; f < d->n; f++) {
+		gw_kt_dec_check(d, f, &s);
+		for (uint32_t t = 0; t < GW_KT_THREADS; t++)
+			gw_kt_dec_expand(t, &s);
+		gw_kt_dec_verdict(&s);
+		for (uint32_t t = 0; t < GW_KT_THREADS; t++)
+			gw_kt_dec_add(d, t, &s);
+		gw_kt_dec_done(d, f, &s);
+	}
+}

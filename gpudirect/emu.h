@@ -23,4 +23,7 @@ void gw_emu_scan(const struct gw_ks_scan *s);
  * count. GW_EBUDGET if j->max_frames slots are too few (nothing sealed). */
 int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames);
 
+/* Decode-accumulates d->n 3lc frames as the 3lc decode kernel does. */
+void gw_emu_decode_3lc(const struct gw_kt_dec *d);
+
 #endif

@@ -165,3 +165,32 @@ extern "C" int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream
 	gw_kt_seal_kernel<<<grid_for((j->max_frames + 63) / 64), 64, 0, stream>>>(*j);
 	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
 }
+
+__global__ void __launch_bounds__(GW_KT_THREADS) gw_kt_decode_kernel(struct gw_kt_dec d)
+{
+	__shared__ struct gw_kt_dshared s;
+	uint32_t t = threadIdx.x;
+	for (uint32_t f = blockIdx.x; f < d.n; f += gridDim.x) {
+		if (t == 0)
+			gw_kt_dec_check(&d, f, &s);
+		__syncthreads();
+		gw_kt_dec_expand(t, &s);
+		__syncthreads();
+		if (t == 0)
+			gw_kt_dec_verdict(&s);
+		__syncthreads();
+		gw_kt_dec_add(&d, t, &s);
+		__syncthreads();
+		if (t == 0)
+			gw_kt_dec_done(&d, f, &s);
+		__syncthreads();
+	}
+}
+
+extern "C" int gw_cuda_decode_3lc(const struct gw_kt_dec *d, cudaStream_t stream)
+{
+	if (!d || !d->n)
+		return GW_EINVAL;
+	gw_kt_decode_kernel<<<grid_for(d->n), GW_KT_THREADS, 0, stream>>>(*d);
+	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+}

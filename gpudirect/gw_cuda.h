@@ -21,6 +21,7 @@ int gw_cuda_decode_dense(const struct gw_kd_dec *d, cudaStream_t stream);
  * ceil(*ntok / room) once the stream is done (more than max_frames: none
  * was sealed). */
 int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream);
+int gw_cuda_decode_3lc(const struct gw_kt_dec *d, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

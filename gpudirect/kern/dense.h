@@ -13,8 +13,6 @@
 #ifndef GW_KERN_DENSE_H
 #define GW_KERN_DENSE_H
 
-#include <gw/common.h>
-
 #include "frame.h"
 
 #define GW_KD_THREADS 256u   /* threads per block, kernels and emulation */
@@ -215,67 +213,28 @@ struct gw_kd_dec {
 };
 
 /* Thread 0: every check of §2 and §4.1–§4.3 but int8's q = -128, in the
- * spec's order. Frames this decoder does not take (sparse ones, other
- * codecs) get GW_EUNSUPPORTED once the header is found sound. */
+ * spec's order (gw_kf_check, then the codec's). */
 GW_HD void gw_kd_dec_check(const struct gw_kd_dec *d, uint32_t f, struct gw_kd_shared *s)
 {
 	const uint8_t *b = d->frames[f];
-	uint32_t len = d->lens[f];
-	int32_t rc = 0;
-	uint32_t flags = 0, codec = 0, plen = 0, count = 0, span = 0, paylen = 0;
-	uint64_t start = 0, flen = 0;
-	if (len < GW_KF_HDR) {
-		rc = GW_ETRUNC;
-		goto out;
-	}
-	flags = (uint32_t)b[4] | (uint32_t)b[5] << 8;
-	codec = b[3];
-	plen = b[6];
-	count = gw_hd_ld32(b + 12);
-	start = gw_hd_ld64(b + 16);
-	span = gw_hd_ld32(b + 24);
-	paylen = gw_hd_ld32(b + 28);
-	flen = (uint64_t)GW_KF_HDR + plen + paylen;
-	if (b[0] != 'G' || b[1] != 'W')
-		rc = GW_EMAGIC;
-	else if (b[2] != 1)
-		rc = GW_EVERSION;
-	else if ((flags & ~3u) || b[7] || ((flags & 2u) && !(flags & 1u)))
-		rc = GW_ERESERVED;
-	else if (codec < 1 || codec > 10)
-		rc = GW_ECODEC;
-	else if (paylen > GW_KF_MAX || flen > GW_KF_MAX)
+	struct gw_kf_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
+	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len,
+				 1u << GW_KD_RAW | 1u << GW_KD_BF16 | 1u << GW_KD_INT8, &h);
+	if (!rc && (h.param_len != gw_kd_param_len(h.codec) ||
+		    h.payload_len != (uint64_t)h.count * gw_kd_value_bytes(h.codec)))
 		rc = GW_ELENGTH;
-	else if (flen > len)
-		rc = GW_ETRUNC;
-	else if (flen < len)
-		rc = GW_ELENGTH;
-	else if ((flags & 1u) || codec > GW_KD_INT8)
-		rc = GW_EUNSUPPORTED;   /* valid or not, not a frame for this kernel */
-	else if (count == 0 || span != count)
-		rc = GW_ELENGTH;
-	else if (start > UINT64_MAX - span)
-		rc = GW_ERANGE;
-	else if (!gw_kf_checksum_ok(b, len))
-		rc = GW_ECHECKSUM;
-	else if (start + count > d->out_len)
-		rc = GW_ERANGE;
-	else if (plen != gw_kd_param_len((int)codec) ||
-		 paylen != (uint64_t)count * gw_kd_value_bytes((int)codec))
-		rc = GW_ELENGTH;
-	else if (codec == GW_KD_INT8) {
+	if (!rc && h.codec == GW_KD_INT8) {
 		uint32_t u = gw_hd_ld32(b + GW_KF_HDR);
 		int nan = gw_kd_nonfinite(u) && (u & 0x007fffffu);
 		if (!nan && ((u >> 31) || gw_kd_nonfinite(u)))
 			rc = GW_ECORRUPT;
 		s->scale = gw_hd_bits_f32(u);
 	}
-out:
 	s->rc = rc;
-	s->count = count;
-	s->start = start;
-	s->vals = rc ? 0 : b + GW_KF_HDR + plen;
-	s->codec = (int)codec;
+	s->codec = h.codec;
+	s->count = h.count;
+	s->start = h.start;
+	s->vals = rc ? 0 : b + GW_KF_HDR + h.param_len;
 }
 
 /* int8, every thread: whether one of its q is -128. */

@@ -4,6 +4,8 @@
 #ifndef GW_KERN_FRAME_H
 #define GW_KERN_FRAME_H
 
+#include <gw/common.h>
+
 #include "xxh3.h"
 
 #define GW_KF_HDR 36u
@@ -48,6 +50,53 @@ GW_HD int gw_kf_checksum_ok(const uint8_t *f, uint32_t len)
 	uint64_t x = gw_xxh3_64(f, 32, 0, scratch);
 	x = gw_xxh3_64(f + GW_KF_HDR, len - GW_KF_HDR, x, scratch);
 	return (uint32_t)x == gw_hd_ld32(f + 32);
+}
+
+/* §2's checks of a dense frame in their order — header rules 1–9, the
+ * checksum, the range against out_len — for a kernel that decodes the
+ * codecs in the bit mask codecs (bit id): a sound frame of another codec,
+ * or a sparse one, gets GW_EUNSUPPORTED at rule 7's place (it is not this
+ * kernel's, valid or not). Fills *h; 0 or the GW_E* code. */
+GW_HD int32_t gw_kf_check(const uint8_t *b, uint32_t len, uint64_t out_len, uint32_t codecs,
+			  struct gw_kf_hdr *h)
+{
+	if (len < GW_KF_HDR)
+		return GW_ETRUNC;
+	uint32_t flags = (uint32_t)b[4] | (uint32_t)b[5] << 8;
+	h->codec = b[3];
+	h->flags = (uint16_t)flags;
+	h->param_len = b[6];
+	h->tensor = gw_hd_ld32(b + 8);
+	h->count = gw_hd_ld32(b + 12);
+	h->start = gw_hd_ld64(b + 16);
+	h->span = gw_hd_ld32(b + 24);
+	h->payload_len = gw_hd_ld32(b + 28);
+	uint64_t flen = (uint64_t)GW_KF_HDR + h->param_len + h->payload_len;
+	if (b[0] != 'G' || b[1] != 'W')
+		return GW_EMAGIC;
+	if (b[2] != 1)
+		return GW_EVERSION;
+	if ((flags & ~3u) || b[7] || ((flags & 2u) && !(flags & 1u)))
+		return GW_ERESERVED;
+	if (h->codec < 1 || h->codec > 10)
+		return GW_ECODEC;
+	if (h->payload_len > GW_KF_MAX || flen > GW_KF_MAX)
+		return GW_ELENGTH;
+	if (flen > len)
+		return GW_ETRUNC;
+	if (flen < len)
+		return GW_ELENGTH;
+	if ((flags & 1u) || !((codecs >> h->codec) & 1u))
+		return GW_EUNSUPPORTED;
+	if (h->count == 0 || h->span != h->count)
+		return GW_ELENGTH;
+	if (h->start > UINT64_MAX - h->span)
+		return GW_ERANGE;
+	if (!gw_kf_checksum_ok(b, len))
+		return GW_ECHECKSUM;
+	if (h->start + h->count > out_len)
+		return GW_ERANGE;
+	return 0;
 }
 
 #endif

@@ -200,4 +200,128 @@ GW_HD void gw_kt_seal(const struct gw_kt_enc *j, uint32_t f)
 	j->lens[f] = gw_kf_seal(fr, &h);
 }
 
+/* ---- decode ------------------------------------------------------------------ */
+
+/* One decode call, as struct gw_kd_dec: frames of disjoint ranges. */
+struct gw_kt_dec {
+	const uint8_t *const *frames;
+	const uint32_t *lens;
+	uint32_t n;
+	float *out;
+	uint64_t out_len;
+	int32_t *rcs;
+};
+
+struct gw_kt_dshared {
+	uint32_t part[GW_KT_THREADS];   /* a thread's expanded bytes, then its offset */
+	int32_t rc;
+	uint32_t count, plen, chunk;
+	uint64_t start;
+	float m;
+	int nan;
+	const uint8_t *pay;
+};
+
+GW_HD uint32_t gw_kt_expand_len(uint32_t b)
+{
+	return b < 243u ? 1u : b - 241u;
+}
+
+/* Thread 0: §2, then §4.4's checks 1–3. */
+GW_HD void gw_kt_dec_check(const struct gw_kt_dec *d, uint32_t f, struct gw_kt_dshared *s)
+{
+	const uint8_t *b = d->frames[f];
+	struct gw_kf_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
+	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len, 1u << 4, &h);
+	uint32_t u = rc ? 0 : gw_hd_ld32(b + GW_KF_HDR);
+	int nan = (u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu);
+	if (!rc && h.param_len != 4)
+		rc = GW_ELENGTH;
+	else if (!rc && !nan && ((u >> 31) || (u & 0x7f800000u) == 0x7f800000u))
+		rc = GW_ECORRUPT;
+	else if (!rc && h.start % 5)
+		rc = GW_ECORRUPT;
+	s->rc = rc;
+	s->count = h.count;
+	s->start = h.start;
+	s->plen = rc ? 0 : h.payload_len;
+	s->chunk = (s->plen + GW_KT_THREADS - 1) / GW_KT_THREADS;
+	s->pay = b + GW_KF_HDR + 4;
+	s->m = gw_hd_bits_f32(u);
+	s->nan = nan;
+}
+
+/* Every thread: the expanded length of its stretch of the payload. */
+GW_HD void gw_kt_dec_expand(uint32_t tid, struct gw_kt_dshared *s)
+{
+	uint32_t lo = tid * s->chunk, hi = lo + s->chunk, sum = 0;
+	hi = hi < s->plen ? hi : s->plen;
+	for (uint32_t i = lo; i < hi; i++)
+		sum += gw_kt_expand_len(s->pay[i]);
+	s->part[tid] = sum;
+}
+
+/* Thread 0: each stretch's offset; checks 4 and 5. */
+GW_HD void gw_kt_dec_verdict(struct gw_kt_dshared *s)
+{
+	uint64_t acc = 0;
+	for (uint32_t t = 0; t < GW_KT_THREADS; t++) {
+		uint32_t v = s->part[t];
+		s->part[t] = (uint32_t)acc;
+		acc += v;
+	}
+	if (s->rc)
+		return;
+	if (acc != ((uint64_t)s->count + 4) / 5) {
+		s->rc = GW_ELENGTH;
+		return;
+	}
+	uint32_t r = s->count % 5, last = s->pay[s->plen - 1];
+	if (r && last < 243u) {
+		uint32_t mod = 1;
+		for (uint32_t i = 0; i < 5 - r; i++)
+			mod *= 3;
+		if (last % mod != (mod - 1) / 2)
+			s->rc = GW_ECORRUPT;
+	}
+}
+
+/* Every thread: its stretch's literals (or, with m NaN, a share of the
+ * elements: m added to every one). */
+GW_HD void gw_kt_dec_add(const struct gw_kt_dec *d, uint32_t tid, const struct gw_kt_dshared *s)
+{
+	if (s->rc)
+		return;
+	float *o = d->out + s->start;
+	float m = s->m;
+	if (s->nan) {
+		for (uint32_t i = tid; i < s->count; i += GW_KT_THREADS)
+			o[i] = o[i] + m;
+		return;
+	}
+	uint32_t lo = tid * s->chunk, hi = lo + s->chunk;
+	hi = hi < s->plen ? hi : s->plen;
+	uint64_t x = s->part[tid];   /* expanded bytes before the stretch */
+	for (uint32_t i = lo; i < hi; i++) {
+		uint32_t b = s->pay[i];
+		if (b >= 243u) {
+			x += b - 241u;
+			continue;
+		}
+		uint32_t div = 81;
+		for (uint32_t k = 0; k < 5; k++, div /= 3) {
+			uint64_t e = 5 * x + k;
+			uint32_t t = b / div % 3;
+			if (e < s->count && t != 1u)
+				o[e] = o[e] + (t == 2u ? m : -m);
+		}
+		x++;
+	}
+}
+
+GW_HD void gw_kt_dec_done(const struct gw_kt_dec *d, uint32_t f, const struct gw_kt_dshared *s)
+{
+	d->rcs[f] = s->rc ? s->rc : (int32_t)s->count;
+}
+
 #endif
