@@ -6,7 +6,7 @@
 #ifndef GW_GPUDIRECT_CUDA_H
 #define GW_GPUDIRECT_CUDA_H
 
-#include <cuda_runtime.h>
+#include <cuda_runtime_api.h>   /* C: cudaStream_t */
 
 #include "kern/dense.h"
 #include "kern/tlc.h"

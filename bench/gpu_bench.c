@@ -1,0 +1,230 @@
+/* gpudirect's kernels on a GPU: encode and decode-accumulate throughput of
+ * raw, bf16, int8 and 3lc on a tensor in device memory (the real cnn
+ * traces tiled to --elems floats), against device-to-device cudaMemcpy of
+ * the same bytes in the same run; frames into device memory or, with
+ * --host-slots, into pinned host memory mapped for the device (what a
+ * NIC's packet buffers are). That the device's frames are codec/'s, byte
+ * for byte, is tests/gpu/test_gpu_device's to check; this program times.
+ * One JSON object on stdout.
+ *
+ *   gpu_bench --traces DIR [--elems N] [--budget B] [--reps R] [--host-slots]
+ *
+ * Exits 77 without a CUDA device. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "emu.h"
+#include "gw_cuda.h"
+
+#define CU(x)                                                                       \
+	do {                                                                        \
+		cudaError_t e_ = (x);                                               \
+		if (e_ != cudaSuccess) {                                            \
+			fprintf(stderr, "gpu_bench: %s: %s\n", #x,                  \
+				cudaGetErrorString(e_));                            \
+			exit(1);                                                    \
+		}                                                                   \
+	} while (0)
+
+static const char *const traces[] = {"conv1.weight", "conv1.bias", "conv2.weight",
+				     "conv2.bias", "fc.weight", "fc.bias"};
+
+/* The cnn traces of iteration 100, concatenated, tiled to n floats. */
+static float *load(const char *dir, uint64_t n)
+{
+	float *v = malloc(n * sizeof(float)), *one = malloc(32768 * sizeof(float));
+	size_t have = 0;
+	if (!v || !one)
+		return NULL;
+	for (size_t t = 0; t < sizeof(traces) / sizeof(traces[0]); t++) {
+		char p[4096];
+		snprintf(p, sizeof(p), "%s/cnn/it100_%s.f32", dir, traces[t]);
+		FILE *f = fopen(p, "rb");
+		if (!f) {
+			fprintf(stderr, "gpu_bench: --traces: cannot read %s: %s\n", p,
+				strerror(errno));
+			exit(2);
+		}
+		size_t k = fread(one + have, sizeof(float), 32768 - have, f);
+		fclose(f);
+		have += k;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		v[i] = one[i % have];
+	free(one);
+	return v;
+}
+
+struct timer {
+	cudaEvent_t a, b;
+};
+
+static double ms_of(struct timer *t)
+{
+	float ms = 0;
+	CU(cudaEventSynchronize(t->b));
+	CU(cudaEventElapsedTime(&ms, t->a, t->b));
+	return ms;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL;
+	uint64_t n = 16u << 20;
+	unsigned budget = 8924, reps = 20;
+	int host_slots = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--traces") && i + 1 < argc)
+			dir = argv[++i];
+		else if (!strcmp(argv[i], "--elems") && i + 1 < argc)
+			n = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--budget") && i + 1 < argc)
+			budget = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			reps = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--host-slots"))
+			host_slots = 1;
+		else {
+			fprintf(stderr, "gpu_bench: '%s' not understood (--traces DIR, --elems N, "
+				"--budget B, --reps R, --host-slots)\n", argv[i]);
+			return 2;
+		}
+	}
+	if (!dir || n < 1000 || n > (1ull << 31) || budget < 100 || budget > 65535 || !reps) {
+		fprintf(stderr, "gpu_bench: need --traces DIR; --elems in [1000, 2^31], "
+			"--budget in [100, 65535], --reps >= 1\n");
+		return 2;
+	}
+	int ndev = 0;
+	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
+		printf("{\"tool\":\"gpu_bench\",\"skipped\":\"no CUDA device\"}\n");
+		return 77;
+	}
+	struct cudaDeviceProp prop;
+	CU(cudaGetDeviceProperties(&prop, 0));
+	float *h = load(dir, n);
+	if (!h) {
+		fprintf(stderr, "gpu_bench: out of memory\n");
+		return 1;
+	}
+	size_t bytes = n * sizeof(float);
+	float *dg, *de, *dcopy;
+	CU(cudaMalloc((void **)&dg, bytes));
+	CU(cudaMalloc((void **)&de, bytes));
+	CU(cudaMalloc((void **)&dcopy, bytes));
+	CU(cudaMemcpy(dg, h, bytes, cudaMemcpyHostToDevice));
+	CU(cudaMemset(de, 0, bytes));
+	struct timer t;
+	CU(cudaEventCreate(&t.a));
+	CU(cudaEventCreate(&t.b));
+
+	/* memcpy, device to device, the same bytes */
+	CU(cudaMemcpy(dcopy, dg, bytes, cudaMemcpyDeviceToDevice));
+	CU(cudaEventRecord(t.a, 0));
+	for (unsigned r = 0; r < reps; r++)
+		CU(cudaMemcpyAsync(dcopy, dg, bytes, cudaMemcpyDeviceToDevice, 0));
+	CU(cudaEventRecord(t.b, 0));
+	double memcpy_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
+
+	/* Slots: as many as raw needs (the most frames of any codec here). */
+	uint32_t per_raw = gw_kd_per_frame(GW_KD_RAW, budget, 0);
+	uint32_t nslots = (uint32_t)((n + per_raw - 1) / per_raw);
+	uint8_t *mem, *dmem, **hptr = malloc(nslots * sizeof(*hptr)), **dptr;
+	uint32_t *dlens;
+	if (!hptr)
+		return 1;
+	if (host_slots) {
+		CU(cudaHostAlloc((void **)&mem, (size_t)nslots * budget, cudaHostAllocMapped));
+		CU(cudaHostGetDevicePointer((void **)&dmem, mem, 0));
+	} else {
+		CU(cudaMalloc((void **)&dmem, (size_t)nslots * budget));
+	}
+	for (uint32_t i = 0; i < nslots; i++)
+		hptr[i] = dmem + (size_t)i * budget;
+	CU(cudaMalloc((void **)&dptr, nslots * sizeof(*dptr)));
+	CU(cudaMemcpy(dptr, hptr, nslots * sizeof(*dptr), cudaMemcpyHostToDevice));
+	CU(cudaMalloc((void **)&dlens, nslots * sizeof(uint32_t)));
+	uint64_t nb = (n + 4) / 5;
+	struct gw_kt_enc tj = {.g = dg, .e = de, .dim = n, .tensor = 1, .sparsity = 1.0,
+			       .room = budget - 40, .nb = nb, .slots = dptr, .lens = dlens,
+			       .max_frames = nslots};
+	CU(cudaMalloc((void **)&tj.bytes, nb));
+	CU(cudaMalloc((void **)&tj.runs, nb * 4));
+	CU(cudaMalloc((void **)&tj.tok, nb * 4));
+	CU(cudaMalloc((void **)&tj.tok_byte, nb * 4));
+	CU(cudaMalloc((void **)&tj.tiles, gw_ks_tiles(nb) * 4 + 4));
+	CU(cudaMalloc((void **)&tj.mx, 4));
+	CU(cudaMalloc((void **)&tj.ntok, 4));
+
+	printf("{\"tool\":\"gpu_bench\",\"device\":\"%s\",\"elems\":%llu,\"budget\":%u,"
+	       "\"reps\":%u,\"slots\":\"%s\",\"memcpy_d2d_gbs\":%.2f,\"codecs\":{",
+	       prop.name, (unsigned long long)n, budget, reps,
+	       host_slots ? "pinned host, mapped" : "device", memcpy_gbs);
+	static const int ids[] = {GW_KD_RAW, GW_KD_BF16, GW_KD_INT8, 4};
+	static const char *const names[] = {"raw", "bf16", "int8", "3lc"};
+	for (int c = 0; c < 4; c++) {
+		struct gw_kd_enc dj = {.codec = ids[c], .g = dg, .e = de, .dim = n, .tensor = 1,
+				       .per_frame = gw_kd_per_frame(ids[c], budget, 0),
+				       .slots = dptr, .lens = dlens};
+		if (c < 3)
+			dj.frames = gw_kd_frame_count(&dj);
+		/* warm-up (and, for 3lc, the frame count) */
+		if (c < 3)
+			CU(gw_cuda_encode_dense(&dj, 0) ? cudaErrorUnknown : cudaSuccess);
+		else
+			CU(gw_cuda_encode_3lc(&tj, 0) ? cudaErrorUnknown : cudaSuccess);
+		CU(cudaDeviceSynchronize());
+		uint32_t frames = dj.frames;
+		if (c == 3) {
+			uint32_t ntok = 0;
+			CU(cudaMemcpy(&ntok, tj.ntok, 4, cudaMemcpyDeviceToHost));
+			frames = (ntok + tj.room - 1) / tj.room;
+		}
+		CU(cudaEventRecord(t.a, 0));
+		for (unsigned r = 0; r < reps; r++) {
+			if (c < 3)
+				gw_cuda_encode_dense(&dj, 0);
+			else
+				gw_cuda_encode_3lc(&tj, 0);
+		}
+		CU(cudaEventRecord(t.b, 0));
+		double enc_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
+		/* decode-accumulate the frames just written, into dcopy */
+		int32_t *drcs;
+		CU(cudaMalloc((void **)&drcs, frames * sizeof(int32_t)));
+		double dec_gbs = 0;
+		if (c < 3) {
+			struct gw_kd_dec dd = {(const uint8_t *const *)dptr, dlens, frames, dcopy, n,
+					       drcs};
+			CU(cudaEventRecord(t.a, 0));
+			for (unsigned r = 0; r < reps; r++)
+				gw_cuda_decode_dense(&dd, 0);
+			CU(cudaEventRecord(t.b, 0));
+			dec_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
+		} else {
+			struct gw_kt_dec dd = {(const uint8_t *const *)dptr, dlens, frames, dcopy, n,
+					       drcs};
+			CU(cudaEventRecord(t.a, 0));
+			for (unsigned r = 0; r < reps; r++)
+				gw_cuda_decode_3lc(&dd, 0);
+			CU(cudaEventRecord(t.b, 0));
+			dec_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
+		}
+		CU(cudaGetLastError());
+		int32_t rc0 = 0;
+		CU(cudaMemcpy(&rc0, drcs, sizeof(rc0), cudaMemcpyDeviceToHost));
+		cudaFree(drcs);
+		printf("%s\"%s\":{\"frames\":%u,\"encode_gbs\":%.2f,\"decode_gbs\":%.2f,"
+		       "\"encode_x_memcpy\":%.3f,\"decode_x_memcpy\":%.3f,\"first_frame_rc\":%d}",
+		       c ? "," : "", names[c], frames, enc_gbs, dec_gbs, enc_gbs / memcpy_gbs,
+		       dec_gbs / memcpy_gbs, rc0);
+	}
+	printf("},\"note\":\"GB/s of float32 input (encode) and of the tensor the frames "
+	       "cover (decode); frames byte-identical to codec/'s is test_gpu_device's check\"}\n");
+	return 0;
+}

@@ -1,0 +1,246 @@
+/* gpudirect's kernels on a real GPU: the frames the device writes for real
+ * traces (raw, bf16, int8, 3lc; with and without an error buffer; several
+ * budgets) are byte for byte the host emulation's, hence codec/'s
+ * (test_gpu_emu holds the emulation to codec/), the error buffers bit for
+ * bit; the decode kernels give the emulation's verdicts and sums. Exits 77
+ * where no CUDA device answers (scripts/gpu-check.sh runs it on the lent
+ * GPU machine). */
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "../gw_test.h"
+#include "emu.h"
+#include "gw_cuda.h"
+
+#define CU(x)                                                                        \
+	do {                                                                         \
+		cudaError_t e_ = (x);                                                \
+		GW_CHECK(e_ == cudaSuccess, "%s: %s", #x, cudaGetErrorString(e_));   \
+	} while (0)
+
+static const size_t budgets[] = {100, 1424, 8924, 65535};
+
+/* Device copies of n bytes of host memory. */
+static void *dev_copy(const void *h, size_t n)
+{
+	void *d = NULL;
+	CU(cudaMalloc(&d, n ? n : 1));
+	if (n)
+		CU(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice));
+	return d;
+}
+
+/* Frame slots on the device: an array of slot pointers, itself on the
+ * device, over one allocation of n * room bytes. */
+struct dslots {
+	uint8_t *mem, **ptrs;
+	uint32_t *lens;
+};
+
+static void dslots_make(struct dslots *s, uint32_t n, size_t room)
+{
+	CU(cudaMalloc((void **)&s->mem, (size_t)n * room));
+	uint8_t **h = malloc(n * sizeof(*h));
+	GW_CHECK(h, "out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		h[i] = s->mem + (size_t)i * room;
+	s->ptrs = dev_copy(h, n * sizeof(*h));
+	free(h);
+	CU(cudaMalloc((void **)&s->lens, n * sizeof(uint32_t)));
+}
+
+static void dslots_free(struct dslots *s)
+{
+	cudaFree(s->mem);
+	cudaFree(s->ptrs);
+	cudaFree(s->lens);
+}
+
+/* Host slots for the emulation. */
+static uint8_t **hslots(uint32_t n, size_t room)
+{
+	uint8_t **h = malloc(n * sizeof(*h));
+	GW_CHECK(h, "out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		GW_CHECK(h[i] = calloc(1, room), "out of memory");
+	return h;
+}
+
+static void hslots_free(uint8_t **h, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		free(h[i]);
+	free(h);
+}
+
+/* The device's frames f[0..n) of room-byte slots against the host's. */
+static void same_frames(const struct dslots *d, uint8_t **h, const uint32_t *hlens,
+			uint32_t n, size_t room, const char *what)
+{
+	uint8_t *buf = malloc((size_t)n * room);
+	uint32_t *lens = malloc(n * sizeof(*lens));
+	GW_CHECK(buf && lens, "out of memory");
+	CU(cudaMemcpy(buf, d->mem, (size_t)n * room, cudaMemcpyDeviceToHost));
+	CU(cudaMemcpy(lens, d->lens, n * sizeof(*lens), cudaMemcpyDeviceToHost));
+	for (uint32_t f = 0; f < n; f++)
+		GW_CHECK(lens[f] == hlens[f] && !memcmp(buf + (size_t)f * room, h[f], lens[f]),
+			 "%s: device frame %u differs (%u bytes, host %u)", what, f, lens[f],
+			 hlens[f]);
+	free(buf);
+	free(lens);
+}
+
+static void dense_case(int codec, const float *v, uint64_t dim, size_t budget, int with_e,
+		       size_t *frames)
+{
+	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	uint32_t per = gw_kd_per_frame(codec, budget, 0);
+	struct gw_kd_enc j = {.codec = codec, .dim = dim, .tensor = 7, .per_frame = per};
+	j.frames = gw_kd_frame_count(&j);
+	float *e = malloc(dim * sizeof(float)), *de_back = malloc(dim * sizeof(float));
+	GW_CHECK(e && de_back, "out of memory");
+	gw_test_rng r = {dim};
+	for (uint64_t i = 0; i < dim; i++)
+		e[i] = gw_test_uniform(&r, -1e-3f, 1e-3f);
+	float *dg = dev_copy(v, dim * sizeof(float));
+	float *de = dev_copy(e, dim * sizeof(float));
+	struct dslots ds;
+	dslots_make(&ds, j.frames, room);
+	struct gw_kd_enc dj = j;
+	dj.g = dg;
+	dj.e = with_e ? de : NULL;
+	dj.slots = ds.ptrs;
+	dj.lens = ds.lens;
+	GW_CHECK(gw_cuda_encode_dense(&dj, 0) == 0, "launch");
+	CU(cudaDeviceSynchronize());
+	uint8_t **hs = hslots(j.frames, room);
+	uint32_t *hl = calloc(j.frames, sizeof(*hl));
+	GW_CHECK(hl, "out of memory");
+	j.g = v;
+	j.e = with_e ? e : NULL;
+	j.slots = hs;
+	j.lens = hl;
+	gw_emu_encode_dense(&j);
+	char what[96];
+	snprintf(what, sizeof(what), "%s budget %zu%s", gw_codec_name(codec), budget,
+		 with_e ? " feedback" : "");
+	same_frames(&ds, hs, hl, j.frames, room, what);
+	CU(cudaMemcpy(de_back, de, dim * sizeof(float), cudaMemcpyDeviceToHost));
+	if (with_e)
+		GW_CHECK(!memcmp(de_back, e, dim * sizeof(float)), "%s: error buffers differ", what);
+	*frames += j.frames;
+	hslots_free(hs, j.frames);
+	free(hl);
+	dslots_free(&ds);
+	cudaFree(dg);
+	cudaFree(de);
+	free(e);
+	free(de_back);
+}
+
+static void tlc_case(const float *v, uint64_t dim, size_t budget, int with_e, size_t *frames)
+{
+	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	uint64_t nb = (dim + 4) / 5;
+	uint32_t P = (uint32_t)room - 40, maxf = (uint32_t)((nb + P - 1) / P);
+	float *e = malloc(dim * sizeof(float)), *back = malloc(dim * sizeof(float));
+	uint8_t *bytes = malloc(nb);
+	uint32_t *w[3], *tiles = malloc(gw_ks_tiles(nb) * 4 + 4), mx = 0, ntok = 0;
+	for (int k = 0; k < 3; k++)
+		GW_CHECK(w[k] = malloc(nb * 4), "out of memory");
+	GW_CHECK(e && back && bytes && tiles, "out of memory");
+	gw_test_rng r = {dim + 1};
+	for (uint64_t i = 0; i < dim; i++)
+		e[i] = gw_test_uniform(&r, -1e-3f, 1e-3f);
+	/* Device side. */
+	struct dslots ds;
+	dslots_make(&ds, maxf, room);
+	float *dg = dev_copy(v, dim * sizeof(float)), *de = dev_copy(e, dim * sizeof(float));
+	struct gw_kt_enc dj = {.g = dg, .e = with_e ? de : NULL, .dim = dim, .tensor = 7,
+			       .sparsity = 1.0, .room = P, .nb = nb, .slots = ds.ptrs,
+			       .lens = ds.lens, .max_frames = maxf};
+	CU(cudaMalloc((void **)&dj.bytes, nb));
+	CU(cudaMalloc((void **)&dj.runs, nb * 4));
+	CU(cudaMalloc((void **)&dj.tok, nb * 4));
+	CU(cudaMalloc((void **)&dj.tok_byte, nb * 4));
+	CU(cudaMalloc((void **)&dj.tiles, gw_ks_tiles(nb) * 4 + 4));
+	CU(cudaMalloc((void **)&dj.mx, 4));
+	CU(cudaMalloc((void **)&dj.ntok, 4));
+	GW_CHECK(gw_cuda_encode_3lc(&dj, 0) == 0, "launch");
+	CU(cudaDeviceSynchronize());
+	uint32_t dntok = 0;
+	CU(cudaMemcpy(&dntok, dj.ntok, 4, cudaMemcpyDeviceToHost));
+	/* Host side. */
+	uint8_t **hs = hslots(maxf, room);
+	uint32_t *hl = calloc(maxf, sizeof(*hl)), frames_h = 0;
+	GW_CHECK(hl, "out of memory");
+	struct gw_kt_enc hj = {.g = v, .e = with_e ? e : NULL, .dim = dim, .tensor = 7,
+			       .sparsity = 1.0, .room = P, .nb = nb, .bytes = bytes, .runs = w[0],
+			       .tok = w[1], .tok_byte = w[2], .tiles = tiles, .mx = &mx,
+			       .ntok = &ntok, .slots = hs, .lens = hl, .max_frames = maxf};
+	GW_CHECK(gw_emu_encode_3lc(&hj, &frames_h) == 0, "emulation");
+	GW_CHECK(dntok == ntok, "3lc budget %zu: %u tokens on the device, %u on the host",
+		 budget, dntok, ntok);
+	char what[96];
+	snprintf(what, sizeof(what), "3lc budget %zu%s", budget, with_e ? " feedback" : "");
+	same_frames(&ds, hs, hl, frames_h, room, what);
+	CU(cudaMemcpy(back, de, dim * sizeof(float), cudaMemcpyDeviceToHost));
+	if (with_e)
+		GW_CHECK(!memcmp(back, e, dim * sizeof(float)), "%s: error buffers differ", what);
+	*frames += frames_h;
+	cudaFree(dj.bytes);
+	cudaFree(dj.runs);
+	cudaFree(dj.tok);
+	cudaFree(dj.tok_byte);
+	cudaFree(dj.tiles);
+	cudaFree(dj.mx);
+	cudaFree(dj.ntok);
+	cudaFree(dg);
+	cudaFree(de);
+	dslots_free(&ds);
+	hslots_free(hs, maxf);
+	for (int k = 0; k < 3; k++)
+		free(w[k]);
+	GW_FREE_ALL(hl, e, back, bytes, tiles);
+}
+
+static void test_encode_on_device(void **state)
+{
+	(void)state;
+	size_t frames = 0;
+	static const int dense[] = {GW_KD_RAW, GW_KD_BF16, GW_KD_INT8};
+	for (int i = 0; i < GW_TEST_N_DENSE; i += 5) {
+		gw_test_dense d;
+		gw_test_load_dense(i, &d);
+		for (size_t k = 0; k < GW_ARRAY_SIZE(budgets); k++)
+			for (int with_e = 0; with_e < 2; with_e++) {
+				for (size_t c = 0; c < GW_ARRAY_SIZE(dense); c++)
+					dense_case(dense[c], d.v, d.n, budgets[k], with_e, &frames);
+				tlc_case(d.v, d.n, budgets[k], with_e, &frames);
+			}
+		gw_test_dense_free(&d);
+	}
+	printf("%zu device frames byte-identical to the emulation's\n", frames);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	/* A GPU whose driver is too old for this runtime is a failure, not a
+	 * machine without a GPU. */
+	if (e != cudaSuccess && access("/dev/nvidia0", F_OK) == 0) {
+		printf("FAIL: /dev/nvidia0 exists but CUDA says: %s\n", cudaGetErrorString(e));
+		return 1;
+	}
+	if (e != cudaSuccess || n < 1) {
+		printf("SKIP: no CUDA device (%s); scripts/gpu-check.sh runs this on a GPU\n",
+		       e != cudaSuccess ? cudaGetErrorString(e) : "none");
+		return 77;
+	}
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_encode_on_device)};
+	gw_test_init(argv[0], 1);
+	return cmocka_run_group_tests_name("gpu-device", tests, NULL, NULL);
+}
