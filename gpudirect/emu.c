@@ -97,3 +97,42 @@ void gw_emu_decode_3lc(const struct gw_kt_dec *d)
 		gw_kt_dec_done(d, f, &s);
 	}
 }
+
+int gw_emu_encode_topk(const struct gw_kk_enc *j, uint32_t *frames)
+{
+	for (uint64_t i = 0; i < j->dim; i++)
+		gw_kk_rank(j, i);
+	gw_kk_select_init(j);
+	for (uint32_t p = 0; p < 4; p++) {
+		for (uint64_t i = 0; i < j->dim; i++)
+			gw_kk_hist(j, p, i);
+		gw_kk_pick(j, p);
+	}
+	for (uint64_t i = 0; i < j->dim; i++)
+		gw_kk_tie_flag(j, i);
+	struct gw_ks_scan ties = {.op = GW_KS_SUM, .inclusive = 0, .in = j->ties,
+				  .out = j->ties, .tiles = j->tiles, .n = j->dim};
+	gw_emu_scan(&ties);
+	for (uint64_t i = 0; i < j->dim; i++)
+		gw_kk_sel_flag(j, i);
+	struct gw_ks_scan pos = {.op = GW_KS_SUM, .inclusive = 0, .in = j->pos,
+				 .out = j->pos, .tiles = j->tiles, .n = j->dim};
+	gw_emu_scan(&pos);
+	for (uint64_t i = 0; i < j->dim; i++)
+		gw_kk_compact(j, i);
+	for (uint32_t q = 0; q <= j->k; q++)
+		gw_kk_cost(j, q);
+	struct gw_ks_scan cost = {.op = GW_KS_SUM, .inclusive = 0, .in = j->cost,
+				  .out = j->cost, .tiles = j->tiles, .n = (uint64_t)j->k + 1};
+	gw_emu_scan(&cost);
+	gw_kk_cut(j);
+	*frames = *j->nframes;
+	if (*frames > j->max_frames)
+		return GW_EBUDGET;
+	for (uint32_t f = 0; f < *frames; f++) {
+		for (uint32_t t = 0; t < GW_KK_THREADS; t++)
+			gw_kk_write_entries(j, f, t);
+		gw_kk_seal(j, f);
+	}
+	return GW_OK;
+}

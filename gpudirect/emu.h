@@ -9,6 +9,7 @@
 
 #include "kern/dense.h"
 #include "kern/tlc.h"
+#include "kern/topk.h"
 
 /* Encodes j->frames frames (raw, bf16 or int8) as the encode kernel does. */
 void gw_emu_encode_dense(const struct gw_kd_enc *j);
@@ -22,6 +23,10 @@ void gw_emu_scan(const struct gw_ks_scan *s);
 /* Encodes a 3lc tensor as the 3lc launches do; *frames gets the frame
  * count. GW_EBUDGET if j->max_frames slots are too few (nothing sealed). */
 int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames);
+
+/* Encodes a top-k tensor as the top-k launches do; *frames gets the frame
+ * count. GW_EBUDGET if j->max_frames slots are too few (nothing written). */
+int gw_emu_encode_topk(const struct gw_kk_enc *j, uint32_t *frames);
 
 /* Decode-accumulates d->n 3lc frames as the 3lc decode kernel does. */
 void gw_emu_decode_3lc(const struct gw_kt_dec *d);

@@ -9,6 +9,7 @@
 #include "gw_cuda.h"
 #include "kern/dense.h"
 #include "kern/tlc.h"
+#include "kern/topk.h"
 
 __global__ void __launch_bounds__(GW_KD_THREADS) gw_kd_encode_kernel(struct gw_kd_enc j)
 {
@@ -192,5 +193,90 @@ extern "C" int gw_cuda_decode_3lc(const struct gw_kt_dec *d, cudaStream_t stream
 	if (!d || !d->n)
 		return GW_EINVAL;
 	gw_kt_decode_kernel<<<grid_for(d->n), GW_KT_THREADS, 0, stream>>>(*d);
+	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+}
+
+/* ---- top-k (kern/topk.h) ------------------------------------------------------- */
+
+/* One phase applied to every element (or entry), grid-stride. */
+#define GW_KK_EACH_KERNEL(name, fn, count)                                       \
+	__global__ void name(struct gw_kk_enc j)                                  \
+	{                                                                         \
+		for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;  \
+		     i < (count); i += (uint64_t)gridDim.x * blockDim.x)          \
+			fn(&j, i);                                                \
+	}
+GW_KK_EACH_KERNEL(gw_kk_rank_kernel, gw_kk_rank, j.dim)
+GW_KK_EACH_KERNEL(gw_kk_tie_flag_kernel, gw_kk_tie_flag, j.dim)
+GW_KK_EACH_KERNEL(gw_kk_sel_flag_kernel, gw_kk_sel_flag, j.dim)
+GW_KK_EACH_KERNEL(gw_kk_compact_kernel, gw_kk_compact, j.dim)
+
+__global__ void gw_kk_cost_kernel(struct gw_kk_enc j)
+{
+	for (uint64_t q = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; q <= j.k;
+	     q += (uint64_t)gridDim.x * blockDim.x)
+		gw_kk_cost(&j, (uint32_t)q);
+}
+
+__global__ void gw_kk_hist_kernel(struct gw_kk_enc j, uint32_t p)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < j.dim;
+	     i += (uint64_t)gridDim.x * blockDim.x)
+		gw_kk_hist(&j, p, i);
+}
+
+__global__ void gw_kk_init_kernel(struct gw_kk_enc j)
+{
+	gw_kk_select_init(&j);
+}
+
+__global__ void gw_kk_pick_kernel(struct gw_kk_enc j, uint32_t p)
+{
+	gw_kk_pick(&j, p);
+}
+
+__global__ void gw_kk_cut_kernel(struct gw_kk_enc j)
+{
+	gw_kk_cut(&j);
+}
+
+__global__ void __launch_bounds__(GW_KK_THREADS) gw_kk_write_kernel(struct gw_kk_enc j)
+{
+	uint32_t frames = *j.nframes;
+	if (frames > j.max_frames)
+		return;   /* the caller reads nframes and refuses */
+	for (uint32_t f = blockIdx.x; f < frames; f += gridDim.x) {
+		gw_kk_write_entries(&j, f, threadIdx.x);
+		__syncthreads();
+		if (threadIdx.x == 0)
+			gw_kk_seal(&j, f);
+		__syncthreads();
+	}
+}
+
+extern "C" int gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t stream)
+{
+	if (!j || !j->dim || j->dim >= (1ull << 32) || !j->k || j->k > j->dim ||
+	    (uint64_t)j->k * 9 >= (1ull << 32) || j->cap < 4 || !j->max_frames)
+		return GW_EINVAL;
+	unsigned grid = grid_for((uint32_t)((j->dim + 255) / 256));
+	gw_kk_rank_kernel<<<grid, 256, 0, stream>>>(*j);
+	gw_kk_init_kernel<<<1, 1, 0, stream>>>(*j);
+	for (uint32_t p = 0; p < 4; p++) {
+		gw_kk_hist_kernel<<<grid, 256, 0, stream>>>(*j, p);
+		gw_kk_pick_kernel<<<1, 1, 0, stream>>>(*j, p);
+	}
+	gw_kk_tie_flag_kernel<<<grid, 256, 0, stream>>>(*j);
+	struct gw_ks_scan ties = {GW_KS_SUM, 0, j->ties, j->ties, j->tiles, j->dim};
+	scan(&ties, stream);
+	gw_kk_sel_flag_kernel<<<grid, 256, 0, stream>>>(*j);
+	struct gw_ks_scan pos = {GW_KS_SUM, 0, j->pos, j->pos, j->tiles, j->dim};
+	scan(&pos, stream);
+	gw_kk_compact_kernel<<<grid, 256, 0, stream>>>(*j);
+	gw_kk_cost_kernel<<<grid_for((j->k + 256) / 256), 256, 0, stream>>>(*j);
+	struct gw_ks_scan cost = {GW_KS_SUM, 0, j->cost, j->cost, j->tiles, (uint64_t)j->k + 1};
+	scan(&cost, stream);
+	gw_kk_cut_kernel<<<1, 1, 0, stream>>>(*j);
+	gw_kk_write_kernel<<<grid_for(j->max_frames), GW_KK_THREADS, 0, stream>>>(*j);
 	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
 }

@@ -10,6 +10,7 @@
 
 #include "kern/dense.h"
 #include "kern/tlc.h"
+#include "kern/topk.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +23,10 @@ int gw_cuda_decode_dense(const struct gw_kd_dec *d, cudaStream_t stream);
  * was sealed). */
 int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream);
 int gw_cuda_decode_3lc(const struct gw_kt_dec *d, cudaStream_t stream);
+/* top-k: j's scratch, hist, st and nframes in device memory; frames
+ * *nframes once the stream is done (more than max_frames: none written).
+ * dim < 2^32, 9 k < 2^32. */
+int gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

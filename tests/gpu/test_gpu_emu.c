@@ -380,5 +380,127 @@ static void test_3lc_traces(void **state)
 	printf("%zu 3lc frames byte-identical to codec/'s\n", frames);
 }
 
+/* ---- top-k ------------------------------------------------------------------ */
+
+static size_t check_topk(const float *v, uint64_t dim, size_t budget, double fraction,
+			 uint32_t mfe, int with_e, gw_test_rng *r, const char *name)
+{
+	double kd = ceil(fraction * (double)dim);
+	uint32_t k = kd < 1.0 ? 1 : kd >= (double)dim ? (uint32_t)dim : (uint32_t)kd;
+	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	/* Frames at most: every entry costs at most 9 bytes. */
+	uint32_t per = ((uint32_t)room - 36 - 4) / 9 + 1;
+	if (mfe && mfe < per)
+		per = mfe;
+	uint32_t maxf = (k + per - 1) / per;
+	float *e1 = malloc(dim * sizeof(float)), *e2 = malloc(dim * sizeof(float));
+	uint32_t *w[3], *sel = malloc(k * 4), *cost = malloc((k + 1) * 4);
+	float *val = malloc(k * sizeof(float));
+	uint32_t *tiles = malloc(gw_ks_tiles(dim + 1) * 4 + 4), hist[256], st[GW_KK_ST];
+	uint32_t *first = malloc(maxf * 4), *count = malloc(maxf * 4), nframes = 0;
+	uint8_t **slots = calloc(maxf, sizeof(*slots));
+	uint32_t *lens = calloc(maxf, sizeof(*lens));
+	for (int q = 0; q < 3; q++)
+		GW_CHECK(w[q] = malloc(dim * 4), "out of memory");
+	GW_CHECK(e1 && e2 && sel && cost && val && tiles && first && count && slots && lens,
+		 "out of memory");
+	for (uint64_t i = 0; i < dim; i++)
+		e1[i] = e2[i] = gw_test_uniform(r, -1e-3f, 1e-3f);
+	struct gw_kk_enc j = {.g = v, .e = with_e ? e1 : NULL, .dim = dim, .tensor = 42, .k = k,
+			      .cap = (uint32_t)room - 36, .lim = mfe, .rank = w[0], .ties = w[1],
+			      .pos = w[2], .sel = sel, .val = val, .cost = cost, .tiles = tiles,
+			      .hist = hist, .st = st, .first = first, .count = count,
+			      .nframes = &nframes, .max_frames = maxf};
+	/* Slots only once the frame count is known: a first run counts. */
+	uint32_t frames = 0;
+	j.slots = slots;
+	j.lens = lens;
+	for (uint32_t f = 0; f < maxf; f++)
+		GW_CHECK(slots[f] = malloc(room), "out of memory");
+	GW_CHECK(gw_emu_encode_topk(&j, &frames) == 0, "emulated top-k refused");
+	char params[96];
+	snprintf(params, sizeof(params), "fraction=%.17g%s%u", fraction,
+		 mfe ? ",max_frame_elems=" : "", mfe);
+	if (!mfe)
+		snprintf(params, sizeof(params), "fraction=%.17g", fraction);
+	gw_encoder *enc = gw_test_encoder_with(GW_CODEC_TOPK, params);
+	gw_ef *ef = NULL;
+	if (with_e) {
+		GW_CHECK(ef = gw_ef_create(dim), "out of memory");
+		memcpy(gw_ef_data(ef), e2, dim * sizeof(float));
+		GW_CHECK(gw_encoder_set_ef(enc, ef) == 0, "set_ef");
+	}
+	gw_tensor t = gw_test_dense_tensor(42, v, dim);
+	gw_test_frames fr = {0};
+	GW_CHECK(gw_test_encode_all(enc, &t, budget, &fr) == 0, "library top-k");
+	char what[200];
+	snprintf(what, sizeof(what), "topk %s budget %zu fraction %g max %u%s", name, budget,
+		 fraction, mfe, with_e ? " feedback" : "");
+	GW_CHECK(frames == fr.n, "%s: %u frames, library %zu", what, frames, fr.n);
+	for (uint32_t f = 0; f < frames; f++)
+		GW_CHECK(lens[f] == fr.f[f].len && !memcmp(slots[f], fr.f[f].data, lens[f]),
+			 "%s: frame %u differs (%u bytes, library %zu)", what, f, lens[f],
+			 fr.f[f].len);
+	if (with_e)
+		for (uint64_t i = 0; i < dim; i++)
+			GW_CHECK(gw_test_bits(e1[i]) == gw_test_bits(gw_ef_data(ef)[i]),
+				 "%s: error buffer %llu: %08x, library %08x", what,
+				 (unsigned long long)i, gw_test_bits(e1[i]),
+				 gw_test_bits(gw_ef_data(ef)[i]));
+	gw_test_frames_free(&fr);
+	gw_encoder_free(enc);
+	gw_ef_free(ef);
+	for (uint32_t f = 0; f < maxf; f++)
+		free(slots[f]);
+	for (int q = 0; q < 3; q++)
+		free(w[q]);
+	GW_FREE_ALL(e1, e2, sel, cost, val, tiles, first, count, slots, lens);
+	return frames;
+}
+
+static void check_topk_all(const float *v, uint64_t dim, const char *name, gw_test_rng *r,
+			   size_t *frames)
+{
+	static const size_t b[] = {64, 100, 1424, 8924, 65535};
+	static const double fr[] = {0.01, 0.2, 1.0};
+	for (size_t x = 0; x < GW_ARRAY_SIZE(b); x++)
+		for (size_t y = 0; y < GW_ARRAY_SIZE(fr); y++)
+			for (int with_e = 0; with_e < 2; with_e++)
+				for (int lim = 0; lim < 2; lim++)
+					*frames += check_topk(v, dim, b[x], fr[y], lim ? 5 : 0,
+							      with_e, r, name);
+}
+
+static void test_topk_traces(void **state)
+{
+	(void)state;
+	gw_test_rng r = {8};
+	size_t frames = 0;
+	for (int i = 0; i < GW_TEST_N_DENSE; i += 2) {
+		gw_test_dense d;
+		gw_test_load_dense(i, &d);
+		check_topk_all(d.v, d.n, d.name, &r, &frames);
+		gw_test_dense_free(&d);
+	}
+	enum { N = 70001 };
+	float *v = malloc(N * sizeof(float));
+	GW_CHECK(v, "out of memory");
+	/* Ties everywhere: a few magnitudes, signs mixed; then non-finite. */
+	for (int i = 0; i < N; i++)
+		v[i] = (float)(1 + (int)gw_test_below(&r, 4)) * (i % 3 ? 1.0f : -1.0f);
+	check_topk_all(v, N, "ties", &r, &frames);
+	v[5] = NAN;
+	v[6000] = INFINITY;
+	v[69999] = -INFINITY;
+	check_topk_all(v, N, "non-finite", &r, &frames);
+	/* Far-apart selections: long gaps, multi-byte varints. */
+	for (int i = 0; i < N; i++)
+		v[i] = i % 9973 ? 1e-6f : 1.0f;
+	check_topk_all(v, N, "long gaps", &r, &frames);
+	free(v);
+	printf("%zu top-k frames byte-identical to codec/'s\n", frames);
+}
+
 GW_TEST_MAIN("gpu-emu", 1, cmocka_unit_test(test_xxh3), cmocka_unit_test(test_real_traces),
-	     cmocka_unit_test(test_edge_tensors), cmocka_unit_test(test_3lc_traces))
+	     cmocka_unit_test(test_edge_tensors), cmocka_unit_test(test_3lc_traces),
+	     cmocka_unit_test(test_topk_traces))
