@@ -136,3 +136,9 @@ int gw_emu_encode_topk(const struct gw_kk_enc *j, uint32_t *frames)
 	}
 	return GW_OK;
 }
+
+void gw_emu_decode_topk(const struct gw_kk_dec *d)
+{
+	for (uint32_t f = 0; f < d->n; f++)
+		gw_kk_dec_frame(d, f);
+}

@@ -28,6 +28,9 @@ int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames);
  * count. GW_EBUDGET if j->max_frames slots are too few (nothing written). */
 int gw_emu_encode_topk(const struct gw_kk_enc *j, uint32_t *frames);
 
+/* Decode-accumulates d->n top-k frames as the top-k decode kernel does. */
+void gw_emu_decode_topk(const struct gw_kk_dec *d);
+
 /* Decode-accumulates d->n 3lc frames as the 3lc decode kernel does. */
 void gw_emu_decode_3lc(const struct gw_kt_dec *d);
 

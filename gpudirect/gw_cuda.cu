@@ -280,3 +280,18 @@ extern "C" int gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t strea
 	gw_kk_write_kernel<<<grid_for(j->max_frames), GW_KK_THREADS, 0, stream>>>(*j);
 	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
 }
+
+__global__ void gw_kk_decode_kernel(struct gw_kk_dec d)
+{
+	for (uint32_t f = blockIdx.x * blockDim.x + threadIdx.x; f < d.n;
+	     f += gridDim.x * blockDim.x)
+		gw_kk_dec_frame(&d, f);
+}
+
+extern "C" int gw_cuda_decode_topk(const struct gw_kk_dec *d, cudaStream_t stream)
+{
+	if (!d || !d->n)
+		return GW_EINVAL;
+	gw_kk_decode_kernel<<<grid_for((d->n + 63) / 64), 64, 0, stream>>>(*d);
+	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+}

@@ -27,6 +27,8 @@ int gw_cuda_decode_3lc(const struct gw_kt_dec *d, cudaStream_t stream);
  * *nframes once the stream is done (more than max_frames: none written).
  * dim < 2^32, 9 k < 2^32. */
 int gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t stream);
+/* One thread per top-k frame (its varints come in sequence). */
+int gw_cuda_decode_topk(const struct gw_kk_dec *d, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

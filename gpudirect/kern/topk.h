@@ -231,4 +231,113 @@ GW_HD void gw_kk_seal(const struct gw_kk_enc *j, uint32_t f)
 	j->lens[f] = gw_kf_seal(j->slots[f], &h);
 }
 
+/* ---- decode ------------------------------------------------------------------ */
+
+/* One decode call, as struct gw_kd_dec: frames whose keys are disjoint. */
+struct gw_kk_dec {
+	const uint8_t *const *frames;
+	const uint32_t *lens;
+	uint32_t n;
+	float *out;
+	uint64_t out_len;
+	int32_t *rcs;
+};
+
+/* One canonical LEB128 varint of at most 5 bytes from p[*at..end). */
+GW_HD int gw_kk_varint(const uint8_t *p, uint32_t end, uint32_t *at, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (uint32_t n = 0; n < 5; n++) {
+		if (*at == end)
+			return GW_ECORRUPT;
+		uint8_t b = p[(*at)++];
+		x |= (uint64_t)(b & 0x7fu) << (7 * n);
+		if (!(b & 0x80u)) {
+			if (n && b == 0)
+				return GW_ECORRUPT;
+			*v = x;
+			return 0;
+		}
+	}
+	return GW_ECORRUPT;
+}
+
+/* Frame f, thread 0 of its block: §2's header rules and checksum, then
+ * §4.7's checks in order, then (only if all passed) the values. A frame
+ * takes the varints in sequence, so one thread walks it; frames run in
+ * parallel. */
+GW_HD void gw_kk_dec_frame(const struct gw_kk_dec *d, uint32_t f)
+{
+	const uint8_t *b = d->frames[f];
+	uint32_t len = d->lens[f];
+	int32_t rc = 0;
+	d->rcs[f] = 0;
+	if (len < GW_KF_HDR) {
+		d->rcs[f] = GW_ETRUNC;
+		return;
+	}
+	uint32_t flags = (uint32_t)b[4] | (uint32_t)b[5] << 8, codec = b[3], plen = b[6];
+	uint32_t count = gw_hd_ld32(b + 12), span = gw_hd_ld32(b + 24);
+	uint32_t paylen = gw_hd_ld32(b + 28);
+	uint64_t start = gw_hd_ld64(b + 16), flen = (uint64_t)GW_KF_HDR + plen + paylen;
+	if (b[0] != 'G' || b[1] != 'W')
+		rc = GW_EMAGIC;
+	else if (b[2] != 1)
+		rc = GW_EVERSION;
+	else if ((flags & ~3u) || b[7] || ((flags & 2u) && !(flags & 1u)))
+		rc = GW_ERESERVED;
+	else if (codec < 1 || codec > 10)
+		rc = GW_ECODEC;
+	else if (paylen > GW_KF_MAX || flen > GW_KF_MAX)
+		rc = GW_ELENGTH;
+	else if (flen > len)
+		rc = GW_ETRUNC;
+	else if (flen < len)
+		rc = GW_ELENGTH;
+	else if (!(flags & 1u) || codec != 7)
+		rc = GW_EUNSUPPORTED;   /* not a top-k frame (dense top-k: rule 7) */
+	else if (count > span)
+		rc = GW_ELENGTH;
+	else if (start > UINT64_MAX - span)
+		rc = GW_ERANGE;
+	else if (!gw_kf_checksum_ok(b, len))
+		rc = GW_ECHECKSUM;
+	else if (plen != 0 || paylen < 4 * (uint64_t)count)
+		rc = GW_ELENGTH;
+	if (rc || count == 0) {
+		d->rcs[f] = rc ? rc : paylen ? GW_ELENGTH : 0;
+		return;
+	}
+	uint64_t last = start + span - 1;
+	if (!(flags & 2u) && last > 0xffffffffull)
+		rc = GW_ECORRUPT;
+	else if (last >= d->out_len)
+		rc = GW_ERANGE;
+	const uint8_t *pay = b + GW_KF_HDR;
+	uint32_t at = 4 * count;
+	uint64_t k = start, gap = 0;
+	for (uint32_t i = 1; !rc && i < count; i++) {
+		if (gw_kk_varint(pay, paylen, &at, &gap) || gap >= last - k)
+			rc = GW_ECORRUPT;
+		else
+			k += gap + 1;
+	}
+	if (!rc && (at != paylen || k != last))
+		rc = GW_ECORRUPT;
+	if (rc) {
+		d->rcs[f] = rc;
+		return;
+	}
+	at = 4 * count;
+	k = start;
+	for (uint32_t i = 0; i < count; i++) {
+		if (i) {
+			gw_kk_varint(pay, paylen, &at, &gap);
+			k += gap + 1;
+		}
+		d->out[k] = d->out[k] + gw_hd_bits_f32(gw_hd_ld32(pay + 4 * (size_t)i));
+	}
+	d->rcs[f] = (int32_t)count;
+}
+
 #endif
