@@ -1,10 +1,11 @@
 /* gpudirect's kernels on a real GPU: the frames the device writes for real
  * traces (raw, bf16, int8, 3lc; with and without an error buffer; several
- * budgets) are byte for byte the host emulation's, hence codec/'s
+ * budgets; and top-k) are byte for byte the host emulation's, hence codec/'s
  * (test_gpu_emu holds the emulation to codec/), the error buffers bit for
  * bit; the decode kernels give the emulation's verdicts and sums. Exits 77
  * where no CUDA device answers (scripts/gpu-check.sh runs it on the lent
  * GPU machine). */
+#include <math.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -91,6 +92,57 @@ static void same_frames(const struct dslots *d, uint8_t **h, const uint32_t *hle
 	free(lens);
 }
 
+/* The device's decode of its own frames (d) against the emulation's of
+ * the host's (h): which kernel by codec (raw/bf16/int8, 3lc, topk). */
+static void same_decode(int codec, const struct dslots *d, uint8_t **h, const uint32_t *hlens,
+			uint32_t n, uint64_t dim, const char *what)
+{
+	float *init = malloc(dim * sizeof(float)), *want = malloc(dim * sizeof(float));
+	float *got = malloc(dim * sizeof(float));
+	int32_t *hrc = malloc(n * sizeof(int32_t)), *grc = malloc(n * sizeof(int32_t));
+	GW_CHECK(init && want && got && hrc && grc, "out of memory");
+	gw_test_rng r = {dim * 3};
+	for (uint64_t i = 0; i < dim; i++)
+		init[i] = want[i] = gw_test_uniform(&r, -1, 1);
+	float *dout = dev_copy(init, dim * sizeof(float));
+	int32_t *drc;
+	CU(cudaMalloc((void **)&drc, n * sizeof(int32_t)));
+	const uint8_t *const *hf = (const uint8_t *const *)h;
+	const uint8_t *const *df = (const uint8_t *const *)d->ptrs;
+	int rc;
+	if (codec == 4) {
+		struct gw_kt_dec he = {hf, hlens, n, want, dim, hrc};
+		struct gw_kt_dec de = {df, d->lens, n, dout, dim, drc};
+		gw_emu_decode_3lc(&he);
+		rc = gw_cuda_decode_3lc(&de, 0);
+	} else if (codec == 7) {
+		struct gw_kk_dec he = {hf, hlens, n, want, dim, hrc};
+		struct gw_kk_dec de = {df, d->lens, n, dout, dim, drc};
+		gw_emu_decode_topk(&he);
+		rc = gw_cuda_decode_topk(&de, 0);
+	} else {
+		struct gw_kd_dec he = {hf, hlens, n, want, dim, hrc};
+		struct gw_kd_dec de = {df, d->lens, n, dout, dim, drc};
+		gw_emu_decode_dense(&he);
+		rc = gw_cuda_decode_dense(&de, 0);
+	}
+	GW_CHECK(rc == 0, "%s: decode launch", what);
+	CU(cudaDeviceSynchronize());
+	CU(cudaMemcpy(got, dout, dim * sizeof(float), cudaMemcpyDeviceToHost));
+	CU(cudaMemcpy(grc, drc, n * sizeof(int32_t), cudaMemcpyDeviceToHost));
+	for (uint32_t f = 0; f < n; f++)
+		GW_CHECK(grc[f] == hrc[f] && hrc[f] > 0, "%s: frame %u decoded %d on the device, "
+			 "%d on the host", what, f, grc[f], hrc[f]);
+	for (uint64_t i = 0; i < dim; i++)
+		GW_CHECK(gw_test_bits(got[i]) == gw_test_bits(want[i]) ||
+				 (got[i] != got[i] && want[i] != want[i]),
+			 "%s: element %llu decoded %08x on the device, %08x on the host", what,
+			 (unsigned long long)i, gw_test_bits(got[i]), gw_test_bits(want[i]));
+	cudaFree(dout);
+	cudaFree(drc);
+	GW_FREE_ALL(init, want, got, hrc, grc);
+}
+
 static void dense_case(int codec, const float *v, uint64_t dim, size_t budget, int with_e,
 		       size_t *frames)
 {
@@ -126,6 +178,7 @@ static void dense_case(int codec, const float *v, uint64_t dim, size_t budget, i
 	snprintf(what, sizeof(what), "%s budget %zu%s", gw_codec_name(codec), budget,
 		 with_e ? " feedback" : "");
 	same_frames(&ds, hs, hl, j.frames, room, what);
+	same_decode(codec, &ds, hs, hl, j.frames, dim, what);
 	CU(cudaMemcpy(de_back, de, dim * sizeof(float), cudaMemcpyDeviceToHost));
 	if (with_e)
 		GW_CHECK(!memcmp(de_back, e, dim * sizeof(float)), "%s: error buffers differ", what);
@@ -185,6 +238,7 @@ static void tlc_case(const float *v, uint64_t dim, size_t budget, int with_e, si
 	char what[96];
 	snprintf(what, sizeof(what), "3lc budget %zu%s", budget, with_e ? " feedback" : "");
 	same_frames(&ds, hs, hl, frames_h, room, what);
+	same_decode(4, &ds, hs, hl, frames_h, dim, what);
 	CU(cudaMemcpy(back, de, dim * sizeof(float), cudaMemcpyDeviceToHost));
 	if (with_e)
 		GW_CHECK(!memcmp(back, e, dim * sizeof(float)), "%s: error buffers differ", what);
@@ -205,6 +259,79 @@ static void tlc_case(const float *v, uint64_t dim, size_t budget, int with_e, si
 	GW_FREE_ALL(hl, e, back, bytes, tiles);
 }
 
+static void topk_case(const float *v, uint64_t dim, size_t budget, int with_e, size_t *frames)
+{
+	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	uint32_t k = (uint32_t)ceil(0.01 * (double)dim);
+	k = k < 1 ? 1 : k;
+	uint32_t per = ((uint32_t)room - 40) / 9 + 1, maxf = (k + per - 1) / per;
+	float *e = malloc(dim * sizeof(float)), *back = malloc(dim * sizeof(float));
+	GW_CHECK(e && back, "out of memory");
+	gw_test_rng r = {dim + 2};
+	for (uint64_t i = 0; i < dim; i++)
+		e[i] = gw_test_uniform(&r, -1e-3f, 1e-3f);
+	/* Host side first: the emulation's frames. */
+	uint32_t *w[3], *sel = malloc(k * 4), *cost = malloc((k + 1) * 4), hist[256],
+		st[GW_KK_ST], *first = malloc(maxf * 4), *count = malloc(maxf * 4), nf = 0;
+	float *val = malloc(k * sizeof(float)), *eh = malloc(dim * sizeof(float));
+	uint32_t *tiles = malloc(gw_ks_tiles(dim + 1) * 4 + 4);
+	for (int q = 0; q < 3; q++)
+		GW_CHECK(w[q] = malloc(dim * 4), "out of memory");
+	GW_CHECK(sel && cost && first && count && val && eh && tiles, "out of memory");
+	memcpy(eh, e, dim * sizeof(float));
+	uint8_t **hs = hslots(maxf, room);
+	uint32_t *hl = calloc(maxf, sizeof(*hl)), frames_h = 0;
+	GW_CHECK(hl, "out of memory");
+	struct gw_kk_enc hj = {.g = v, .e = with_e ? eh : NULL, .dim = dim, .tensor = 7, .k = k,
+			       .cap = (uint32_t)room - 36, .rank = w[0], .ties = w[1], .pos = w[2],
+			       .sel = sel, .val = val, .cost = cost, .tiles = tiles, .hist = hist,
+			       .st = st, .first = first, .count = count, .nframes = &nf,
+			       .slots = hs, .lens = hl, .max_frames = maxf};
+	GW_CHECK(gw_emu_encode_topk(&hj, &frames_h) == 0, "emulation");
+	/* Device side. */
+	struct dslots ds;
+	dslots_make(&ds, maxf, room);
+	float *dg = dev_copy(v, dim * sizeof(float)), *de = dev_copy(e, dim * sizeof(float));
+	struct gw_kk_enc dj = {.g = dg, .e = with_e ? de : NULL, .dim = dim, .tensor = 7, .k = k,
+			       .cap = (uint32_t)room - 36, .slots = ds.ptrs, .lens = ds.lens,
+			       .max_frames = maxf};
+	CU(cudaMalloc((void **)&dj.rank, dim * 4));
+	CU(cudaMalloc((void **)&dj.ties, dim * 4));
+	CU(cudaMalloc((void **)&dj.pos, dim * 4));
+	CU(cudaMalloc((void **)&dj.sel, k * 4));
+	CU(cudaMalloc((void **)&dj.val, k * 4));
+	CU(cudaMalloc((void **)&dj.cost, (k + 1) * 4));
+	CU(cudaMalloc((void **)&dj.tiles, gw_ks_tiles(dim + 1) * 4 + 4));
+	CU(cudaMalloc((void **)&dj.hist, 256 * 4));
+	CU(cudaMalloc((void **)&dj.st, GW_KK_ST * 4));
+	CU(cudaMalloc((void **)&dj.first, maxf * 4));
+	CU(cudaMalloc((void **)&dj.count, maxf * 4));
+	CU(cudaMalloc((void **)&dj.nframes, 4));
+	GW_CHECK(gw_cuda_encode_topk(&dj, 0) == 0, "launch");
+	CU(cudaDeviceSynchronize());
+	uint32_t dnf = 0;
+	CU(cudaMemcpy(&dnf, dj.nframes, 4, cudaMemcpyDeviceToHost));
+	GW_CHECK(dnf == frames_h, "topk budget %zu: %u frames on the device, %u on the host",
+		 budget, dnf, frames_h);
+	char what[96];
+	snprintf(what, sizeof(what), "topk budget %zu%s", budget, with_e ? " feedback" : "");
+	same_frames(&ds, hs, hl, frames_h, room, what);
+	same_decode(7, &ds, hs, hl, frames_h, dim, what);
+	CU(cudaMemcpy(back, de, dim * sizeof(float), cudaMemcpyDeviceToHost));
+	if (with_e)
+		GW_CHECK(!memcmp(back, eh, dim * sizeof(float)), "%s: error buffers differ", what);
+	*frames += frames_h;
+	void *dptrs[] = {dj.rank, dj.ties, dj.pos, dj.sel, dj.val, dj.cost, dj.tiles, dj.hist,
+			 dj.st, dj.first, dj.count, dj.nframes, dg, de};
+	for (size_t q = 0; q < sizeof(dptrs) / sizeof(dptrs[0]); q++)
+		cudaFree(dptrs[q]);
+	dslots_free(&ds);
+	hslots_free(hs, maxf);
+	for (int q = 0; q < 3; q++)
+		free(w[q]);
+	GW_FREE_ALL(e, back, sel, cost, first, count, val, eh, tiles, hl);
+}
+
 static void test_encode_on_device(void **state)
 {
 	(void)state;
@@ -218,6 +345,7 @@ static void test_encode_on_device(void **state)
 				for (size_t c = 0; c < GW_ARRAY_SIZE(dense); c++)
 					dense_case(dense[c], d.v, d.n, budgets[k], with_e, &frames);
 				tlc_case(d.v, d.n, budgets[k], with_e, &frames);
+				topk_case(d.v, d.n, budgets[k], with_e, &frames);
 			}
 		gw_test_dense_free(&d);
 	}
