@@ -160,6 +160,7 @@ int main(int argc, char **argv)
 	CU(cudaMalloc((void **)&tj.tiles, gw_ks_tiles(nb) * 4 + 4));
 	CU(cudaMalloc((void **)&tj.mx, 4));
 	CU(cudaMalloc((void **)&tj.ntok, 4));
+	CU(cudaMalloc((void **)&tj.err, 4));
 
 	printf("{\"tool\":\"gpu_bench\",\"device\":\"%s\",\"elems\":%llu,\"budget\":%u,"
 	       "\"reps\":%u,\"slots\":\"%s\",\"memcpy_d2d_gbs\":%.2f,\"codecs\":{",

@@ -75,7 +75,7 @@ int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames)
 	gw_emu_scan(&toks);
 	gw_kt_count(j);
 	*frames = gw_kt_frames(j);
-	if (*frames > j->max_frames)
+	if (*frames > j->max_frames || *j->err)
 		return GW_EBUDGET;
 	for (uint64_t b = 0; b < j->nb; b++)
 		gw_kt_write(j, b);

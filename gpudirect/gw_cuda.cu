@@ -140,8 +140,8 @@ __global__ void gw_kt_count_kernel(struct gw_kt_enc j)
 __global__ void gw_kt_seal_kernel(struct gw_kt_enc j)
 {
 	uint32_t frames = gw_kt_frames(&j);
-	if (frames > j.max_frames)
-		return;   /* the caller reads ntok and refuses */
+	if (frames > j.max_frames || *j.err)
+		return;   /* the caller reads ntok and err and refuses */
 	for (uint32_t f = blockIdx.x * blockDim.x + threadIdx.x; f < frames;
 	     f += gridDim.x * blockDim.x)
 		gw_kt_seal(&j, f);

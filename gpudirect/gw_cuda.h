@@ -18,9 +18,9 @@ extern "C" {
 
 int gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStream_t stream);
 int gw_cuda_decode_dense(const struct gw_kd_dec *d, cudaStream_t stream);
-/* 3lc: j's scratch and its mx and ntok words in device memory; frames
- * ceil(*ntok / room) once the stream is done (more than max_frames: none
- * was sealed). */
+/* 3lc: j's scratch and its mx, ntok and err words in device memory,
+ * seg and seg_last set by gw_kt_limit(); once the stream is done, frames
+ * gw_kt_frames() of *ntok (none sealed if more than max_frames, or *err). */
 int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream);
 int gw_cuda_decode_3lc(const struct gw_kt_dec *d, cudaStream_t stream);
 /* top-k: j's scratch, hist, st and nframes in device memory; frames

@@ -18,9 +18,15 @@
  * output bytes, and where a frame ends inside a run it has taken whole
  * 14-byte pieces (each one output byte), so the next frame's pieces are
  * the ones the whole stream's tokenization has. Frames therefore are the
- * tokens [f P, f P + P), found without a sequential pass. (A frame-size
- * limit, max_frame_elems, can cut a piece in two; it is not supported
- * here.) */
+ * tokens [f P, f P + P), found without a sequential pass.
+ *
+ * With a frame-size limit (max_frame_elems, as the collective sets it to
+ * its chunk) codec/ gives a frame at most L = limit / 5 input bytes while
+ * more than limit elements are left, so frames start at multiples of L
+ * and runs restart there. gw_kt_limit() sets that up when every such
+ * segment's tokens fit one frame (the collective sizes chunks so they
+ * do): then frame f is segment f. A segment that does not fit is refused
+ * (GW_EBUDGET in *err), not cut: codec/ would go on greedily there. */
 #ifndef GW_KERN_TLC_H
 #define GW_KERN_TLC_H
 
@@ -47,6 +53,9 @@ struct gw_kt_enc {
 	uint32_t *tiles;           /* gw_ks_tiles(nb) */
 	uint32_t *mx;              /* 1: max |c| bits (0 before the max phase) */
 	uint32_t *ntok;            /* 1: tokens in all */
+	uint32_t *err;             /* 1: 0, or GW_EBUDGET (a segment too long) */
+	uint32_t seg;              /* L: segment bytes (0: no frame limit) */
+	uint64_t seg_last;         /* the last segment's first byte */
 	/* Frames: */
 	uint8_t *const *slots;
 	uint32_t *lens;
@@ -124,11 +133,45 @@ GW_HD void gw_kt_pack(const struct gw_kt_enc *j, uint64_t b)
 	j->bytes[b] = (uint8_t)v;
 }
 
-/* runs phase, before its max-scan: b's own index if a run starts there. */
+/* A frame limit of lim elements (0: none), for codec/'s max_frame_elems:
+ * fills seg and seg_last. A limit that cannot act (the whole tensor within
+ * it) is none. */
+GW_HD void gw_kt_limit(struct gw_kt_enc *j, uint64_t lim)
+{
+	j->seg = 0;
+	j->seg_last = 0;
+	if (!lim || lim >= j->dim)
+		return;
+	j->seg = (uint32_t)(lim / 5);
+	/* the first multiple of L from which at most lim elements are left */
+	uint64_t p = (j->dim - lim + 4) / 5;   /* bytes: dim - 5 p <= lim */
+	p = (p + j->seg - 1) / j->seg * j->seg;
+	j->seg_last = p < j->nb ? p : (j->nb - 1) / j->seg * j->seg;
+}
+
+GW_HD uint32_t gw_kt_segments(const struct gw_kt_enc *j)
+{
+	return j->seg ? (uint32_t)(j->seg_last / j->seg) + 1 : 0;
+}
+
+/* The segment byte b is in, and where segment s begins. */
+GW_HD uint32_t gw_kt_seg_of(const struct gw_kt_enc *j, uint64_t b)
+{
+	return b >= j->seg_last ? gw_kt_segments(j) - 1 : (uint32_t)(b / j->seg);
+}
+
+GW_HD uint64_t gw_kt_seg_start(const struct gw_kt_enc *j, uint32_t s)
+{
+	return s == gw_kt_segments(j) - 1 ? j->seg_last : (uint64_t)s * j->seg;
+}
+
+/* runs phase, before its max-scan: b's own index if a run starts there
+ * (a segment's first byte starts one too). */
 GW_HD void gw_kt_run_start(const struct gw_kt_enc *j, uint64_t b)
 {
 	int zero = j->bytes[b] == GW_KT_ZERO;
-	int starts = zero && (b == 0 || j->bytes[b - 1] != GW_KT_ZERO);
+	int seg0 = j->seg && gw_kt_seg_start(j, gw_kt_seg_of(j, b)) == b;
+	int starts = zero && (b == 0 || seg0 || j->bytes[b - 1] != GW_KT_ZERO);
 	j->runs[b] = starts ? (uint32_t)b : 0;
 }
 
@@ -151,15 +194,21 @@ GW_HD void gw_kt_write(const struct gw_kt_enc *j, uint64_t b)
 		return;
 	uint32_t t = j->tok[b];
 	uint32_t out = v;
+	uint64_t end = j->nb;   /* a run's piece ends at its segment's end */
+	uint32_t f = t / j->room, off = t % j->room;
+	if (j->seg) {
+		f = gw_kt_seg_of(j, b);
+		end = f + 1 < gw_kt_segments(j) ? gw_kt_seg_start(j, f + 1) : j->nb;
+		off = t - j->tok[gw_kt_seg_start(j, f)];
+	}
 	if (zero) {
 		uint32_t k = 1;
-		while (k < GW_KT_PIECE && b + k < j->nb && j->bytes[b + k] == GW_KT_ZERO)
+		while (k < GW_KT_PIECE && b + k < end && j->bytes[b + k] == GW_KT_ZERO)
 			k++;
 		out = k == 1 ? GW_KT_ZERO : 241u + k;   /* 243 + (k - 2) */
 	}
-	uint32_t f = t / j->room;
-	if (f < j->max_frames)
-		j->slots[f][GW_KF_HDR + 4 + t % j->room] = (uint8_t)out;
+	if (f < j->max_frames && off < j->room)
+		j->slots[f][GW_KF_HDR + 4 + off] = (uint8_t)out;
 	j->tok_byte[t] = (uint32_t)b;
 }
 
@@ -170,20 +219,47 @@ GW_HD void gw_kt_count(const struct gw_kt_enc *j)
 	int zero = j->bytes[last] == GW_KT_ZERO;
 	uint32_t flag = !zero || ((uint32_t)last - j->runs[last]) % GW_KT_PIECE == 0;
 	*j->ntok = j->tok[last] + flag;
+	*j->err = 0;
+	for (uint32_t s = 0; s < gw_kt_segments(j); s++) {
+		uint64_t b0 = gw_kt_seg_start(j, s);
+		uint64_t b1 = s + 1 < gw_kt_segments(j) ? gw_kt_seg_start(j, s + 1) : j->nb;
+		uint32_t t1 = b1 < j->nb ? j->tok[b1] : *j->ntok;
+		if (t1 - j->tok[b0] > j->room)
+			*j->err = (uint32_t)GW_EBUDGET;
+	}
 }
 
 GW_HD uint32_t gw_kt_frames(const struct gw_kt_enc *j)
 {
+	if (j->seg)
+		return gw_kt_segments(j);
 	return (*j->ntok + j->room - 1) / j->room;
+}
+
+/* Frame f's packed bytes [*b0, *b1), first token *t0 and token count. */
+GW_HD void gw_kt_frame_range(const struct gw_kt_enc *j, uint32_t f, uint64_t *b0, uint64_t *b1,
+			     uint32_t *t0, uint32_t *toks)
+{
+	uint32_t T = *j->ntok;
+	if (j->seg) {
+		*b0 = gw_kt_seg_start(j, f);
+		*b1 = f + 1 < gw_kt_segments(j) ? gw_kt_seg_start(j, f + 1) : j->nb;
+		*t0 = j->tok[*b0];
+		*toks = (*b1 < j->nb ? j->tok[*b1] : T) - *t0;
+		return;
+	}
+	*t0 = f * j->room;
+	*toks = T - *t0 < j->room ? T - *t0 : j->room;
+	*b0 = j->tok_byte[*t0];
+	*b1 = *t0 + j->room < T ? j->tok_byte[*t0 + j->room] : j->nb;
 }
 
 /* seal phase, thread 0 of a block per frame f. */
 GW_HD void gw_kt_seal(const struct gw_kt_enc *j, uint32_t f)
 {
-	uint32_t T = *j->ntok, t0 = f * j->room;
-	uint32_t toks = T - t0 < j->room ? T - t0 : j->room;
-	uint64_t b0 = j->tok_byte[t0];
-	uint64_t b1 = t0 + j->room < T ? j->tok_byte[t0 + j->room] : j->nb;
+	uint64_t b0, b1;
+	uint32_t t0, toks;
+	gw_kt_frame_range(j, f, &b0, &b1, &t0, &toks);
 	uint64_t count = 5 * (b1 - b0), start = 5 * b0;
 	if (count > j->dim - start)
 		count = j->dim - start;

@@ -199,7 +199,7 @@ static void tlc_case(const float *v, uint64_t dim, size_t budget, int with_e, si
 	uint32_t P = (uint32_t)room - 40, maxf = (uint32_t)((nb + P - 1) / P);
 	float *e = malloc(dim * sizeof(float)), *back = malloc(dim * sizeof(float));
 	uint8_t *bytes = malloc(nb);
-	uint32_t *w[3], *tiles = malloc(gw_ks_tiles(nb) * 4 + 4), mx = 0, ntok = 0;
+	uint32_t *w[3], *tiles = malloc(gw_ks_tiles(nb) * 4 + 4), mx = 0, ntok = 0, err = 0;
 	for (int k = 0; k < 3; k++)
 		GW_CHECK(w[k] = malloc(nb * 4), "out of memory");
 	GW_CHECK(e && back && bytes && tiles, "out of memory");
@@ -220,6 +220,7 @@ static void tlc_case(const float *v, uint64_t dim, size_t budget, int with_e, si
 	CU(cudaMalloc((void **)&dj.tiles, gw_ks_tiles(nb) * 4 + 4));
 	CU(cudaMalloc((void **)&dj.mx, 4));
 	CU(cudaMalloc((void **)&dj.ntok, 4));
+	CU(cudaMalloc((void **)&dj.err, 4));
 	GW_CHECK(gw_cuda_encode_3lc(&dj, 0) == 0, "launch");
 	CU(cudaDeviceSynchronize());
 	uint32_t dntok = 0;
@@ -231,7 +232,7 @@ static void tlc_case(const float *v, uint64_t dim, size_t budget, int with_e, si
 	struct gw_kt_enc hj = {.g = v, .e = with_e ? e : NULL, .dim = dim, .tensor = 7,
 			       .sparsity = 1.0, .room = P, .nb = nb, .bytes = bytes, .runs = w[0],
 			       .tok = w[1], .tok_byte = w[2], .tiles = tiles, .mx = &mx,
-			       .ntok = &ntok, .slots = hs, .lens = hl, .max_frames = maxf};
+			       .ntok = &ntok, .err = &err, .slots = hs, .lens = hl, .max_frames = maxf};
 	GW_CHECK(gw_emu_encode_3lc(&hj, &frames_h) == 0, "emulation");
 	GW_CHECK(dntok == ntok, "3lc budget %zu: %u tokens on the device, %u on the host",
 		 budget, dntok, ntok);
@@ -250,6 +251,7 @@ static void tlc_case(const float *v, uint64_t dim, size_t budget, int with_e, si
 	cudaFree(dj.tiles);
 	cudaFree(dj.mx);
 	cudaFree(dj.ntok);
+	cudaFree(dj.err);
 	cudaFree(dg);
 	cudaFree(de);
 	dslots_free(&ds);

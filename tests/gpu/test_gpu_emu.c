@@ -284,7 +284,7 @@ static void test_edge_tensors(void **state)
 /* One tensor, budget, sparsity and feedback: the emulated launches
  * against the library, frames and error buffer. */
 static size_t check_3lc(const float *v, uint64_t dim, size_t budget, double sparsity,
-			int with_e, gw_test_rng *r, const char *name)
+			int with_e, uint32_t lim, gw_test_rng *r, const char *name)
 {
 	uint64_t nb = (dim + 4) / 5;
 	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
@@ -293,7 +293,7 @@ static size_t check_3lc(const float *v, uint64_t dim, size_t budget, double spar
 	float *e1 = malloc(dim * sizeof(float)), *e2 = malloc(dim * sizeof(float));
 	uint8_t *bytes = malloc(nb);
 	uint32_t *runs = malloc(nb * 4), *tok = malloc(nb * 4), *tb = malloc(nb * 4);
-	uint32_t *tiles = malloc(gw_ks_tiles(nb) * 4 + 4), mx = 0, ntok = 0;
+	uint32_t *tiles = malloc(gw_ks_tiles(nb) * 4 + 4), mx = 0, ntok = 0, err = 0;
 	uint8_t **slots = calloc(maxf, sizeof(*slots));
 	uint32_t *lens = calloc(maxf, sizeof(*lens));
 	GW_CHECK(e1 && e2 && bytes && runs && tok && tb && tiles && slots && lens, "out of memory");
@@ -304,11 +304,24 @@ static size_t check_3lc(const float *v, uint64_t dim, size_t budget, double spar
 	struct gw_kt_enc j = {.g = v, .e = with_e ? e1 : NULL, .dim = dim, .tensor = 42,
 			      .sparsity = sparsity, .room = P, .nb = nb, .bytes = bytes,
 			      .runs = runs, .tok = tok, .tok_byte = tb, .tiles = tiles, .mx = &mx,
-			      .ntok = &ntok, .slots = slots, .lens = lens, .max_frames = maxf};
+			      .ntok = &ntok, .err = &err, .slots = slots, .lens = lens,
+			      .max_frames = maxf};
+	gw_kt_limit(&j, lim);
+	if (j.seg && gw_kt_segments(&j) > maxf) {
+		maxf = gw_kt_segments(&j);
+		slots = realloc(slots, maxf * sizeof(*slots));
+		lens = realloc(lens, maxf * sizeof(*lens));
+		GW_CHECK(slots && lens, "out of memory");
+		for (uint32_t f = j.max_frames; f < maxf; f++)
+			GW_CHECK(slots[f] = malloc(room), "out of memory");
+		j.slots = slots;
+		j.lens = lens;
+		j.max_frames = maxf;
+	}
 	uint32_t frames = 0;
-	GW_CHECK(gw_emu_encode_3lc(&j, &frames) == 0, "emulated 3lc refused");
-	char params[64];
-	snprintf(params, sizeof(params), "sparsity=%.17g", sparsity);
+	int erc = gw_emu_encode_3lc(&j, &frames);
+	char params[96];
+	snprintf(params, sizeof(params), "sparsity=%.17g,max_frame_elems=%u", sparsity, lim);
 	gw_encoder *enc = gw_test_encoder_with(GW_CODEC_3LC, params);
 	gw_ef *ef = NULL;
 	if (with_e) {
@@ -320,8 +333,23 @@ static size_t check_3lc(const float *v, uint64_t dim, size_t budget, double spar
 	gw_test_frames fr = {0};
 	GW_CHECK(gw_test_encode_all(enc, &t, budget, &fr) == 0, "library 3lc");
 	char what[200];
-	snprintf(what, sizeof(what), "3lc %s budget %zu s %g%s", name, budget, sparsity,
-		 with_e ? " feedback" : "");
+	snprintf(what, sizeof(what), "3lc %s budget %zu s %g max %u%s", name, budget, sparsity,
+		 lim, with_e ? " feedback" : "");
+	if (erc == GW_EBUDGET) {
+		/* Refused: a segment does not fit a frame, so codec/'s frames are
+		 * not the segments (it went on greedily). */
+		GW_CHECK(j.seg && err == (uint32_t)GW_EBUDGET, "%s: refused without cause", what);
+		int differ = fr.n != gw_kt_segments(&j);
+		for (size_t f = 0; !differ && f < fr.n; f++) {
+			gw_frame_info h;
+			GW_CHECK(gw_frame_peek(fr.f[f].data, fr.f[f].len, &h) == 0, "peek");
+			differ = h.start != 5 * gw_kt_seg_start(&j, (uint32_t)f);
+		}
+		GW_CHECK(differ, "%s: refused, but codec/'s frames are the segments", what);
+		frames = 0;
+		goto done;
+	}
+	GW_CHECK(erc == 0, "%s: emulation %d", what, erc);
 	GW_CHECK(frames == fr.n, "%s: %u frames, library %zu", what, frames, fr.n);
 	for (uint32_t f = 0; f < frames; f++)
 		GW_CHECK(lens[f] == fr.f[f].len && !memcmp(slots[f], fr.f[f].data, lens[f]),
@@ -330,8 +358,9 @@ static size_t check_3lc(const float *v, uint64_t dim, size_t budget, double spar
 	if (with_e)
 		GW_CHECK(!memcmp(e1, gw_ef_data(ef), dim * sizeof(float)),
 			 "%s: error buffers differ", what);
-	if (!with_e && sparsity == 1.0 && budget <= 8924)
+	if (!with_e && sparsity == 1.0 && budget <= 8924 && !lim)
 		compare_decode(GW_CODEC_3LC, &fr, dim, r, what);
+done:
 	gw_test_frames_free(&fr);
 	gw_encoder_free(enc);
 	gw_ef_free(ef);
@@ -347,11 +376,20 @@ static void check_3lc_all(const float *v, uint64_t dim, const char *name, gw_tes
 			  size_t *frames)
 {
 	static const double sparsity[] = {1.0, 1.5, 1.999};
-	for (size_t k = 0; k < GW_ARRAY_SIZE(tlc_budgets); k++)
+	for (size_t k = 0; k < GW_ARRAY_SIZE(tlc_budgets); k++) {
+		uint32_t P = (uint32_t)(tlc_budgets[k] < GW_KF_MAX ? tlc_budgets[k] : GW_KF_MAX) - 40;
+		/* no limit; a chunk that always fits a frame (as the
+		 * collective's); one that may not; a small one */
+		uint32_t lims[] = {0, 5 * P, 5 * P + 7 * 5 * 14, 7};
 		for (size_t s = 0; s < GW_ARRAY_SIZE(sparsity); s++)
 			for (int with_e = 0; with_e < 2; with_e++)
-				*frames += check_3lc(v, dim, tlc_budgets[k], sparsity[s], with_e,
-						     r, name);
+				for (size_t l = 0; l < GW_ARRAY_SIZE(lims); l++) {
+					if (lims[l] == 7 && dim > 30000)
+						continue;   /* a frame per 5 elements: slow */
+					*frames += check_3lc(v, dim, tlc_budgets[k], sparsity[s],
+							     with_e, lims[l], r, name);
+				}
+	}
 }
 
 static void test_3lc_traces(void **state)
