@@ -1,5 +1,5 @@
 /* gpudirect's kernels on a GPU: encode and decode-accumulate throughput of
- * raw, bf16, int8 and 3lc on a tensor in device memory (the real cnn
+ * raw, bf16, int8, 3lc and top-k (1%) on a tensor in device memory (the real cnn
  * traces tiled to --elems floats), against device-to-device cudaMemcpy of
  * the same bytes in the same run; frames into device memory or, with
  * --host-slots, into pinned host memory mapped for the device (what a
@@ -224,6 +224,46 @@ int main(int argc, char **argv)
 		       "\"encode_x_memcpy\":%.3f,\"decode_x_memcpy\":%.3f,\"first_frame_rc\":%d}",
 		       c ? "," : "", names[c], frames, enc_gbs, dec_gbs, enc_gbs / memcpy_gbs,
 		       dec_gbs / memcpy_gbs, rc0);
+	}
+	/* top-k at 1 %, error feedback on */
+	{
+		uint32_t k = (uint32_t)((n + 99) / 100), cap = budget - 36;
+		uint32_t per = (cap - 4) / 9 + 1, maxf = (k + per - 1) / per;
+		struct gw_kk_enc kj = {.g = dg, .e = de, .dim = n, .tensor = 1, .k = k, .cap = cap,
+				       .slots = dptr, .lens = dlens, .max_frames = maxf};
+		CU(cudaMalloc((void **)&kj.rank, bytes));
+		CU(cudaMalloc((void **)&kj.ties, bytes));
+		CU(cudaMalloc((void **)&kj.pos, bytes));
+		CU(cudaMalloc((void **)&kj.sel, (size_t)k * 4));
+		CU(cudaMalloc((void **)&kj.val, (size_t)k * 4));
+		CU(cudaMalloc((void **)&kj.cost, ((size_t)k + 1) * 4));
+		CU(cudaMalloc((void **)&kj.tiles, gw_ks_tiles(n + 1) * 4 + 4));
+		CU(cudaMalloc((void **)&kj.hist, 256 * 4));
+		CU(cudaMalloc((void **)&kj.st, GW_KK_ST * 4));
+		CU(cudaMalloc((void **)&kj.first, (size_t)maxf * 4));
+		CU(cudaMalloc((void **)&kj.count, (size_t)maxf * 4));
+		CU(cudaMalloc((void **)&kj.nframes, 4));
+		CU(gw_cuda_encode_topk(&kj, 0) ? cudaErrorUnknown : cudaSuccess);
+		CU(cudaDeviceSynchronize());
+		uint32_t nf = 0;
+		CU(cudaMemcpy(&nf, kj.nframes, 4, cudaMemcpyDeviceToHost));
+		CU(cudaEventRecord(t.a, 0));
+		for (unsigned r = 0; r < reps; r++)
+			gw_cuda_encode_topk(&kj, 0);
+		CU(cudaEventRecord(t.b, 0));
+		double enc_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
+		int32_t *drcs;
+		CU(cudaMalloc((void **)&drcs, (size_t)nf * sizeof(int32_t)));
+		struct gw_kk_dec dd = {(const uint8_t *const *)dptr, dlens, nf, dcopy, n, drcs};
+		CU(cudaEventRecord(t.a, 0));
+		for (unsigned r = 0; r < reps; r++)
+			gw_cuda_decode_topk(&dd, 0);
+		CU(cudaEventRecord(t.b, 0));
+		double dec_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
+		CU(cudaGetLastError());
+		printf(",\"topk\":{\"k\":%u,\"frames\":%u,\"encode_gbs\":%.2f,\"decode_gbs\":%.2f,"
+		       "\"encode_x_memcpy\":%.3f,\"decode_x_memcpy\":%.3f}", k, nf, enc_gbs, dec_gbs,
+		       enc_gbs / memcpy_gbs, dec_gbs / memcpy_gbs);
 	}
 	printf("},\"note\":\"GB/s of float32 input (encode) and of the tensor the frames "
 	       "cover (decode); frames byte-identical to codec/'s is test_gpu_device's check\"}\n");
