@@ -200,7 +200,7 @@ int main(int argc, char **argv)
 		CU(cudaMalloc((void **)&drcs, frames * sizeof(int32_t)));
 		double dec_gbs = 0;
 		if (c < 3) {
-			struct gw_kd_dec dd = {(const uint8_t *const *)dptr, dlens, frames, dcopy, n,
+			struct gw_kf_dec dd = {(const uint8_t *const *)dptr, dlens, frames, dcopy, n,
 					       drcs};
 			CU(cudaEventRecord(t.a, 0));
 			for (unsigned r = 0; r < reps; r++)
@@ -208,7 +208,7 @@ int main(int argc, char **argv)
 			CU(cudaEventRecord(t.b, 0));
 			dec_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
 		} else {
-			struct gw_kt_dec dd = {(const uint8_t *const *)dptr, dlens, frames, dcopy, n,
+			struct gw_kf_dec dd = {(const uint8_t *const *)dptr, dlens, frames, dcopy, n,
 					       drcs};
 			CU(cudaEventRecord(t.a, 0));
 			for (unsigned r = 0; r < reps; r++)
@@ -254,7 +254,7 @@ int main(int argc, char **argv)
 		double enc_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
 		int32_t *drcs;
 		CU(cudaMalloc((void **)&drcs, (size_t)nf * sizeof(int32_t)));
-		struct gw_kk_dec dd = {(const uint8_t *const *)dptr, dlens, nf, dcopy, n, drcs};
+		struct gw_kf_dec dd = {(const uint8_t *const *)dptr, dlens, nf, dcopy, n, drcs};
 		CU(cudaEventRecord(t.a, 0));
 		for (unsigned r = 0; r < reps; r++)
 			gw_cuda_decode_topk(&dd, 0);

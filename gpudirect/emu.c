@@ -17,7 +17,7 @@ void gw_emu_encode_dense(const struct gw_kd_enc *j)
 	}
 }
 
-void gw_emu_decode_dense(const struct gw_kd_dec *d)
+void gw_emu_decode_dense(const struct gw_kf_dec *d)
 {
 	static struct gw_kd_shared s;
 	for (uint32_t f = 0; f < d->n; f++) {
@@ -84,7 +84,7 @@ int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames)
 	return GW_OK;
 }
 
-void gw_emu_decode_3lc(const struct gw_kt_dec *d)
+void gw_emu_decode_3lc(const struct gw_kf_dec *d)
 {
 	static struct gw_kt_dshared s;
 	for (uint32_t f = 0; f < d->n; f++) {
@@ -137,7 +137,7 @@ int gw_emu_encode_topk(const struct gw_kk_enc *j, uint32_t *frames)
 	return GW_OK;
 }
 
-void gw_emu_decode_topk(const struct gw_kk_dec *d)
+void gw_emu_decode_topk(const struct gw_kf_dec *d)
 {
 	for (uint32_t f = 0; f < d->n; f++)
 		gw_kk_dec_frame(d, f);

@@ -15,7 +15,7 @@
 void gw_emu_encode_dense(const struct gw_kd_enc *j);
 
 /* Decode-accumulates d->n frames as the decode kernel does. */
-void gw_emu_decode_dense(const struct gw_kd_dec *d);
+void gw_emu_decode_dense(const struct gw_kf_dec *d);
 
 /* Runs a scan's three launches (kern/scan.h). */
 void gw_emu_scan(const struct gw_ks_scan *s);
@@ -29,9 +29,9 @@ int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames);
 int gw_emu_encode_topk(const struct gw_kk_enc *j, uint32_t *frames);
 
 /* Decode-accumulates d->n top-k frames as the top-k decode kernel does. */
-void gw_emu_decode_topk(const struct gw_kk_dec *d);
+void gw_emu_decode_topk(const struct gw_kf_dec *d);
 
 /* Decode-accumulates d->n 3lc frames as the 3lc decode kernel does. */
-void gw_emu_decode_3lc(const struct gw_kt_dec *d);
+void gw_emu_decode_3lc(const struct gw_kf_dec *d);
 
 #endif

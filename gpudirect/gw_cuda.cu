@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(GW_KD_THREADS) gw_kd_encode_kernel(struct gw_k
 	}
 }
 
-__global__ void __launch_bounds__(GW_KD_THREADS) gw_kd_decode_kernel(struct gw_kd_dec d)
+__global__ void __launch_bounds__(GW_KD_THREADS) gw_kd_decode_kernel(struct gw_kf_dec d)
 {
 	__shared__ struct gw_kd_shared s;
 	uint32_t t = threadIdx.x;
@@ -65,7 +65,7 @@ extern "C" int gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStream_t stre
 	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
 }
 
-extern "C" int gw_cuda_decode_dense(const struct gw_kd_dec *d, cudaStream_t stream)
+extern "C" int gw_cuda_decode_dense(const struct gw_kf_dec *d, cudaStream_t stream)
 {
 	if (!d || !d->n)
 		return GW_EINVAL;
@@ -167,7 +167,7 @@ extern "C" int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream
 	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
 }
 
-__global__ void __launch_bounds__(GW_KT_THREADS) gw_kt_decode_kernel(struct gw_kt_dec d)
+__global__ void __launch_bounds__(GW_KT_THREADS) gw_kt_decode_kernel(struct gw_kf_dec d)
 {
 	__shared__ struct gw_kt_dshared s;
 	uint32_t t = threadIdx.x;
@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(GW_KT_THREADS) gw_kt_decode_kernel(struct gw_k
 	}
 }
 
-extern "C" int gw_cuda_decode_3lc(const struct gw_kt_dec *d, cudaStream_t stream)
+extern "C" int gw_cuda_decode_3lc(const struct gw_kf_dec *d, cudaStream_t stream)
 {
 	if (!d || !d->n)
 		return GW_EINVAL;
@@ -281,14 +281,14 @@ extern "C" int gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t strea
 	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
 }
 
-__global__ void gw_kk_decode_kernel(struct gw_kk_dec d)
+__global__ void gw_kk_decode_kernel(struct gw_kf_dec d)
 {
 	for (uint32_t f = blockIdx.x * blockDim.x + threadIdx.x; f < d.n;
 	     f += gridDim.x * blockDim.x)
 		gw_kk_dec_frame(&d, f);
 }
 
-extern "C" int gw_cuda_decode_topk(const struct gw_kk_dec *d, cudaStream_t stream)
+extern "C" int gw_cuda_decode_topk(const struct gw_kf_dec *d, cudaStream_t stream)
 {
 	if (!d || !d->n)
 		return GW_EINVAL;

@@ -17,18 +17,18 @@ extern "C" {
 #endif
 
 int gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStream_t stream);
-int gw_cuda_decode_dense(const struct gw_kd_dec *d, cudaStream_t stream);
+int gw_cuda_decode_dense(const struct gw_kf_dec *d, cudaStream_t stream);
 /* 3lc: j's scratch and its mx, ntok and err words in device memory,
  * seg and seg_last set by gw_kt_limit(); once the stream is done, frames
  * gw_kt_frames() of *ntok (none sealed if more than max_frames, or *err). */
 int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream);
-int gw_cuda_decode_3lc(const struct gw_kt_dec *d, cudaStream_t stream);
+int gw_cuda_decode_3lc(const struct gw_kf_dec *d, cudaStream_t stream);
 /* top-k: j's scratch, hist, st and nframes in device memory; frames
  * *nframes once the stream is done (more than max_frames: none written).
  * dim < 2^32, 9 k < 2^32. */
 int gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t stream);
 /* One thread per top-k frame (its varints come in sequence). */
-int gw_cuda_decode_topk(const struct gw_kk_dec *d, cudaStream_t stream);
+int gw_cuda_decode_topk(const struct gw_kf_dec *d, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

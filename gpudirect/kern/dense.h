@@ -184,37 +184,18 @@ GW_HD void gw_kd_enc_seal(const struct gw_kd_enc *j, uint32_t f, const struct gw
 {
 	uint8_t *b = j->slots[f];
 	uint32_t n = gw_kd_frame_elems(j, f);
-	struct gw_kf_hdr h;
-	h.codec = (uint8_t)j->codec;
-	h.flags = 0;
-	h.param_len = (uint8_t)gw_kd_param_len(j->codec);
-	h.tensor = j->tensor;
-	h.count = h.span = n;
-	h.start = (uint64_t)f * j->per_frame;
-	h.payload_len = n * gw_kd_value_bytes(j->codec);
 	if (j->codec == GW_KD_INT8)
 		gw_hd_st32(b + GW_KF_HDR, gw_hd_f32_bits(s->scale));
-	j->lens[f] = gw_kf_seal(b, &h);
+	j->lens[f] = gw_kf_seal_with(b, (uint8_t)j->codec, 0, (uint8_t)gw_kd_param_len(j->codec),
+				     j->tensor, n, (uint64_t)f * j->per_frame, n,
+				     n * gw_kd_value_bytes(j->codec));
 }
 
 /* ---- decode phases ------------------------------------------------------------- */
 
-/* One decode call: frames[j] of lens[j] bytes, added into out[0..out_len);
- * rcs[j] gets the values added or the frame's GW_E* code. The frames of
- * one call must cover disjoint ranges (one allreduce's results do): blocks
- * add without atomics, so the sums are the same on every run. */
-struct gw_kd_dec {
-	const uint8_t *const *frames;
-	const uint32_t *lens;
-	uint32_t n;
-	float *out;
-	uint64_t out_len;
-	int32_t *rcs;
-};
-
 /* Thread 0: every check of §2 and §4.1–§4.3 but int8's q = -128, in the
  * spec's order (gw_kf_check, then the codec's). */
-GW_HD void gw_kd_dec_check(const struct gw_kd_dec *d, uint32_t f, struct gw_kd_shared *s)
+GW_HD void gw_kd_dec_check(const struct gw_kf_dec *d, uint32_t f, struct gw_kd_shared *s)
 {
 	const uint8_t *b = d->frames[f];
 	struct gw_kf_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -258,7 +239,7 @@ GW_HD void gw_kd_dec_verdict(struct gw_kd_shared *s)
 }
 
 /* Every thread: adds its elements of a frame that passed. */
-GW_HD void gw_kd_dec_add(const struct gw_kd_dec *d, uint32_t tid, const struct gw_kd_shared *s)
+GW_HD void gw_kd_dec_add(const struct gw_kf_dec *d, uint32_t tid, const struct gw_kd_shared *s)
 {
 	if (s->rc)
 		return;
@@ -276,7 +257,7 @@ GW_HD void gw_kd_dec_add(const struct gw_kd_dec *d, uint32_t tid, const struct g
 	}
 }
 
-GW_HD void gw_kd_dec_done(const struct gw_kd_dec *d, uint32_t f, const struct gw_kd_shared *s)
+GW_HD void gw_kd_dec_done(const struct gw_kf_dec *d, uint32_t f, const struct gw_kd_shared *s)
 {
 	d->rcs[f] = s->rc ? s->rc : (int32_t)s->count;
 }

@@ -19,6 +19,20 @@ struct gw_kf_hdr {
 	uint64_t start;
 };
 
+/* One decode call, for every decode kernel: frames[j] of lens[j] bytes,
+ * added into out[0..out_len); rcs[j] gets the values added or the frame's
+ * GW_E* code. The frames of one call must cover disjoint ranges (one
+ * allreduce's results do): kernels add without atomics, so the sums are
+ * the same on every run. */
+struct gw_kf_dec {
+	const uint8_t *const *frames;
+	const uint32_t *lens;
+	uint32_t n;
+	float *out;
+	uint64_t out_len;
+	int32_t *rcs;
+};
+
 /* Writes the header at f and seals the frame of 36 + param_len +
  * payload_len bytes whose params and payload are already in place. */
 GW_HD uint32_t gw_kf_seal(uint8_t *f, const struct gw_kf_hdr *h)
@@ -41,6 +55,23 @@ GW_HD uint32_t gw_kf_seal(uint8_t *f, const struct gw_kf_hdr *h)
 	x = gw_xxh3_64(f + GW_KF_HDR, len - GW_KF_HDR, x, scratch);
 	gw_hd_st32(f + 32, (uint32_t)x);
 	return len;
+}
+
+/* gw_kf_seal from the header's fields. */
+GW_HD uint32_t gw_kf_seal_with(uint8_t *f, uint8_t codec, uint16_t flags, uint8_t param_len,
+			       uint32_t tensor, uint32_t count, uint64_t start, uint32_t span,
+			       uint32_t payload_len)
+{
+	struct gw_kf_hdr h;
+	h.codec = codec;
+	h.flags = flags;
+	h.param_len = param_len;
+	h.tensor = tensor;
+	h.count = count;
+	h.start = start;
+	h.span = span;
+	h.payload_len = payload_len;
+	return gw_kf_seal(f, &h);
 }
 
 /* Whether frame f of len bytes carries the checksum §2.3 gives it. */

@@ -265,28 +265,12 @@ GW_HD void gw_kt_seal(const struct gw_kt_enc *j, uint32_t f)
 		count = j->dim - start;
 	uint8_t *fr = j->slots[f];
 	gw_hd_st32(fr + GW_KF_HDR, gw_hd_f32_bits(gw_kt_m(j)));
-	struct gw_kf_hdr h;
-	h.codec = 4;   /* 3lc (wire-format §3) */
-	h.flags = 0;
-	h.param_len = 4;
-	h.tensor = j->tensor;
-	h.count = h.span = (uint32_t)count;
-	h.start = start;
-	h.payload_len = toks;
-	j->lens[f] = gw_kf_seal(fr, &h);
+	/* 3lc is codec 4 (wire-format §3) */
+	j->lens[f] = gw_kf_seal_with(fr, 4, 0, 4, j->tensor, (uint32_t)count, start,
+				     (uint32_t)count, toks);
 }
 
 /* ---- decode ------------------------------------------------------------------ */
-
-/* One decode call, as struct gw_kd_dec: frames of disjoint ranges. */
-struct gw_kt_dec {
-	const uint8_t *const *frames;
-	const uint32_t *lens;
-	uint32_t n;
-	float *out;
-	uint64_t out_len;
-	int32_t *rcs;
-};
 
 struct gw_kt_dshared {
 	uint32_t part[GW_KT_THREADS];   /* a thread's expanded bytes, then its offset */
@@ -304,7 +288,7 @@ GW_HD uint32_t gw_kt_expand_len(uint32_t b)
 }
 
 /* Thread 0: §2, then §4.4's checks 1–3. */
-GW_HD void gw_kt_dec_check(const struct gw_kt_dec *d, uint32_t f, struct gw_kt_dshared *s)
+GW_HD void gw_kt_dec_check(const struct gw_kf_dec *d, uint32_t f, struct gw_kt_dshared *s)
 {
 	const uint8_t *b = d->frames[f];
 	struct gw_kf_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -364,7 +348,7 @@ GW_HD void gw_kt_dec_verdict(struct gw_kt_dshared *s)
 
 /* Every thread: its stretch's literals (or, with m NaN, a share of the
  * elements: m added to every one). */
-GW_HD void gw_kt_dec_add(const struct gw_kt_dec *d, uint32_t tid, const struct gw_kt_dshared *s)
+GW_HD void gw_kt_dec_add(const struct gw_kf_dec *d, uint32_t tid, const struct gw_kt_dshared *s)
 {
 	if (s->rc)
 		return;
@@ -395,7 +379,7 @@ GW_HD void gw_kt_dec_add(const struct gw_kt_dec *d, uint32_t tid, const struct g
 	}
 }
 
-GW_HD void gw_kt_dec_done(const struct gw_kt_dec *d, uint32_t f, const struct gw_kt_dshared *s)
+GW_HD void gw_kt_dec_done(const struct gw_kf_dec *d, uint32_t f, const struct gw_kt_dshared *s)
 {
 	d->rcs[f] = s->rc ? s->rc : (int32_t)s->count;
 }

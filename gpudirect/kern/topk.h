@@ -219,29 +219,14 @@ GW_HD void gw_kk_write_entries(const struct gw_kk_enc *j, uint32_t f, uint32_t t
 GW_HD void gw_kk_seal(const struct gw_kk_enc *j, uint32_t f)
 {
 	uint32_t a = j->first[f], n = j->count[f];
-	struct gw_kf_hdr h;
-	h.codec = 7;   /* topk (wire-format §3) */
-	h.flags = 1;   /* SPARSE; KEY64 needs keys past 2^32, not taken here */
-	h.param_len = 0;
-	h.tensor = j->tensor;
-	h.count = n;
-	h.start = j->sel[a];
-	h.span = j->sel[a + n - 1] - j->sel[a] + 1;
-	h.payload_len = 4 * n + (n > 1 ? (j->cost[a + n] - j->cost[a + 1]) - 4 * (n - 1) : 0);
-	j->lens[f] = gw_kf_seal(j->slots[f], &h);
+	/* topk is codec 7 (wire-format §3), its frames SPARSE; KEY64 needs
+	 * keys past 2^32, not taken here */
+	uint32_t gaps = n > 1 ? (j->cost[a + n] - j->cost[a + 1]) - 4 * (n - 1) : 0;
+	j->lens[f] = gw_kf_seal_with(j->slots[f], 7, 1, 0, j->tensor, n, j->sel[a],
+				     j->sel[a + n - 1] - j->sel[a] + 1, 4 * n + gaps);
 }
 
 /* ---- decode ------------------------------------------------------------------ */
-
-/* One decode call, as struct gw_kd_dec: frames whose keys are disjoint. */
-struct gw_kk_dec {
-	const uint8_t *const *frames;
-	const uint32_t *lens;
-	uint32_t n;
-	float *out;
-	uint64_t out_len;
-	int32_t *rcs;
-};
 
 /* One canonical LEB128 varint of at most 5 bytes from p[*at..end). */
 GW_HD int gw_kk_varint(const uint8_t *p, uint32_t end, uint32_t *at, uint64_t *v)
@@ -266,7 +251,7 @@ GW_HD int gw_kk_varint(const uint8_t *p, uint32_t end, uint32_t *at, uint64_t *v
  * §4.7's checks in order, then (only if all passed) the values. A frame
  * takes the varints in sequence, so one thread walks it; frames run in
  * parallel. */
-GW_HD void gw_kk_dec_frame(const struct gw_kk_dec *d, uint32_t f)
+GW_HD void gw_kk_dec_frame(const struct gw_kf_dec *d, uint32_t f)
 {
 	const uint8_t *b = d->frames[f];
 	uint32_t len = d->lens[f];

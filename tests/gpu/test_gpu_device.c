@@ -111,18 +111,18 @@ static void same_decode(int codec, const struct dslots *d, uint8_t **h, const ui
 	const uint8_t *const *df = (const uint8_t *const *)d->ptrs;
 	int rc;
 	if (codec == 4) {
-		struct gw_kt_dec he = {hf, hlens, n, want, dim, hrc};
-		struct gw_kt_dec de = {df, d->lens, n, dout, dim, drc};
+		struct gw_kf_dec he = {hf, hlens, n, want, dim, hrc};
+		struct gw_kf_dec de = {df, d->lens, n, dout, dim, drc};
 		gw_emu_decode_3lc(&he);
 		rc = gw_cuda_decode_3lc(&de, 0);
 	} else if (codec == 7) {
-		struct gw_kk_dec he = {hf, hlens, n, want, dim, hrc};
-		struct gw_kk_dec de = {df, d->lens, n, dout, dim, drc};
+		struct gw_kf_dec he = {hf, hlens, n, want, dim, hrc};
+		struct gw_kf_dec de = {df, d->lens, n, dout, dim, drc};
 		gw_emu_decode_topk(&he);
 		rc = gw_cuda_decode_topk(&de, 0);
 	} else {
-		struct gw_kd_dec he = {hf, hlens, n, want, dim, hrc};
-		struct gw_kd_dec de = {df, d->lens, n, dout, dim, drc};
+		struct gw_kf_dec he = {hf, hlens, n, want, dim, hrc};
+		struct gw_kf_dec de = {df, d->lens, n, dout, dim, drc};
 		gw_emu_decode_dense(&he);
 		rc = gw_cuda_decode_dense(&de, 0);
 	}

@@ -82,13 +82,11 @@ static void emu_encode(int codec, const float *v, float *e, uint64_t dim, size_t
 			 out->lens[f], room);
 }
 
-/* The library's frames and error buffer for the same input. */
-static void lib_encode(int codec, const float *v, float *e, uint64_t dim, size_t budget,
-		       uint32_t mfe, gw_test_frames *fr)
+/* The library's frames for the same input, with params; e (may be NULL)
+ * goes in as the error buffer and comes back as the library leaves it. */
+static void lib_encode_with(int codec, const char *params, const float *v, float *e,
+			    uint64_t dim, size_t budget, gw_test_frames *fr)
 {
-	char params[64] = "";
-	if (mfe)
-		snprintf(params, sizeof(params), "max_frame_elems=%u", mfe);
 	gw_encoder *enc = gw_test_encoder_with(codec, params);
 	gw_ef *ef = NULL;
 	if (e) {
@@ -107,6 +105,31 @@ static void lib_encode(int codec, const float *v, float *e, uint64_t dim, size_t
 	gw_ef_free(ef);
 }
 
+static void lib_encode(int codec, const float *v, float *e, uint64_t dim, size_t budget,
+		       uint32_t mfe, gw_test_frames *fr)
+{
+	char params[64] = "";
+	if (mfe)
+		snprintf(params, sizeof(params), "max_frame_elems=%u", mfe);
+	lib_encode_with(codec, params, v, e, dim, budget, fr);
+}
+
+/* n frames of the emulation against the library's, and the buffers. */
+static void same_as_library(uint8_t *const *slots, const uint32_t *lens, uint32_t n,
+			    const gw_test_frames *fr, const float *e_emu, const float *e_lib,
+			    uint64_t dim, const char *what)
+{
+	GW_CHECK(n == fr->n, "%s: %u frames, library %zu", what, n, fr->n);
+	for (uint32_t f = 0; f < n; f++)
+		GW_CHECK(lens[f] == fr->f[f].len && !memcmp(slots[f], fr->f[f].data, lens[f]),
+			 "%s: frame %u differs (%u bytes, library %zu)", what, f, lens[f],
+			 fr->f[f].len);
+	for (uint64_t i = 0; e_emu && i < dim; i++)
+		GW_CHECK(gw_test_bits(e_emu[i]) == gw_test_bits(e_lib[i]),
+			 "%s: error buffer %llu: %08x, library %08x", what, (unsigned long long)i,
+			 gw_test_bits(e_emu[i]), gw_test_bits(e_lib[i]));
+}
+
 static void same_out(const float *a, const float *b, uint64_t dim, const char *what)
 {
 	for (uint64_t i = 0; i < dim; i++)
@@ -120,13 +143,13 @@ static void emu_decode(int codec, const uint8_t *const *frames, const uint32_t *
 		       uint32_t n, float *out, uint64_t out_len, int32_t *rcs)
 {
 	if (codec == GW_CODEC_3LC) {
-		struct gw_kt_dec d = {frames, lens, n, out, out_len, rcs};
+		struct gw_kf_dec d = {frames, lens, n, out, out_len, rcs};
 		gw_emu_decode_3lc(&d);
 	} else if (codec == GW_CODEC_TOPK) {
-		struct gw_kk_dec d = {frames, lens, n, out, out_len, rcs};
+		struct gw_kf_dec d = {frames, lens, n, out, out_len, rcs};
 		gw_emu_decode_topk(&d);
 	} else {
-		struct gw_kd_dec d = {frames, lens, n, out, out_len, rcs};
+		struct gw_kf_dec d = {frames, lens, n, out, out_len, rcs};
 		gw_emu_decode_dense(&d);
 	}
 }
@@ -216,16 +239,8 @@ static void check_tensor(const float *v, uint64_t dim, const char *name, gw_test
 					snprintf(what, sizeof(what), "%s %s budget %zu%s%s",
 						 gw_codec_name(codecs[c]), name, budgets[k],
 						 with_e ? " feedback" : "", lim ? " max 7" : "");
-					GW_CHECK(g.n == fr.n, "%s: %u frames, library %zu", what, g.n,
-						 fr.n);
-					for (uint32_t f = 0; f < g.n; f++)
-						GW_CHECK(g.lens[f] == fr.f[f].len &&
-							 !memcmp(g.slots[f], fr.f[f].data, g.lens[f]),
-							 "%s: frame %u differs (%u bytes, library %zu)",
-							 what, f, g.lens[f], fr.f[f].len);
-					if (with_e)
-						GW_CHECK(!memcmp(e1, e2, dim * sizeof(float)),
-							 "%s: error buffers differ", what);
+					same_as_library(g.slots, g.lens, g.n, &fr,
+							with_e ? e1 : NULL, e2, dim, what);
 					if (!with_e && !lim && k < 4)
 						compare_decode(codecs[c], &fr, dim, r, what);
 					*frames += g.n;
@@ -322,16 +337,8 @@ static size_t check_3lc(const float *v, uint64_t dim, size_t budget, double spar
 	int erc = gw_emu_encode_3lc(&j, &frames);
 	char params[96];
 	snprintf(params, sizeof(params), "sparsity=%.17g,max_frame_elems=%u", sparsity, lim);
-	gw_encoder *enc = gw_test_encoder_with(GW_CODEC_3LC, params);
-	gw_ef *ef = NULL;
-	if (with_e) {
-		GW_CHECK(ef = gw_ef_create(dim), "out of memory");
-		memcpy(gw_ef_data(ef), e2, dim * sizeof(float));
-		GW_CHECK(gw_encoder_set_ef(enc, ef) == 0, "set_ef");
-	}
-	gw_tensor t = gw_test_dense_tensor(42, v, dim);
 	gw_test_frames fr = {0};
-	GW_CHECK(gw_test_encode_all(enc, &t, budget, &fr) == 0, "library 3lc");
+	lib_encode_with(GW_CODEC_3LC, params, v, with_e ? e2 : NULL, dim, budget, &fr);
 	char what[200];
 	snprintf(what, sizeof(what), "3lc %s budget %zu s %g max %u%s", name, budget, sparsity,
 		 lim, with_e ? " feedback" : "");
@@ -350,20 +357,11 @@ static size_t check_3lc(const float *v, uint64_t dim, size_t budget, double spar
 		goto done;
 	}
 	GW_CHECK(erc == 0, "%s: emulation %d", what, erc);
-	GW_CHECK(frames == fr.n, "%s: %u frames, library %zu", what, frames, fr.n);
-	for (uint32_t f = 0; f < frames; f++)
-		GW_CHECK(lens[f] == fr.f[f].len && !memcmp(slots[f], fr.f[f].data, lens[f]),
-			 "%s: frame %u differs (%u bytes, library %zu)", what, f, lens[f],
-			 fr.f[f].len);
-	if (with_e)
-		GW_CHECK(!memcmp(e1, gw_ef_data(ef), dim * sizeof(float)),
-			 "%s: error buffers differ", what);
+	same_as_library(slots, lens, frames, &fr, with_e ? e1 : NULL, e2, dim, what);
 	if (!with_e && sparsity == 1.0 && budget <= 8924 && !lim)
 		compare_decode(GW_CODEC_3LC, &fr, dim, r, what);
 done:
 	gw_test_frames_free(&fr);
-	gw_encoder_free(enc);
-	gw_ef_free(ef);
 	for (uint32_t f = 0; f < maxf; f++)
 		free(slots[f]);
 	GW_FREE_ALL(e1, e2, bytes, runs, tok, tb, tiles, slots, lens);
@@ -467,35 +465,15 @@ static size_t check_topk(const float *v, uint64_t dim, size_t budget, double fra
 		 mfe ? ",max_frame_elems=" : "", mfe);
 	if (!mfe)
 		snprintf(params, sizeof(params), "fraction=%.17g", fraction);
-	gw_encoder *enc = gw_test_encoder_with(GW_CODEC_TOPK, params);
-	gw_ef *ef = NULL;
-	if (with_e) {
-		GW_CHECK(ef = gw_ef_create(dim), "out of memory");
-		memcpy(gw_ef_data(ef), e2, dim * sizeof(float));
-		GW_CHECK(gw_encoder_set_ef(enc, ef) == 0, "set_ef");
-	}
-	gw_tensor t = gw_test_dense_tensor(42, v, dim);
 	gw_test_frames fr = {0};
-	GW_CHECK(gw_test_encode_all(enc, &t, budget, &fr) == 0, "library top-k");
+	lib_encode_with(GW_CODEC_TOPK, params, v, with_e ? e2 : NULL, dim, budget, &fr);
 	char what[200];
 	snprintf(what, sizeof(what), "topk %s budget %zu fraction %g max %u%s", name, budget,
 		 fraction, mfe, with_e ? " feedback" : "");
-	GW_CHECK(frames == fr.n, "%s: %u frames, library %zu", what, frames, fr.n);
-	for (uint32_t f = 0; f < frames; f++)
-		GW_CHECK(lens[f] == fr.f[f].len && !memcmp(slots[f], fr.f[f].data, lens[f]),
-			 "%s: frame %u differs (%u bytes, library %zu)", what, f, lens[f],
-			 fr.f[f].len);
-	if (with_e)
-		for (uint64_t i = 0; i < dim; i++)
-			GW_CHECK(gw_test_bits(e1[i]) == gw_test_bits(gw_ef_data(ef)[i]),
-				 "%s: error buffer %llu: %08x, library %08x", what,
-				 (unsigned long long)i, gw_test_bits(e1[i]),
-				 gw_test_bits(gw_ef_data(ef)[i]));
+	same_as_library(slots, lens, frames, &fr, with_e ? e1 : NULL, e2, dim, what);
 	if (!with_e && !mfe && budget <= 8924 && fraction < 1.0)
 		compare_decode(GW_CODEC_TOPK, &fr, dim, r, what);
 	gw_test_frames_free(&fr);
-	gw_encoder_free(enc);
-	gw_ef_free(ef);
 	for (uint32_t f = 0; f < maxf; f++)
 		free(slots[f]);
 	for (int q = 0; q < 3; q++)
