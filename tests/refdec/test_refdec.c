@@ -379,8 +379,10 @@ static size_t build(uint8_t *f, int id, uint16_t flags, uint32_t count, uint64_t
 	st32(f + OFF_START + 4, (uint32_t)(start >> 32));
 	st32(f + OFF_SPAN, span);
 	st32(f + OFF_PLEN, paylen);
-	memcpy(f + 36, params, plen);
-	memcpy(f + 36 + plen, payload, paylen);
+	if (plen)   /* memcpy from NULL is undefined even for 0 bytes */
+		memcpy(f + 36, params, plen);
+	if (paylen)
+		memcpy(f + 36 + plen, payload, paylen);
 	gw_frame_seal(f, 36 + plen + paylen);
 	return 36 + plen + paylen;
 }
