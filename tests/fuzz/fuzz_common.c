@@ -46,6 +46,7 @@
 #include "codec_internal.h"
 #include "fuzz_common.h"
 #include "refdec.h"
+#include "emu.h"   /* gpudirect's decode kernels, as the host runs them */
 
 /* Largest output the harness allocates (floats): more than any frame up
  * to libFuzzer's -max_len covers past a start below 4096, small enough to
@@ -226,6 +227,49 @@ static void against_refdec(const uint8_t *f, size_t len, const float *out,
 	free(r);
 }
 
+/* gpudirect's decode kernel for the frame's codec (run by the host
+ * emulation: the kernels' own phase functions) must decide it as the
+ * library does and leave the same output, or decline a frame it does not
+ * take (a sparse one, another codec's) with GW_EUNSUPPORTED. */
+static void against_gpu(const uint8_t *f, size_t len, const float *out, const float *before,
+			uint64_t out_len, int rc)
+{
+	if (len < GW_FRAME_HDR_LEN || len > UINT32_MAX)
+		return;
+	unsigned codec = f[3];
+	if (codec != GW_CODEC_RAW && codec != GW_CODEC_BF16 && codec != GW_CODEC_INT8 &&
+	    codec != GW_CODEC_3LC && codec != GW_CODEC_TOPK)
+		return;
+	float *g = malloc(out_len * sizeof(float));
+	GW_FUZZ_CHECK(g);
+	memcpy(g, before, out_len * sizeof(float));
+	uint32_t l32 = (uint32_t)len;
+	int32_t grc = 0;
+	struct gw_kf_dec d = {&f, &l32, 1, g, out_len, &grc};
+	if (codec == GW_CODEC_3LC)
+		gw_emu_decode_3lc(&d);
+	else if (codec == GW_CODEC_TOPK)
+		gw_emu_decode_topk(&d);
+	else
+		gw_emu_decode_dense(&d);
+	int sparse = f[4] & 1;
+	int takes = codec == GW_CODEC_TOPK ? sparse : !sparse;
+	if (grc == GW_EUNSUPPORTED && rc != GW_EUNSUPPORTED) {
+		GW_FUZZ_CHECKF(!takes, "gpu decoder declined a frame of its kind (library %s)",
+			       rc < 0 ? gw_error_name(rc) : "accepted");
+	} else {
+		GW_FUZZ_CHECKF(grc == rc, "library %s, gpu decoder %s",
+			       rc < 0 ? gw_error_name(rc) : "accepted",
+			       grc < 0 ? gw_error_name(grc) : "accepted");
+		for (uint64_t i = 0; i < out_len; i++)
+			GW_FUZZ_CHECKF(gw_f32_bits(out[i]) == gw_f32_bits(g[i]) ||
+					       (out[i] != out[i] && g[i] != g[i]),
+				       "element %llu: library %08x, gpu decoder %08x",
+				       (unsigned long long)i, gw_f32_bits(out[i]), gw_f32_bits(g[i]));
+	}
+	free(g);
+}
+
 /* Decodes the frame in f[0..len) into a fresh output of out_len floats
  * (NULL if null_out) and checks every promise gw_decode() makes. Returns
  * gw_decode()'s result. */
@@ -245,8 +289,10 @@ static int decode_and_check(const struct gw_fuzz_codec *c, const uint8_t *f,
 	}
 	int rc = gw_decode(f, len, out, out_len);
 	gw_fuzz_check_code(rc);
-	if (out)
+	if (out) {
 		against_refdec(f, len, out, ref, out_len, rc);
+		against_gpu(f, len, out, ref, out_len, rc);
+	}
 
 	if (vrc < 0) {
 		GW_FUZZ_CHECKF(rc == vrc, "verify %s, decode %s",
