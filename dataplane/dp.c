@@ -126,6 +126,16 @@ int gw_dp_wait(gw_dp *dp, unsigned timeout_us)
 	return dp->ops->wait(dp, timeout_us);
 }
 
+int gw_dp_regions(gw_dp *dp, gw_dp_region *r, unsigned max)
+{
+	if (!dp || (!r && max))
+		return GW_ERRF(GW_EINVAL, "gw_dp_regions: %s", !dp ? "dp is NULL" : "r is NULL");
+	if (!dp->ops->regions)
+		return GW_ERRF(GW_EUNSUPPORTED, "gw_dp_regions: the %s backend cannot say",
+			       dp->ops->name);
+	return dp->ops->regions(dp, r, max);
+}
+
 void gw_dp_stats_get(const gw_dp *dp, gw_dp_stats *st)
 {
 	if (dp && st)

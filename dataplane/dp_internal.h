@@ -30,6 +30,9 @@ struct gw_dp_ops {
 	bool (*ready)(gw_dp *dp);
 	int (*arm)(gw_dp *dp);
 	void (*disarm)(gw_dp *dp);
+	/* Optional (gw_dp_regions): the regions packet data lies in; returns
+	 * their count, filling at most max. */
+	int (*regions)(gw_dp *dp, gw_dp_region *r, unsigned max);
 };
 
 /* Every backend's handle begins with this. */

@@ -160,6 +160,7 @@ const struct gw_dp_ops gw_dp_dpdk_ops = {
 	.ready = gw_dpdk_ready,
 	.arm = gw_dpdk_arm,
 	.disarm = gw_dpdk_disarm,
+	.regions = gw_dpdk_regions,
 };
 GW_DP_BACKEND(gw_dp_dpdk_ops)
 

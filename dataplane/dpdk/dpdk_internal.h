@@ -91,6 +91,7 @@ int gw_dpdk_pool_create(struct dpdk_dp *d, uint32_t pkts, uint16_t nb_rxd,
 			uint16_t nb_txd, uint16_t min_room);
 void gw_dpdk_pool_free(struct dpdk_dp *d);
 int gw_dpdk_alloc(gw_dp *dp, gw_pkt **pkts, unsigned n);
+int gw_dpdk_regions(gw_dp *dp, gw_dp_region *r, unsigned max);
 void gw_dpdk_free(gw_dp *dp, gw_pkt **pkts, unsigned n);
 
 /* dpdk_cksum.c */

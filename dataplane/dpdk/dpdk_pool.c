@@ -87,6 +87,32 @@ static inline gw_pkt *reset(struct dpdk_dp *d, struct rte_mbuf *m)
 	return p;
 }
 
+/* gw_dp_regions(): the mempool's memory chunks (one, or a few without
+ * hugepages); mbufs, their private areas and data rooms lie inside. */
+struct regions_arg {
+	gw_dp_region *r;
+	unsigned max, n;
+};
+
+static void region_cb(struct rte_mempool *mp, void *opaque, struct rte_mempool_memhdr *mh,
+		      unsigned idx)
+{
+	(void)mp;
+	(void)idx;
+	struct regions_arg *a = opaque;
+	if (a->n < a->max)
+		a->r[a->n] = (gw_dp_region){mh->addr, mh->len};
+	a->n++;
+}
+
+int gw_dpdk_regions(gw_dp *dp, gw_dp_region *r, unsigned max)
+{
+	struct dpdk_dp *d = (struct dpdk_dp *)dp;
+	struct regions_arg a = {r, max, 0};
+	rte_mempool_mem_iter(d->pool, region_cb, &a);
+	return (int)a.n;
+}
+
 int gw_dpdk_alloc(gw_dp *dp, gw_pkt **pkts, unsigned n)
 {
 	struct dpdk_dp *d = (struct dpdk_dp *)dp;

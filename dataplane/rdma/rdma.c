@@ -582,6 +582,15 @@ static int rdma_wait(gw_dp *dp, unsigned timeout_us)
 	return GW_OK;
 }
 
+/* gw_dp_regions(): the slots' one allocation, the memory the MR covers. */
+static int rdma_regions(gw_dp *dp, gw_dp_region *r, unsigned max)
+{
+	struct rdma_dp *d = (struct rdma_dp *)dp;
+	if (max)
+		r[0] = (gw_dp_region){d->mem, d->slot_size * d->nslots};
+	return 1;
+}
+
 /* Global, not static: linkers of the static archive name it (-u). */
 const struct gw_dp_ops gw_dp_rdma_ops = {
 	.name = "rdma",
@@ -592,5 +601,6 @@ const struct gw_dp_ops gw_dp_rdma_ops = {
 	.tx_burst = rdma_tx_burst,
 	.rx_burst = rdma_rx_burst,
 	.wait = rdma_wait,
+	.regions = rdma_regions,
 };
 GW_DP_BACKEND(gw_dp_rdma_ops)

@@ -346,6 +346,15 @@ static int udp_wait(gw_dp *dp, unsigned timeout_us)
 	return r < 0 && errno != EINTR ? GW_ERR(GW_EIO) : GW_OK;
 }
 
+/* gw_dp_regions(): one allocation holds every packet's data. */
+static int udp_regions(gw_dp *dp, gw_dp_region *r, unsigned max)
+{
+	struct udp_dp *u = (struct udp_dp *)dp;
+	if (max)
+		r[0] = (gw_dp_region){u->mem, (size_t)u->npkts * u->dp.payload_max};
+	return 1;
+}
+
 /* gw_dp_wait_any(): the socket is its own wake-up. */
 static bool udp_ready(gw_dp *dp)
 {
@@ -376,6 +385,7 @@ const struct gw_dp_ops gw_dp_udp_ops = {
 	.ready = udp_ready,
 	.arm = udp_arm,
 	.disarm = udp_disarm,
+	.regions = udp_regions,
 };
 GW_DP_BACKEND(gw_dp_udp_ops)
 

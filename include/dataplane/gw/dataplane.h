@@ -131,6 +131,19 @@ GW_API int gw_dp_wait(gw_dp *dp, unsigned timeout_us);
 #define GW_DP_WAIT_ANY_MAX 64
 GW_API int gw_dp_wait_any(gw_dp *const *dps, unsigned n, unsigned timeout_us);
 
+/* The memory every packet buffer of dp lies in, so that a device can be
+ * given it once and then write packet data without a copy: a GPU that
+ * registers it for mapped access (cudaHostRegister) and encodes straight
+ * into packets, or a NIC. Fills up to max regions into r and returns how
+ * many there are (more than max: call again with room), GW_EUNSUPPORTED
+ * where the backend cannot say, GW_EINVAL on bad arguments. Every
+ * gw_pkt's data[0..room) from gw_dp_alloc() lies inside one region. */
+typedef struct gw_dp_region {
+	void *addr;
+	size_t len;
+} gw_dp_region;
+GW_API int gw_dp_regions(gw_dp *dp, gw_dp_region *r, unsigned max);
+
 GW_API void gw_dp_stats_get(const gw_dp *dp, gw_dp_stats *st);
 
 #ifdef __cplusplus
