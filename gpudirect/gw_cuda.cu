@@ -57,6 +57,31 @@ static unsigned grid_for(uint32_t n)
 	return n < 65535u ? (n ? n : 1u) : 65535u;
 }
 
+/* ---- packet memory --------------------------------------------------------- */
+
+extern "C" int gw_cuda_register(struct gw_gpu_map *m, void *host, size_t len)
+{
+	if (!m || !host || !len)
+		return GW_EINVAL;
+	if (cudaHostRegister(host, len, cudaHostRegisterMapped | cudaHostRegisterPortable) !=
+	    cudaSuccess)
+		return GW_EIO;
+	void *dev = NULL;
+	int rc = cudaHostGetDevicePointer(&dev, host, 0) == cudaSuccess
+			 ? gw_gpu_map_add(m, host, dev, len) : GW_EIO;
+	if (rc < 0)
+		cudaHostUnregister(host);
+	return rc;
+}
+
+extern "C" void gw_cuda_unregister(struct gw_gpu_map *m)
+{
+	for (unsigned i = 0; m && i < m->n; i++)
+		cudaHostUnregister(m->r[i].host);
+	if (m)
+		m->n = 0;
+}
+
 extern "C" int gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStream_t stream)
 {
 	if (!j || !j->frames)

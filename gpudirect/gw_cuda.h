@@ -11,10 +11,17 @@
 #include "kern/dense.h"
 #include "kern/tlc.h"
 #include "kern/topk.h"
+#include "map.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Packet memory for the kernels (map.h): registers [host, host + len)
+ * mapped for the device and adds it to m (GW_EIO if CUDA refuses);
+ * unregister undoes every region of m. */
+int gw_cuda_register(struct gw_gpu_map *m, void *host, size_t len);
+void gw_cuda_unregister(struct gw_gpu_map *m);
 
 int gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStream_t stream);
 int gw_cuda_decode_dense(const struct gw_kf_dec *d, cudaStream_t stream);
