@@ -200,7 +200,7 @@ GW_HD void gw_kd_dec_check(const struct gw_kf_dec *d, uint32_t f, struct gw_kd_s
 	const uint8_t *b = d->frames[f];
 	struct gw_kf_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
 	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len,
-				 1u << GW_KD_RAW | 1u << GW_KD_BF16 | 1u << GW_KD_INT8, &h);
+				 1u << GW_KD_RAW | 1u << GW_KD_BF16 | 1u << GW_KD_INT8, 0, &h);
 	if (!rc && (h.param_len != gw_kd_param_len(h.codec) ||
 		    h.payload_len != (uint64_t)h.count * gw_kd_value_bytes(h.codec)))
 		rc = GW_ELENGTH;

@@ -83,13 +83,14 @@ GW_HD int gw_kf_checksum_ok(const uint8_t *f, uint32_t len)
 	return (uint32_t)x == gw_hd_ld32(f + 32);
 }
 
-/* §2's checks of a dense frame in their order — header rules 1–9, the
- * checksum, the range against out_len — for a kernel that decodes the
- * codecs in the bit mask codecs (bit id): a sound frame of another codec,
- * or a sparse one, gets GW_EUNSUPPORTED at rule 7's place (it is not this
- * kernel's, valid or not). Fills *h; 0 or the GW_E* code. */
+/* §2's checks in their order — header rules 1–9, the checksum, and for a
+ * dense frame the range against out_len — for a kernel that decodes the
+ * codecs in the bit mask codecs (bit id) and frames of one kind (sparse or
+ * not): a sound frame of another codec or kind gets GW_EUNSUPPORTED at
+ * rule 7's place (it is not this kernel's, valid or not). Fills *h; 0 or
+ * the GW_E* code. */
 GW_HD int32_t gw_kf_check(const uint8_t *b, uint32_t len, uint64_t out_len, uint32_t codecs,
-			  struct gw_kf_hdr *h)
+			  int sparse, struct gw_kf_hdr *h)
 {
 	if (len < GW_KF_HDR)
 		return GW_ETRUNC;
@@ -117,15 +118,15 @@ GW_HD int32_t gw_kf_check(const uint8_t *b, uint32_t len, uint64_t out_len, uint
 		return GW_ETRUNC;
 	if (flen < len)
 		return GW_ELENGTH;
-	if ((flags & 1u) || !((codecs >> h->codec) & 1u))
+	if ((int)(flags & 1u) != sparse || !((codecs >> h->codec) & 1u))
 		return GW_EUNSUPPORTED;
-	if (h->count == 0 || h->span != h->count)
+	if (sparse ? h->count > h->span : (h->count == 0 || h->span != h->count))
 		return GW_ELENGTH;
 	if (h->start > UINT64_MAX - h->span)
 		return GW_ERANGE;
 	if (!gw_kf_checksum_ok(b, len))
 		return GW_ECHECKSUM;
-	if (h->start + h->count > out_len)
+	if (!sparse && h->start + h->count > out_len)
 		return GW_ERANGE;
 	return 0;
 }

@@ -292,7 +292,7 @@ GW_HD void gw_kt_dec_check(const struct gw_kf_dec *d, uint32_t f, struct gw_kt_d
 {
 	const uint8_t *b = d->frames[f];
 	struct gw_kf_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
-	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len, 1u << 4, &h);
+	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len, 1u << 4, 0, &h);
 	uint32_t u = rc ? 0 : gw_hd_ld32(b + GW_KF_HDR);
 	int nan = (u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu);
 	if (!rc && h.param_len != 4)

@@ -254,46 +254,18 @@ GW_HD int gw_kk_varint(const uint8_t *p, uint32_t end, uint32_t *at, uint64_t *v
 GW_HD void gw_kk_dec_frame(const struct gw_kf_dec *d, uint32_t f)
 {
 	const uint8_t *b = d->frames[f];
-	uint32_t len = d->lens[f];
-	int32_t rc = 0;
-	d->rcs[f] = 0;
-	if (len < GW_KF_HDR) {
-		d->rcs[f] = GW_ETRUNC;
-		return;
-	}
-	uint32_t flags = (uint32_t)b[4] | (uint32_t)b[5] << 8, codec = b[3], plen = b[6];
-	uint32_t count = gw_hd_ld32(b + 12), span = gw_hd_ld32(b + 24);
-	uint32_t paylen = gw_hd_ld32(b + 28);
-	uint64_t start = gw_hd_ld64(b + 16), flen = (uint64_t)GW_KF_HDR + plen + paylen;
-	if (b[0] != 'G' || b[1] != 'W')
-		rc = GW_EMAGIC;
-	else if (b[2] != 1)
-		rc = GW_EVERSION;
-	else if ((flags & ~3u) || b[7] || ((flags & 2u) && !(flags & 1u)))
-		rc = GW_ERESERVED;
-	else if (codec < 1 || codec > 10)
-		rc = GW_ECODEC;
-	else if (paylen > GW_KF_MAX || flen > GW_KF_MAX)
-		rc = GW_ELENGTH;
-	else if (flen > len)
-		rc = GW_ETRUNC;
-	else if (flen < len)
-		rc = GW_ELENGTH;
-	else if (!(flags & 1u) || codec != 7)
-		rc = GW_EUNSUPPORTED;   /* not a top-k frame (dense top-k: rule 7) */
-	else if (count > span)
-		rc = GW_ELENGTH;
-	else if (start > UINT64_MAX - span)
-		rc = GW_ERANGE;
-	else if (!gw_kf_checksum_ok(b, len))
-		rc = GW_ECHECKSUM;
-	else if (plen != 0 || paylen < 4 * (uint64_t)count)
+	struct gw_kf_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
+	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len, 1u << 7, 1, &h);
+	uint32_t count = h.count, paylen = h.payload_len;
+	uint64_t start = h.start;
+	if (!rc && (h.param_len != 0 || paylen < 4 * (uint64_t)count))
 		rc = GW_ELENGTH;
 	if (rc || count == 0) {
 		d->rcs[f] = rc ? rc : paylen ? GW_ELENGTH : 0;
 		return;
 	}
-	uint64_t last = start + span - 1;
+	uint32_t flags = h.flags;
+	uint64_t last = start + h.span - 1;
 	if (!(flags & 2u) && last > 0xffffffffull)
 		rc = GW_ECORRUPT;
 	else if (last >= d->out_len)
