@@ -68,6 +68,13 @@ int coll_no_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_in
 	return GW_ERR(GW_EUNSUPPORTED);   /* gw_allreduce_sketched */
 }
 
+int coll_no_set_gpu(gw_comm *c, gw_gpu *g)
+{
+	(void)g;
+	return GW_ERRF(GW_EUNSUPPORTED, "gpu: the %s engine has no device path (dense only)",
+		       c->L.eng->name);
+}
+
 int coll_no_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
 			       gw_allreduce_info *info)
 {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include <gw/collective.h>
+#include <gw/gpudirect.h>
 #include <gw/sketch.h>
 #include <gw/wire.h>
 
@@ -143,6 +144,8 @@ struct coll_engine {
 	int (*allreduce_sketched)(struct gw_comm *c, const float *grad,
 				  gw_sparse_update *up, gw_allreduce_info *info);
 	const float *(*residual)(const struct gw_comm *c);
+	/* The worker's tensors live in g's memory from now on (gw_comm_set_gpu). */
+	int (*set_gpu)(struct gw_comm *c, gw_gpu *g);
 
 	/* The shard: state in a->eng; input takes one UP that the common
 	 * part accepted (GW_OK, or GW_E* when the shard cannot go on), tick
@@ -167,6 +170,7 @@ int coll_timeout(const gw_comm *c, uint32_t shard, const char *fmt, ...)
 /* The calls an engine does not have (coll_common.c). */
 int coll_no_allreduce(struct gw_comm *c, const float *grad, float *out,
 		      gw_allreduce_info *info);
+int coll_no_set_gpu(struct gw_comm *c, gw_gpu *g);
 int coll_no_allreduce_sketched(struct gw_comm *c, const float *grad,
 			       gw_sparse_update *up, gw_allreduce_info *info);
 

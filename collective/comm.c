@@ -116,6 +116,15 @@ int gw_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
 	return call_end(c, c->L.eng->allreduce_sketched(c, grad, up, info));
 }
 
+int gw_comm_set_gpu(gw_comm *c, gw_gpu *g)
+{
+	if (!c || !g)
+		return GW_ERRF(GW_EINVAL, "%s: missing", !c ? "comm" : "gpu");
+	if (c->round)
+		return GW_ERRF(GW_ESTATE, "gpu: set before the first allreduce");
+	return c->L.eng->set_gpu(c, g);
+}
+
 const float *gw_comm_residual(const gw_comm *c)
 {
 	return c ? c->L.eng->residual(c) : NULL;

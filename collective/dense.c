@@ -205,6 +205,7 @@ const struct coll_engine coll_dense_engine = {
 	.layout = dense_layout, .chunk_fits = dense_chunk_fits, .chunk_elems = dense_chunk_elems,
 	/* the worker: dense_worker.c */
 	.comm_init = dense_comm_init, .comm_fini = dense_comm_fini, .residual = dense_residual,
+	.set_gpu = dense_set_gpu,
 	.allreduce = dense_allreduce, .allreduce_sketched = coll_no_allreduce_sketched,
 	/* the shard: dense_agg.c */
 	.agg_init = dense_agg_init, .agg_fini = dense_agg_fini,

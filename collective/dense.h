@@ -88,6 +88,11 @@ struct dense_worker {
 	struct coll_window win;    /* self-tuned chunks in flight */
 	uint32_t inflight;         /* sent, no result yet (this call) */
 	uint64_t first_result_ns;  /* this call's first result came (0: none) */
+	/* Device tensors (gw_comm_set_gpu): the executor, the error buffer
+	 * and an aliased gradient's copy in its memory, top-k's fraction. */
+	gw_gpu *gpu;
+	float *dev_ef, *dev_gcopy;
+	double fraction;
 };
 
 /* ---- the shard's state --------------------------------------------------------- */
@@ -122,6 +127,7 @@ int dense_comm_init(gw_comm *c, const gw_comm_config *cfg);
 void dense_comm_fini(gw_comm *c);
 int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info);
 const float *dense_residual(const gw_comm *c);
+int dense_set_gpu(gw_comm *c, gw_gpu *g);
 int dense_agg_init(gw_agg *a, const gw_agg_config *cfg);
 void dense_agg_fini(gw_agg *a);
 int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now);

@@ -32,6 +32,8 @@
 
 #define FLIGHT_MAX_NS 1000000000ull   /* 1 s: backoff and SLOW_FACTOR included */
 #define SLOW_FACTOR 4u
+#define DEV_REGIONS_MAX 64u   /* a port's packet memory regions (gw_dp_regions) */
+#define DEV_BATCH 64u         /* chunks encoded by one launch */
 
 static uint32_t pow2_above(uint32_t v)
 {
@@ -58,6 +60,8 @@ void dense_comm_fini(gw_comm *c)
 				gw_dp_free(chunk_dp(c, d->ring[i].chunk), &d->ring[i].pkt, 1);
 	}
 	gw_encoder_free(d->enc);
+	gw_gpu_free(d->gpu, d->dev_ef);
+	gw_gpu_free(d->gpu, d->dev_gcopy);
 	for (uint32_t i = 0; d->views && i < c->L.chunks; i++)
 		gw_ef_free(d->views[i]);
 	gw_ef_free(d->ef);
@@ -109,7 +113,51 @@ int dense_comm_init(gw_comm *c, const gw_comm_config *cfg)
 const float *dense_residual(const gw_comm *c)
 {
 	const struct dense_worker *d = c->eng;
+	if (d->gpu)
+		return d->dev_ef;
 	return d->ef ? gw_ef_data(d->ef) : NULL;
+}
+
+int dense_set_gpu(gw_comm *c, gw_gpu *g)
+{
+	struct dense_worker *d = c->eng;
+	const gw_coll_job *j = &c->L.job;
+	if (d->gpu)
+		return GW_ERRF(GW_ESTATE, "gpu: already set");
+	if (!gw_gpu_takes(j->up_codec, 0) || !gw_gpu_takes(j->down_codec, 1))
+		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no kernels for %s %s (encode: raw, "
+			       "bf16, int8, topk; decode: those and 3lc)",
+			       gw_gpu_takes(j->up_codec, 0) ? "down" : "up",
+			       gw_codec_name(gw_gpu_takes(j->up_codec, 0) ? j->down_codec
+									 : j->up_codec));
+	/* Every packet this worker sends or receives lies in its ports'
+	 * regions: registered once, the kernels reach them all. */
+	for (unsigned p = 0; p < c->ndp; p++) {
+		gw_dp_region r[DEV_REGIONS_MAX];
+		int n = gw_dp_regions(c->dps[p], r, DEV_REGIONS_MAX);
+		if (n < 0 || n > (int)DEV_REGIONS_MAX)
+			return GW_ERRF(GW_EUNSUPPORTED, "gpu: port %u cannot name its packet "
+				       "memory (%d regions)", p, n);
+		for (int i = 0; i < n; i++) {
+			int rc = gw_gpu_register(g, r[i].addr, r[i].len);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	double f = 0.0;
+	if (j->up_codec == GW_CODEC_TOPK &&
+	    gw_encoder_get_param(d->enc, GW_PARAM_FRACTION, &f) < 0)
+		return GW_ERRF(GW_EPARAM, "gpu: top-k without a fraction");
+	if (d->ef) {
+		if (!(d->dev_ef = gw_gpu_alloc(g, j->dim * sizeof(float))))
+			return GW_ERRF(GW_ENOMEM, "gpu: no memory for the error buffer");
+		int rc = gw_gpu_zero(g, d->dev_ef, j->dim);
+		if (rc < 0)
+			return rc;
+	}
+	d->fraction = f;
+	d->gpu = g;
+	return GW_OK;
 }
 
 /* One call's moving parts. */
@@ -126,17 +174,54 @@ static uint32_t up_frame_len(const gw_comm *c, const gw_pkt *p)
 	return p->len - GW_PKT_HDR_LEN - (c->L.keyed ? GW_PKT_MAC_LEN : 0);
 }
 
-/* The window rule, and room in the ring. */
-static int may_send(const gw_comm *c, const struct call *k)
+/* The window rule, and room in the ring, for chunk ch with inflight
+ * chunks in flight. */
+static int may_send_at(const gw_comm *c, const struct call *k, uint32_t ch, uint32_t inflight)
 {
 	const struct dense_worker *d = c->eng;
 	const gw_coll_job *j = &c->L.job;
-	uint32_t ch = k->next;
-	if (ch - k->lo > d->ring_mask || !coll_window_allows(&d->win, d->inflight))
+	if (ch - k->lo > d->ring_mask || !coll_window_allows(&d->win, inflight))
 		return 0;
 	if (coll_local_of(&c->L, ch) < j->window)
 		return 1;
 	return d->got[ch - j->window * j->shards] != 0;
+}
+
+static int may_send(const gw_comm *c, const struct call *k)
+{
+	const struct dense_worker *d = c->eng;
+	return may_send_at(c, k, k->next, d->inflight);
+}
+
+/* Decode-accumulates a frame of chunk ch (dir 0: ours, 1: a result) into
+ * the device tensor base: sparse frames count keys from the chunk's first
+ * element, dense ones from the tensor's. GW_E* of the device, else 0 and
+ * the frame's verdict (values added, or GW_E*) in *verdict. */
+static int dev_decode(gw_comm *c, int dir, uint32_t ch, const uint8_t *frame, uint32_t len,
+		      float *base, int32_t *verdict)
+{
+	struct dense_worker *d = c->eng;
+	const struct coll_layout *L = &c->L;
+	int codec = dir ? L->job.down_codec : L->job.up_codec;
+	uint64_t n = L->job.dim;
+	if (L->dense.sparse[dir]) {
+		base += (uint64_t)ch * L->job.chunk_elems;
+		n = coll_chunk_len(L, ch);
+	}
+	return gw_gpu_decode(d->gpu, codec, &frame, &len, 1, base, n, verdict);
+}
+
+/* gw_ef_restore on the device: the frame goes back into the buffer, and
+ * what it made non-finite restarts at 0. */
+static int dev_restore(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t len)
+{
+	struct dense_worker *d = c->eng;
+	int32_t verdict;
+	int rc = dev_decode(c, 0, ch, frame, len, d->dev_ef, &verdict);
+	if (rc < 0 || verdict < 0)
+		return rc < 0 ? rc : verdict;
+	return gw_gpu_finite(d->gpu, d->dev_ef + (uint64_t)ch * c->L.job.chunk_elems,
+			     coll_chunk_len(&c->L, ch));
 }
 
 /* Our frame of chunk ch goes back to the error buffer. */
@@ -145,6 +230,8 @@ static int ef_give_back(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t 
 	struct dense_worker *d = c->eng;
 	if (!d->ef)
 		return GW_ERR(GW_ESTATE);   /* lossless mode never leaves one out */
+	if (d->gpu)
+		return dev_restore(c, ch, frame, len);
 	int rc = gw_ef_restore(d->views ? d->views[ch] : d->ef, frame, len);
 	return rc < 0 ? rc : GW_OK;
 }
@@ -198,18 +285,34 @@ static void advance_lo(gw_comm *c, struct call *k)
 	}
 }
 
+static uint32_t up_room(const gw_comm *c, const gw_pkt *p)
+{
+	return p->room - GW_PKT_HDR_LEN - (c->L.keyed ? GW_PKT_MAC_LEN : 0);
+}
+
+static int post_chunk(gw_comm *c, struct call *k, gw_pkt *p, int n, uint64_t now);
+
 /* Encodes chunk k->next into a packet and queues it (or, when its result
  * came first, returns its frame to the error buffer). */
 static int fill_one(gw_comm *c, struct call *k, uint64_t now)
 {
-	struct dense_worker *d = c->eng;
 	gw_pkt *p;
 	uint32_t ch = k->next;
 	gw_dp *dp = chunk_dp(c, ch);
 	if (gw_dp_alloc(dp, &p, 1) != 1)
 		return 0;
-	uint32_t room = p->room - GW_PKT_HDR_LEN - (c->L.keyed ? GW_PKT_MAC_LEN : 0);
-	int n = encode_chunk(c, ch, p->data + GW_PKT_HDR_LEN, room);
+	int n = encode_chunk(c, ch, p->data + GW_PKT_HDR_LEN, up_room(c, p));
+	return post_chunk(c, k, p, n, now);
+}
+
+/* Queues packet p, whose frame of chunk k->next (n bytes, or GW_E*) is
+ * written (or, when its result came first, returns the frame to the error
+ * buffer). p is the caller's no more. */
+static int post_chunk(gw_comm *c, struct call *k, gw_pkt *p, int n, uint64_t now)
+{
+	struct dense_worker *d = c->eng;
+	uint32_t ch = k->next;
+	gw_dp *dp = chunk_dp(c, ch);
 	gw_frame_info fi;
 	if (n > 0 && (gw_frame_peek(p->data + GW_PKT_HDR_LEN, (size_t)n, &fi) < 0 ||
 		      coll_frame_of_chunk(&c->L, 0, &fi, ch) < 0))
@@ -236,6 +339,39 @@ static int fill_one(gw_comm *c, struct call *k, uint64_t now)
 	d->inflight++;
 	c->st.chunks_sent++;
 	return 1;
+}
+
+/* Device tensors: as many chunks as the window allows (up to DEV_BATCH)
+ * get packets, one launch encodes them all into those packets, and each
+ * is queued as fill_one queues one. Returns chunks queued, 0 when the
+ * pool is empty, or GW_E*. */
+static int fill_dev(gw_comm *c, struct call *k, uint64_t now)
+{
+	struct dense_worker *d = c->eng;
+	const struct coll_layout *L = &c->L;
+	gw_pkt *pk[DEV_BATCH];
+	uint8_t *bufs[DEV_BATCH];
+	uint32_t lens[DEV_BATCH], n = 0, room = UINT32_MAX;
+	while (n < DEV_BATCH && k->next + n < L->chunks && d->txq_n + n <= d->ring_mask &&
+	       may_send_at(c, k, k->next + n, d->inflight + n) &&
+	       gw_dp_alloc(chunk_dp(c, k->next + n), &pk[n], 1) == 1) {
+		bufs[n] = pk[n]->data + GW_PKT_HDR_LEN;
+		room = GW_MIN(room, up_room(c, pk[n]));
+		n++;
+	}
+	if (!n)
+		return 0;
+	struct gw_gpu_chunks j = {.codec = L->job.up_codec, .fraction = d->fraction,
+		.g = d->grad, .e = d->dev_ef, .dim = L->job.dim,
+		.chunk_elems = L->job.chunk_elems, .first = k->next, .n = n,
+		.bufs = bufs, .room = room, .lens = lens};
+	int rc = gw_gpu_encode_chunks(d->gpu, &j);
+	uint32_t i = 0;
+	for (; rc >= 0 && i < n; i++)
+		rc = post_chunk(c, k, pk[i], (int)lens[i], now);
+	for (; i < n; i++)   /* a failed batch: its packets go back */
+		gw_dp_free(chunk_dp(c, j.first + i), &pk[i], 1);
+	return rc < 0 ? rc : (int)n;
 }
 
 static void retransmit(gw_comm *c, struct flight *f, uint64_t now)
@@ -365,8 +501,15 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 		c->st.bad++;
 		return 0;
 	}
-	int rc = coll_decode_chunk(L, 1, frame, flen,
-				   k->out + (uint64_t)ch * L->job.chunk_elems, ch);
+	int32_t rc;
+	if (d->gpu) {
+		int e = dev_decode(c, 1, ch, frame, flen, k->out, &rc);
+		if (e < 0)
+			return e;   /* the device failed, not the frame */
+	} else {
+		rc = coll_decode_chunk(L, 1, frame, flen,
+				       k->out + (uint64_t)ch * L->job.chunk_elems, ch);
+	}
 	if (rc == GW_ECHECKSUM) {
 		c->st.corrupt++;    /* our retransmission brings it again */
 		return 0;
@@ -454,18 +597,33 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 	uint64_t dim = L->job.dim;
 	/* out is zeroed before results accumulate into it; the encoder may
 	 * still read grad then, so an aliased grad is copied first. */
+	int rc = GW_OK;
 	if (grad < out + dim && out < grad + dim) {
-		if (!d->gcopy && !(d->gcopy = malloc(dim * sizeof(float))))
-			return GW_ERR(GW_ENOMEM);
-		memcpy(d->gcopy, grad, dim * sizeof(float));
-		grad = d->gcopy;
+		if (d->gpu) {
+			if (!d->dev_gcopy && !(d->dev_gcopy = gw_gpu_alloc(d->gpu, dim * sizeof(float))))
+				return GW_ERRF(GW_ENOMEM, "gpu: no memory for a copy of grad");
+			if ((rc = gw_gpu_dcopy(d->gpu, d->dev_gcopy, grad, dim)) < 0)
+				return rc;
+			grad = d->dev_gcopy;
+		} else {
+			if (!d->gcopy && !(d->gcopy = malloc(dim * sizeof(float))))
+				return GW_ERR(GW_ENOMEM);
+			memcpy(d->gcopy, grad, dim * sizeof(float));
+			grad = d->gcopy;
+		}
 	}
+	/* Device tensors: the kernels encode chunk batches (fill_dev); the
+	 * host encoder is not used. */
 	gw_tensor t = {.id = 0, .dim = dim, .values = grad};
-	int rc = L->dense.sparse[0] ? GW_OK : gw_encode_begin(d->enc, &t);
-	if (rc < 0)
+	if (!d->gpu && !L->dense.sparse[0] && (rc = gw_encode_begin(d->enc, &t)) < 0)
 		return rc;
 	d->grad = grad;
-	memset(out, 0, dim * sizeof(float));
+	if (d->gpu)
+		rc = gw_gpu_zero(d->gpu, out, dim);
+	else
+		memset(out, 0, dim * sizeof(float));
+	if (rc < 0)
+		return rc;
 	memset(d->got, 0, L->chunks);
 	d->nshort = d->left_out = d->inflight = 0;
 	d->first_result_ns = 0;
@@ -484,7 +642,7 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 	while (k.results < L->chunks || k.next < L->chunks) {
 		int progress = 0;
 		while (k.next < L->chunks && d->txq_n <= d->ring_mask && may_send(c, &k)) {
-			int r = fill_one(c, &k, now);
+			int r = d->gpu ? fill_dev(c, &k, now) : fill_one(c, &k, now);
 			if (r < 0) {
 				rc = r;
 				goto out;
@@ -576,7 +734,7 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 	}
 	/* Every chunk is encoded: this call only ends the encoder's tensor. */
 	uint8_t none[GW_BUDGET_MIN];
-	rc = L->dense.sparse[0] || gw_encode_next(d->enc, none, sizeof(none)) == 0
+	rc = d->gpu || L->dense.sparse[0] || gw_encode_next(d->enc, none, sizeof(none)) == 0
 		     ? GW_OK : GW_ERR(GW_ESTATE);
 out:
 	if (rc < 0) {

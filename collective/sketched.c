@@ -146,6 +146,7 @@ const struct coll_engine coll_sketched_engine = {
 	.chunk_elems = sketched_chunk_elems,
 	/* the worker: sketched_worker.c */
 	.comm_init = sk_comm_init, .comm_fini = sk_comm_fini, .residual = sk_residual,
+	.set_gpu = coll_no_set_gpu,
 	.allreduce = coll_no_allreduce, .allreduce_sketched = sk_allreduce,
 	/* the shard: sketched_agg.c */
 	.agg_init = sk_agg_init, .agg_fini = sk_agg_fini,

@@ -320,3 +320,23 @@ extern "C" int gw_cuda_decode_topk(const struct gw_kf_dec *d, cudaStream_t strea
 	gw_kk_decode_kernel<<<grid_for((d->n + 63) / 64), 64, 0, stream>>>(*d);
 	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
 }
+
+/* ---- error buffers ------------------------------------------------------------ */
+
+__global__ void gw_finite_kernel(float *p, uint64_t n)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+	     i += (uint64_t)gridDim.x * blockDim.x)
+		if (!isfinite(p[i]))
+			p[i] = 0.0f;
+}
+
+extern "C" int gw_cuda_finite(float *p, uint64_t n, cudaStream_t stream)
+{
+	if (!p || !n)
+		return GW_EINVAL;
+	uint64_t blocks = (n + 255) / 256;
+	gw_finite_kernel<<<grid_for(blocks < 65535u ? (uint32_t)blocks : 65535u), 256, 0,
+			   stream>>>(p, n);
+	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+}

@@ -36,6 +36,8 @@ int gw_cuda_decode_3lc(const struct gw_kf_dec *d, cudaStream_t stream);
 int gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t stream);
 /* One thread per top-k frame (its varints come in sequence). */
 int gw_cuda_decode_topk(const struct gw_kf_dec *d, cudaStream_t stream);
+/* p[0..n) (device memory): entries that are not finite <- 0. */
+int gw_cuda_finite(float *p, uint64_t n, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <gw/gpudirect.h>
+
 #include "coll_cli.h"
 #include "coll_mpi.h"
 #include "gw_rand.h"
@@ -36,6 +38,7 @@ struct opts {
 	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round, lag_ms, ports;
 	const char *aggs, *dump, *check;
 	bool have_rank, verify, json, host_shard, same_grad;
+	const char *gpu;
 	gw_endpoint shard[GW_COLL_SHARDS_MAX];
 	unsigned nshard;
 };
@@ -74,6 +77,10 @@ static void usage(FILE *f)
 "  --ports P          dataplanes, one per shard: 1 (default) or --shards;\n"
 "                     dpdk: ports 0..P-1, port s joined to shard s (a memif\n"
 "                     worker has a port per shard)\n"
+"  --gpu E            the gradient and the result live in executor E's memory:\n"
+"                     cuda (the GPU: kernels encode into packet memory) or\n"
+"                     emu (the same kernels emulated on the host); the\n"
+"                     rounds' times include no copy to or from the host\n"
 "  --host-shard       also serve shard R (this rank) on a thread, at its --agg\n"
 "                     endpoint (udp backend): co-located shards, S = W\n"
 "  --json             one JSON object per round\n\n");
@@ -253,7 +260,7 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		{"seed", 1, 0, 's'}, {"no-verify", 0, 0, 'V'}, {"dump", 1, 0, 'd'},
 		{"check", 1, 0, 'c'}, {"timeout-ms", 1, 0, 't'}, {"rto-us", 1, 0, 'o'},
 		{"first-round", 1, 0, 'f'}, {"lag-ms", 1, 0, 'L'}, {"host-shard", 0, 0, 'H'},
-		{"ports", 1, 0, 'P'}, {"same-grad", 0, 0, 'G'},
+		{"ports", 1, 0, 'P'}, {"same-grad", 0, 0, 'G'}, {"gpu", 1, 0, 'g'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
 	int ac = c->args.argc, opt, li;
@@ -310,6 +317,13 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 			break;
 		case 'G':
 			o->same_grad = true;
+			break;
+		case 'g':
+			if (strcmp(optarg, "cuda") && strcmp(optarg, "emu")) {
+				fprintf(stderr, "%s: --gpu: '%s': cuda or emu\n", c->prog, optarg);
+				ok = false;
+			}
+			o->gpu = optarg;
 			break;
 		case 'P':
 			ok = app_opt_u64(c->prog, "ports", optarg, 1, GW_COLL_SHARDS_MAX, &o->ports);
@@ -449,6 +463,8 @@ int main(int argc, char **argv)
 	rc = 1;
 	gw_dp *dps[GW_COLL_SHARDS_MAX] = {0}, *dp = NULL, *sdp = NULL;
 	gw_comm *comm = NULL;
+	gw_gpu *gpu = NULL;
+	float *dg = NULL, *dout = NULL;   /* --gpu: the tensors in its memory */
 	struct shard_thread shard = {0};
 	struct oracle_dense *ref = NULL;
 	struct oracle_sketched *skm = NULL;
@@ -491,6 +507,19 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	bool sketched = job.engine == GW_COLL_SKETCHED;
+	if (o.gpu) {
+		int e = (gpu = gw_gpu_open(o.gpu)) ? gw_comm_set_gpu(comm, gpu) : -1;
+		if (e < 0) {
+			fprintf(stderr, "gw-allreduce: --gpu %s: %s\n", o.gpu, gw_error_detail());
+			goto done;
+		}
+		if (!(dg = gw_gpu_alloc(gpu, n * sizeof(float))) ||
+		    !(dout = gw_gpu_alloc(gpu, n * sizeof(float)))) {
+			fprintf(stderr, "gw-allreduce: --gpu %s: no memory for the tensors\n",
+				o.gpu);
+			goto done;
+		}
+	}
 	if (o.verify) {
 		if (sketched)
 			skm = oracle_sketched_create(&job);
@@ -513,7 +542,7 @@ int main(int argc, char **argv)
 			nanosleep(&(struct timespec){.tv_sec = (time_t)(o.lag_ms / 1000),
 				  .tv_nsec = (long)(o.lag_ms % 1000) * 1000000L}, NULL);
 		gw_allreduce_info info;
-		double t0 = app_now_s();
+		double t0 = app_now_s(), t1 = 0;
 		int e;
 		if (sketched) {
 			gw_sparse_update up;
@@ -521,10 +550,18 @@ int main(int argc, char **argv)
 			memset(out, 0, n * sizeof(float));
 			for (uint32_t i = 0; e == 0 && i < up.nnz; i++)
 				out[up.keys[i]] = up.values[i];
+		} else if (gpu) {
+			e = gw_gpu_copy(gpu, dg, g, n * sizeof(float));
+			t0 = app_now_s();
+			if (e == 0)
+				e = gw_allreduce(comm, dg, dout, &info);
+			t1 = app_now_s();
+			if (e == 0)
+				e = gw_gpu_copy(gpu, out, dout, n * sizeof(float));
 		} else {
 			e = gw_allreduce(comm, g, out, &info);
 		}
-		double dt = app_now_s() - t0;
+		double dt = (gpu ? t1 : app_now_s()) - t0;
 		total += dt;
 		if (e < 0) {
 			fprintf(stderr, "gw-allreduce: rank %llu round %llu: %s\n",
@@ -576,6 +613,13 @@ int main(int argc, char **argv)
 	}
 	if (o.dump) {
 		const float *res = gw_comm_residual(comm);
+		if (res && gpu) {   /* in the executor's memory: the host's copy */
+			if (gw_gpu_copy(gpu, out, res, n * sizeof(float)) < 0) {
+				fprintf(stderr, "gw-allreduce: --gpu: %s\n", gw_error_detail());
+				goto done;
+			}
+			res = out;
+		}
 		float *zero = res ? NULL : calloc(n, sizeof(float));
 		if (write_f32(o.dump, "recv", o.rank, recv, n) < 0 ||
 		    write_f32(o.dump, "resid", o.rank, res ? res : zero, n) < 0) {
@@ -607,6 +651,9 @@ done:
 	oracle_dense_free(ref);
 	oracle_sketched_free(skm);
 	gw_comm_free(comm);
+	gw_gpu_free(gpu, dg);
+	gw_gpu_free(gpu, dout);
+	gw_gpu_close(gpu);
 	for (unsigned i = 0; i < GW_COLL_SHARDS_MAX; i++)
 		gw_dp_close(dps[i]);
 	/* A failed worker stops its shard at once; otherwise the shard

@@ -33,6 +33,8 @@ struct gw_kd_enc {
 	uint32_t frames;
 	uint8_t *const *slots;    /* frame j is written at slots[j] ... */
 	uint32_t *lens;           /* ... and its length into lens[j] */
+	uint64_t base;            /* g[0]'s element in the whole tensor: frame
+				   * starts count from it (a batch of chunks) */
 };
 
 /* What a block shares between its phases. */
@@ -187,7 +189,7 @@ GW_HD void gw_kd_enc_seal(const struct gw_kd_enc *j, uint32_t f, const struct gw
 	if (j->codec == GW_KD_INT8)
 		gw_hd_st32(b + GW_KF_HDR, gw_hd_f32_bits(s->scale));
 	j->lens[f] = gw_kf_seal_with(b, (uint8_t)j->codec, 0, (uint8_t)gw_kd_param_len(j->codec),
-				     j->tensor, n, (uint64_t)f * j->per_frame, n,
+				     j->tensor, n, j->base + (uint64_t)f * j->per_frame, n,
 				     n * gw_kd_value_bytes(j->codec));
 }
 

@@ -175,6 +175,19 @@ GW_API gw_comm *gw_comm_create_ports(gw_dp *const *dps, unsigned ndp,
 				     const gw_comm_config *cfg);
 GW_API void gw_comm_free(gw_comm *c);              /* accepts NULL */
 
+/* Device tensors: from now on grad and out of gw_allreduce are pointers
+ * into g's memory (a CUDA device's, or the host emulation's; see
+ * <gw/gpudirect.h>), encoded by gpudirect's kernels straight into packet
+ * memory, which this call registers with g, and results decoded by them
+ * into out. The error buffer moves to g's memory too (gw_comm_residual
+ * then returns a pointer there). Before the first allreduce only; c does
+ * not own g, which must outlive it. GW_EUNSUPPORTED with a detail: not the
+ * dense engine, a codec without kernels (encode: raw, bf16, int8, topk;
+ * decode: those and 3lc), or a backend that cannot name its packet
+ * memory. (GRADWIRE_0.3) */
+typedef struct gw_gpu gw_gpu;
+GW_API int gw_comm_set_gpu(gw_comm *c, gw_gpu *g);
+
 /* out[0..dim) <- the sum over workers of their (compressed) grad[0..dim).
  * grad and out may be the same array. Returns 0 and fills *info (if not
  * NULL), or GW_ETIMEDOUT / GW_E* (GW_EUNSUPPORTED: the job's engine is

@@ -1,0 +1,350 @@
+/* Executors (gw/gpudirect.h): the registry, and the kernels' job structs
+ * built the same way for every executor. A call launches, waits for its
+ * launches, and reads the verdicts from mapped memory, so the collective
+ * sees a synchronous call; one stream keeps the launches of a batch (and
+ * the scratch they share) in order. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_util.h"
+#include "gpu_internal.h"
+
+#define GPU_OPS_MAX 4
+
+/* Codec ids (wire-format §3): gpudirect sees common/ only. */
+enum { C_RAW = 1, C_BF16 = 2, C_INT8 = 3, C_3LC = 4, C_TOPK = 7 };
+
+static const struct gw_gpu_ops *gpu_ops[GPU_OPS_MAX];
+static unsigned gpu_nops;
+
+void gw_gpu_ops_add(const struct gw_gpu_ops *ops)
+{
+	if (gpu_nops < GPU_OPS_MAX)
+		gpu_ops[gpu_nops++] = ops;
+}
+
+gw_gpu *gw_gpu_open(const char *name)
+{
+	if (!name || !*name) {
+		GW_ERRF(GW_EINVAL, "gpu: missing (emu or cuda)");
+		return NULL;
+	}
+	const struct gw_gpu_ops *ops = !strcmp(name, "emu") ? &gw_gpu_emu_ops : NULL;
+	for (unsigned i = 0; !ops && i < gpu_nops; i++)
+		if (!strcmp(gpu_ops[i]->name, name))
+			ops = gpu_ops[i];
+	if (!ops) {
+		if (!strcmp(name, "cuda"))
+			GW_ERRF(GW_EUNSUPPORTED, "gpu: cuda: this build has no CUDA kernels "
+				"(nvcc or cudart was missing when it was configured)");
+		else
+			GW_ERRF(GW_EINVAL, "gpu: '%s': unknown (emu or cuda)", name);
+		return NULL;
+	}
+	gw_gpu *g = calloc(1, sizeof(*g));
+	if (!g) {
+		GW_ERRF(GW_ENOMEM, "gpu: no memory");
+		return NULL;
+	}
+	g->ops = ops;
+	if (ops->open(g) < 0) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static void topk_free(gw_gpu *g)
+{
+	struct gpu_topk *t = &g->tk;
+	void *p[] = {t->rank, t->ties, t->pos, t->sel, t->cost, t->tiles, t->hist,
+		     t->st, t->first, t->count, t->val};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(p); i++)
+		g->ops->free(g, p[i]);
+	memset(t, 0, sizeof(*t));
+}
+
+void gw_gpu_close(gw_gpu *g)
+{
+	if (!g)
+		return;
+	topk_free(g);
+	if (g->par.host)
+		g->ops->free_mapped(g, g->par.host);
+	for (unsigned i = 0; i < g->map.n; i++)
+		g->ops->unreg(g, g->map.r[i].host);
+	g->ops->close(g);
+	free(g);
+}
+
+const char *gw_gpu_name(const gw_gpu *g)
+{
+	return g ? g->ops->name : NULL;
+}
+
+void *gw_gpu_alloc(gw_gpu *g, size_t len)
+{
+	return g && len ? g->ops->alloc(g, len) : NULL;
+}
+
+void gw_gpu_free(gw_gpu *g, void *p)
+{
+	if (g && p)
+		g->ops->free(g, p);
+}
+
+int gw_gpu_copy(gw_gpu *g, void *dst, const void *src, size_t len)
+{
+	if (!g || ((!dst || !src) && len))
+		return GW_ERR(GW_EINVAL);
+	return len ? g->ops->copy(g, dst, src, len) : GW_OK;
+}
+
+int gw_gpu_zero(gw_gpu *g, float *out, uint64_t n)
+{
+	if (!g || (!out && n))
+		return GW_ERR(GW_EINVAL);
+	int rc = n ? g->ops->zero(g, out, n * sizeof(float)) : GW_OK;
+	return rc < 0 ? rc : g->ops->sync(g);
+}
+
+int gw_gpu_dcopy(gw_gpu *g, float *dst, const float *src, uint64_t n)
+{
+	return gw_gpu_copy(g, dst, src, n * sizeof(float));
+}
+
+int gw_gpu_register(gw_gpu *g, void *host, size_t len)
+{
+	if (!g || !host || !len)
+		return GW_ERR(GW_EINVAL);
+	for (unsigned i = 0; i < g->map.n; i++)
+		if (g->map.r[i].host == host && g->map.r[i].len == len)
+			return GW_OK;   /* another port of the same pool */
+	if (g->map.n == GW_GPU_MAP_MAX)
+		return GW_ERRF(GW_ENOMEM, "gpu: more than %d packet memory regions",
+			       GW_GPU_MAP_MAX);
+	void *dev;
+	int rc = g->ops->reg(g, host, len, &dev);
+	if (rc < 0)
+		return rc;
+	rc = gw_gpu_map_add(&g->map, host, dev, len);
+	if (rc < 0) {
+		g->ops->unreg(g, host);
+		return GW_ERRF(rc, "gpu: packet memory region overlaps another");
+	}
+	return GW_OK;
+}
+
+int gw_gpu_registered(const gw_gpu *g, const void *p, size_t len)
+{
+	return g && gw_gpu_map_dev(&g->map, p, len) != NULL;
+}
+
+int gw_gpu_takes(int codec, int dir)
+{
+	switch (codec) {
+	case C_RAW: case C_BF16: case C_INT8: case C_TOPK:
+		return 1;
+	case C_3LC:
+		return dir == 1;   /* the 3lc encoder needs the tensor's
+				    * maximum first: not in chunk batches yet */
+	default:
+		return 0;
+	}
+}
+
+/* Mapped parameters for n frames: pointers, lengths, verdicts, counts.
+ * *h and *d: the host's and the kernels' view of the same block. */
+struct par_view {
+	uint8_t **ptr;
+	uint32_t *len;
+	int32_t *rc;
+	uint32_t *cnt;
+};
+
+static int params(gw_gpu *g, uint32_t n, struct par_view *h, struct par_view *d)
+{
+	size_t per = sizeof(void *) + 3 * sizeof(uint32_t);
+	if (n > g->par.cap) {
+		uint32_t cap = GW_MAX(n, 2 * g->par.cap);
+		void *dev, *host = g->ops->alloc_mapped(g, (size_t)cap * per, &dev);
+		if (!host)
+			return GW_ERRF(GW_ENOMEM, "gpu: no mapped memory for %u frames", cap);
+		if (g->par.host)
+			g->ops->free_mapped(g, g->par.host);
+		g->par = (struct gpu_params){.cap = cap, .host = host, .dev = dev};
+	}
+	uint8_t *b[2] = {g->par.host, g->par.dev};
+	struct par_view *v[2] = {h, d};
+	size_t cap = g->par.cap;
+	for (int i = 0; i < 2; i++) {
+		v[i]->ptr = (uint8_t **)(void *)b[i];
+		v[i]->len = (uint32_t *)(void *)(b[i] + cap * sizeof(void *));
+		v[i]->rc = (int32_t *)(void *)(b[i] + cap * (sizeof(void *) + 4));
+		v[i]->cnt = (uint32_t *)(void *)(b[i] + cap * (sizeof(void *) + 8));
+	}
+	return GW_OK;
+}
+
+/* The kernels' addresses of n frames of room bytes each. */
+static int frames_at(gw_gpu *g, const uint8_t *const *bufs, const uint32_t *room, uint32_t n,
+		     uint8_t **dev)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (!bufs[i] || !(dev[i] = gw_gpu_map_dev(&g->map, bufs[i], room[i])))
+			return GW_ERRF(GW_EINVAL, "gpu: frame %u is not in registered "
+				       "packet memory", i);
+	}
+	return GW_OK;
+}
+
+static uint32_t topk_k(double fraction, uint64_t n)
+{
+	double kd = ceil(fraction * (double)n);   /* codec/topk.c's rule */
+	return kd < 1.0 ? 1 : kd >= (double)n ? (uint32_t)n : (uint32_t)kd;
+}
+
+static int topk_scratch(gw_gpu *g, uint64_t dim, uint32_t k)
+{
+	struct gpu_topk *t = &g->tk;
+	if (t->rank && t->dim >= dim && t->k >= k)
+		return GW_OK;
+	topk_free(g);
+	size_t n = (size_t)dim, tiles = (size_t)gw_ks_tiles(dim + 1) + 1;
+	t->rank = g->ops->alloc(g, n * 4);
+	t->ties = g->ops->alloc(g, n * 4);
+	t->pos = g->ops->alloc(g, n * 4);
+	t->sel = g->ops->alloc(g, (size_t)k * 4);
+	t->val = g->ops->alloc(g, (size_t)k * 4);
+	t->cost = g->ops->alloc(g, ((size_t)k + 1) * 4);
+	t->tiles = g->ops->alloc(g, tiles * 4);
+	t->hist = g->ops->alloc(g, 256 * 4);
+	t->st = g->ops->alloc(g, GW_KK_ST * 4);
+	t->first = g->ops->alloc(g, 4);
+	t->count = g->ops->alloc(g, 4);
+	if (!t->rank || !t->ties || !t->pos || !t->sel || !t->val || !t->cost ||
+	    !t->tiles || !t->hist || !t->st || !t->first || !t->count) {
+		topk_free(g);
+		return GW_ERRF(GW_ENOMEM, "gpu: no memory for top-k of %llu elements",
+			       (unsigned long long)dim);
+	}
+	t->dim = dim;
+	t->k = k;
+	return GW_OK;
+}
+
+/* Each chunk a tensor of its own, one frame each (codec/'s frames of the
+ * chunk with max_frame_elems = chunk_elems): launched one after another
+ * on the stream, which orders their use of the shared scratch. */
+static int encode_topk(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view *h,
+		       struct par_view *d)
+{
+	if (!(j->fraction > 0.0 && j->fraction <= 1.0))
+		return GW_ERRF(GW_EPARAM, "gpu: top-k fraction %g outside (0, 1]", j->fraction);
+	if (j->chunk_elems >= (1u << 28) || j->room < 40)
+		return GW_ERRF(GW_EBUDGET, "gpu: top-k chunk too large or room too small");
+	uint32_t kmax = topk_k(j->fraction, j->chunk_elems);
+	int rc = topk_scratch(g, j->chunk_elems, kmax);
+	if (rc < 0)
+		return rc;
+	struct gpu_topk *t = &g->tk;
+	for (uint32_t i = 0; i < j->n; i++) {
+		uint64_t base = (uint64_t)(j->first + i) * j->chunk_elems;
+		uint64_t len = GW_MIN((uint64_t)j->chunk_elems, j->dim - base);
+		h->cnt[i] = 0;
+		struct gw_kk_enc k = {.g = j->g + base, .e = j->e ? j->e + base : NULL,
+			.dim = len, .tensor = 0, .k = topk_k(j->fraction, len),
+			.cap = GW_MIN(j->room, GW_KF_MAX) - GW_KF_HDR, .lim = j->chunk_elems,
+			.rank = t->rank, .ties = t->ties, .pos = t->pos, .sel = t->sel,
+			.val = t->val, .cost = t->cost, .tiles = t->tiles, .hist = t->hist,
+			.st = t->st, .first = t->first, .count = t->count,
+			.nframes = d->cnt + i, .slots = d->ptr + i, .lens = d->len + i,
+			.max_frames = 1};
+		if ((rc = g->ops->enc_topk(g, &k)) < 0)
+			return rc;
+	}
+	if ((rc = g->ops->sync(g)) < 0)
+		return rc;
+	for (uint32_t i = 0; i < j->n; i++)
+		if (h->cnt[i] != 1)
+			return GW_ERRF(GW_EBUDGET, "gpu: top-k chunk %u needs %u frames "
+				       "of %u bytes", j->first + i, h->cnt[i], j->room);
+	return GW_OK;
+}
+
+int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j)
+{
+	if (!g || !j || !j->g || !j->bufs || !j->lens || !j->n || !j->chunk_elems)
+		return GW_ERRF(GW_EINVAL, "gpu: encode: missing argument");
+	uint64_t chunks = (j->dim + j->chunk_elems - 1) / j->chunk_elems;
+	if ((uint64_t)j->first + j->n > chunks)
+		return GW_ERRF(GW_EINVAL, "gpu: encode: chunks %u..%u past the tensor's %llu",
+			       j->first, j->first + j->n - 1, (unsigned long long)chunks);
+	if (!gw_gpu_takes(j->codec, 0))
+		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no encode kernel for codec %d",
+			       j->codec);
+	struct par_view h, d;
+	int rc = params(g, j->n, &h, &d);
+	for (uint32_t i = 0; rc == GW_OK && i < j->n; i++)
+		h.len[i] = j->room;
+	if (rc == GW_OK)
+		rc = frames_at(g, (const uint8_t *const *)j->bufs, h.len, j->n, h.ptr);
+	if (rc < 0)
+		return rc;
+	if (j->codec == C_TOPK) {
+		rc = encode_topk(g, j, &h, &d);
+	} else {
+		/* §4.1's sizing: every chunk must be one frame of room bytes. */
+		if (gw_kd_per_frame(j->codec, j->room, j->chunk_elems) != j->chunk_elems)
+			return GW_ERRF(GW_EBUDGET, "gpu: a chunk of %u elements does not fit "
+				       "one frame of %u bytes", j->chunk_elems, j->room);
+		uint64_t base = (uint64_t)j->first * j->chunk_elems;
+		struct gw_kd_enc k = {.codec = j->codec, .g = j->g + base,
+			.e = j->e ? j->e + base : NULL,
+			.dim = GW_MIN((uint64_t)j->n * j->chunk_elems, j->dim - base),
+			.tensor = 0, .per_frame = j->chunk_elems, .frames = j->n,
+			.slots = d.ptr, .lens = d.len, .base = base};
+		rc = g->ops->enc_dense(g, &k);
+		if (rc == GW_OK)
+			rc = g->ops->sync(g);
+	}
+	for (uint32_t i = 0; rc == GW_OK && i < j->n; i++)
+		j->lens[i] = h.len[i];
+	return rc;
+}
+
+int gw_gpu_decode(gw_gpu *g, int codec, const uint8_t *const *frames, const uint32_t *lens,
+		  uint32_t n, float *out, uint64_t out_len, int32_t *rcs)
+{
+	if (!g || !frames || !lens || !n || !out || !rcs)
+		return GW_ERRF(GW_EINVAL, "gpu: decode: missing argument");
+	int (*dec)(gw_gpu *, const struct gw_kf_dec *) =
+		codec == C_RAW || codec == C_BF16 || codec == C_INT8
+			? g->ops->dec_dense
+		: codec == C_3LC ? g->ops->dec_3lc
+		: codec == C_TOPK ? g->ops->dec_topk : NULL;
+	if (!dec)
+		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no decode kernel for codec %d", codec);
+	struct par_view h, d;
+	int rc = params(g, n, &h, &d);
+	if (rc < 0)
+		return rc;
+	memcpy(h.len, lens, n * sizeof(*lens));
+	if ((rc = frames_at(g, frames, lens, n, h.ptr)) < 0)
+		return rc;
+	struct gw_kf_dec k = {.frames = (const uint8_t *const *)d.ptr, .lens = d.len, .n = n,
+			      .out = out, .out_len = out_len, .rcs = d.rc};
+	if ((rc = dec(g, &k)) < 0 || (rc = g->ops->sync(g)) < 0)
+		return rc;
+	memcpy(rcs, h.rc, n * sizeof(*rcs));
+	return GW_OK;
+}
+
+int gw_gpu_finite(gw_gpu *g, float *p, uint64_t n)
+{
+	if (!g || (!p && n))
+		return GW_ERR(GW_EINVAL);
+	int rc = n ? g->ops->finite(g, p, n) : GW_OK;
+	return rc < 0 ? rc : g->ops->sync(g);
+}

@@ -1,0 +1,88 @@
+/* gradwire on device memory: where a gradient lives and where gpudirect's
+ * kernels run. An executor (gw_gpu) is one of
+ *
+ *   "cuda"  the current CUDA device: device pointers, kernels on a stream
+ *           of their own, packet memory registered with cudaHostRegister
+ *           (mapped) so the kernels write frames straight into packets;
+ *   "emu"   host memory and the host emulation of the same kernels
+ *           (gpudirect/emu.c): every machine has it, so the device path of
+ *           the collective is tested wherever the suite runs.
+ *
+ * A communicator given an executor (gw_comm_set_gpu, <gw/collective.h>)
+ * takes that executor's pointers in gw_allreduce_gpu. (GRADWIRE_0.3) */
+#ifndef GW_GPUDIRECT_H
+#define GW_GPUDIRECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gw/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gw_gpu gw_gpu;
+
+/* NULL with a detail (gw_error_detail) naming why: an unknown name, a
+ * build without the CUDA kernels, no CUDA device or driver. */
+GW_API gw_gpu *gw_gpu_open(const char *name);
+GW_API void gw_gpu_close(gw_gpu *g);                 /* accepts NULL */
+GW_API const char *gw_gpu_name(const gw_gpu *g);
+/* Memory of the executor (device memory for "cuda"); NULL if none. */
+GW_API void *gw_gpu_alloc(gw_gpu *g, size_t len);
+GW_API void gw_gpu_free(gw_gpu *g, void *p);         /* accepts NULL */
+/* len bytes between host and executor memory, either way (CUDA tells by
+ * the addresses); returns when done. */
+GW_API int gw_gpu_copy(gw_gpu *g, void *dst, const void *src, size_t len);
+
+/* ---- what the collective calls (not exported) ---------------------------- */
+
+/* Host memory the kernels write frames into and read frames from: the
+ * dataplane's packet memory (gw_dp_regions). Registered once; a region
+ * already registered is accepted again. */
+int gw_gpu_register(gw_gpu *g, void *host, size_t len);
+/* 1 if [p, p + len) lies in registered memory. */
+int gw_gpu_registered(const gw_gpu *g, const void *p, size_t len);
+/* Whether the kernels take this codec: dir 0 encode, 1 decode. */
+int gw_gpu_takes(int codec, int dir);
+
+/* Frames of chunks [first, first + n) of a tensor, one frame per chunk,
+ * each into bufs[i] (registered memory, room bytes): as codec/ encodes
+ * them with max_frame_elems = chunk_elems. Dense codecs: frame starts
+ * count from the tensor's first element; sparse (top-k): each chunk is a
+ * tensor of its own, keys counting from its first element, and its error
+ * buffer the chunk's part of e. lens[i] gets each length. GW_EBUDGET if a
+ * chunk does not fit one frame of room bytes (nothing is kept of the
+ * batch: the error buffer is as before), GW_EIO if the device failed. */
+struct gw_gpu_chunks {
+	int codec;
+	double fraction;          /* top-k */
+	const float *g;           /* the tensor, executor memory */
+	float *e;                 /* its error buffer, or NULL */
+	uint64_t dim;
+	uint32_t chunk_elems, first, n;
+	uint8_t *const *bufs;
+	uint32_t room;
+	uint32_t *lens;
+};
+int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j);
+
+/* Decode-accumulates n frames of codec (registered memory) into
+ * out[0..out_len) as gw_decode does, frame by frame; a frame of another
+ * codec gets GW_EUNSUPPORTED; rcs[i] gets each frame's verdict
+ * (values added, or GW_E*: nothing added). Returns 0 or GW_EIO. */
+int gw_gpu_decode(gw_gpu *g, int codec, const uint8_t *const *frames, const uint32_t *lens,
+		  uint32_t n, float *out, uint64_t out_len, int32_t *rcs);
+/* p[0..n) entries that are not finite <- 0: an error buffer after a
+ * frame was decoded back into it (gw_ef_restore's rule). */
+int gw_gpu_finite(gw_gpu *g, float *p, uint64_t n);
+
+/* out[0..n) <- 0, and the executor memory dst <- src. */
+int gw_gpu_zero(gw_gpu *g, float *out, uint64_t n);
+int gw_gpu_dcopy(gw_gpu *g, float *dst, const float *src, uint64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Device tensors (gw-allreduce --gpu emu: gpudirect's kernels, emulated on
+# the host, encode chunk batches straight into packet memory and decode
+# results into the device tensor): every round bit-identical to the
+# in-process model (codec/'s encoders and error feedback, the shard's sum
+# in rank order), alone and beside CPU workers the shard cannot tell
+# apart; error buffers byte-identical to a CPU run's; a loss-tolerant job
+# loses no mass (frames left out go back into the device's error buffer);
+# what has no kernels is refused by name.
+set -u
+source "$(dirname "$0")/lib.sh" "$1"
+fail=0
+exact() {  # label rounds W [job options] -- [worker options]
+  local label=$1 rounds=$2 w=$3
+  shift 3
+  if ! job --workers "$w" "$@" --rounds "$rounds"; then
+    echo "FAIL: $label: the job failed"; sed -n 1,5p "$LOGS"/w.*.err; fail=1; return 1
+  fi
+  for ((r = 0; r < w; r++)); do
+    n=$(rounds_with bit-exact $r)
+    [ "$n" -eq "$rounds" ] || { echo "FAIL: $label rank $r: $n of $rounds rounds bit-exact"; fail=1; return 1; }
+  done
+  echo "ok: $label: $rounds rounds bit-exact on $w workers"
+}
+exact "raw W=2 S=1" 3 2 --dim 100003 -- --gpu emu
+exact "bf16 W=2 S=2 --ports 2" 3 2 --dim 120000 --shards 2 --up bf16 --down bf16 -- --gpu emu --ports 2
+exact "int8 up, 3lc down W=4" 4 4 --dim 200000 --up int8 --down 3lc -- --gpu emu
+exact "topk 5% up, 50% down W=4" 4 4 --dim 200000 --up topk --down topk \
+  --up-params fraction=0.05 --down-params fraction=0.5 -- --gpu emu
+exact "int8, rank 1 on the device beside CPU ranks" 3 4 --dim 150000 --up int8 --down int8 \
+  --rank-args "1:--gpu emu" --
+
+# The error buffers: a device run's residuals are the CPU run's, byte for byte.
+for codec in int8 "topk --up-params fraction=0.02"; do
+  bad=0
+  for side in cpu dev; do
+    mkdir -p "$LOGS/$side"
+    rm -f "$LOGS/$side"/*.f32
+    dev=()
+    [ $side = dev ] && dev=(--gpu emu)
+    # shellcheck disable=SC2086
+    job --workers 2 --dim 90000 --up $codec --down raw -- --rounds 3 --dump "$LOGS/$side" \
+      "${dev[@]}" || { echo "FAIL: $codec $side: the job failed"; bad=1; }
+  done
+  for r in 0 1; do
+    cmp -s "$LOGS/cpu/resid.$r.f32" "$LOGS/dev/resid.$r.f32" &&
+      cmp -s "$LOGS/cpu/recv.$r.f32" "$LOGS/dev/recv.$r.f32" ||
+      { echo "FAIL: ${codec%% *} rank $r: device residual or results differ from the CPU's"; bad=1; }
+  done
+  [ $bad = 0 ] && echo "ok: ${codec%% *}: device error buffers and results byte-identical to the CPU's"
+  [ $bad = 0 ] || fail=1
+done
+
+# Loss-tolerant under 10% loss: left-out frames decode back into the
+# device's error buffer; nothing is lost over all rounds.
+for codec in int8 topk; do
+  rm -f "$LOGS"/*.f32
+  if job --workers 4 --dim 60000 --mode loss-tolerant --deadline-us 2000 --up $codec --down raw \
+       --agg-args "--opts impair_loss=0.1,impair_seed=5" \
+       -- --rounds 5 --opts impair_loss=0.1 --dump "$LOGS" --gpu emu; then
+    left=$(grep -o '[0-9]* without this rank' "$LOGS"/w.*.out | awk -F: '{split($2, a, " "); s += a[1]} END {print s + 0}')
+    if "$APPS/gw-allreduce" --check "$LOGS" --workers 4 --dim 60000 --rounds 5; then
+      echo "ok: $codec loss-tolerant on the device: left out of $left chunks, no mass lost"
+    else
+      echo "FAIL: $codec loss-tolerant on the device: mass lost"; fail=1
+    fi
+  else
+    echo "FAIL: $codec loss-tolerant on the device: the job failed"; fail=1
+  fi
+done
+
+# Refusals, each naming what is wrong.
+refused() {  # label pattern [job options] -- [worker options]
+  local label=$1 pat=$2
+  shift 2
+  if job --workers 1 --dim 1000 "$@" --rounds 1 >/dev/null 2>&1; then
+    echo "FAIL: $label: accepted"; fail=1; return
+  fi
+  if grep -q -- "$pat" "$LOGS"/w.0.err; then
+    echo "ok: $label refused: $(grep -m1 -- "$pat" "$LOGS"/w.0.err)"
+  else
+    echo "FAIL: $label: no '$pat' in:"; cat "$LOGS"/w.0.err; fail=1
+  fi
+}
+refused "3lc up on the device" "no kernels for up 3lc" --up 3lc -- --gpu emu
+refused "an unknown executor" "\-\-gpu: 'opencl'" -- --gpu opencl
+refused "Sketched-SGD on the device" "no device path" --up countsketch -- --gpu emu
+if [ ! -e /dev/nvidia0 ]; then
+  refused "cuda without a GPU" "gpu: cuda" -- --gpu cuda
+fi
+exit $fail
