@@ -42,6 +42,8 @@ struct gw_member {
 	gw_agg *agg;
 	gw_agg_thread *thr;
 	gw_comm *comm;
+	char gpu[8];               /* "", "emu" or "cuda": grad's memory */
+	gw_gpu *g;
 };
 
 gw_member *gw_member_new(void)
@@ -62,6 +64,7 @@ void gw_member_free(gw_member *m)
 	gw_agg_join(m->thr);
 	gw_agg_free(m->agg);
 	gw_comm_free(m->comm);
+	gw_gpu_close(m->g);
 	gw_dp_close(m->sdp);
 	gw_dp_close(m->dp);
 	free(m->up_params);
@@ -239,9 +242,11 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 	gw__detail_clear();
 	if (!m || !name || !v)
 		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : !name ? "name" : "value");
-	if (m->dp)
-		return GW_ERRF(GW_ESTATE, "%s: options are fixed once the member is open",
-			       name);
+	/* gpu takes effect at connect: a framework knows where its tensors
+	 * live only once it has seen them, after the endpoints' exchange. */
+	if (m->comm || (m->dp && strcmp(name, "gpu")))
+		return GW_ERRF(GW_ESTATE, "%s: options are fixed once the member is %s",
+			       name, m->comm ? "connected" : "open");
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (!strcmp(name, nums[i].name))
 			return set_u64(name, v, nums[i].lo, nums[i].hi,
@@ -286,6 +291,12 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 		return GW_ERRF(GW_EINVAL, "backend: '%s' is not a backend built here (%s)", v,
 			       built);
 	}
+	if (!strcmp(name, "gpu")) {
+		if (strcmp(v, "none") && strcmp(v, "emu") && strcmp(v, "cuda"))
+			return GW_ERRF(GW_EINVAL, "gpu: '%s' is not none, cuda or emu", v);
+		snprintf(m->gpu, sizeof(m->gpu), "%s", strcmp(v, "none") ? v : "");
+		return GW_OK;
+	}
 	if (!strcmp(name, "local"))
 		return set_local(m, v);
 	if (!strcmp(name, "opts"))
@@ -311,7 +322,7 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 	}
 	return GW_ERRF(GW_EINVAL, "%s: not an option (up, down, mode, shards, backend, local, "
 		       "opts, eal, shard-eal, job, window, chunk-elems, deadline-us, rto-us, "
-		       "timeout-ms, key, key-file, topk, candidates, sketch-momentum)", name);
+		       "timeout-ms, key, key-file, topk, candidates, sketch-momentum, gpu)", name);
 }
 
 /* Co-located shards: one per worker, but Sketched-SGD's HEAVYMIX needs
@@ -451,6 +462,19 @@ int gw_member_connect(gw_member *m, uint64_t dim, const char *shards)
 				      .timeout_ms = (uint32_t)m->timeout_ms};
 		if (!(m->comm = gw_comm_create(m->dp, &cfg)))
 			rc = gw__detail(GW_EINVAL, "%s", gw_error_detail());
+	}
+	if (rc == GW_OK && m->gpu[0]) {
+		/* Both leave a detail that starts "gpu: ". */
+		if (!(m->g = gw_gpu_open(m->gpu)))
+			rc = GW_EUNSUPPORTED;
+		else
+			rc = gw_comm_set_gpu(m->comm, m->g);
+		if (rc < 0) {
+			gw_comm_free(m->comm);
+			m->comm = NULL;
+			gw_gpu_close(m->g);
+			m->g = NULL;
+		}
 	}
 	if (eps != m->ext)
 		free(eps);

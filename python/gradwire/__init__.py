@@ -104,7 +104,7 @@ class Member:
         """buf (a contiguous float32 torch tensor of dim elements, or any
         object with a writable float32 buffer) <- the sum over ranks. The
         GIL is released during the call. Returns this round's counters."""
-        ptr, n = _pointer(buf)
+        ptr, n = _pointer(buf, self.options.get("gpu"))
         if n != self.dim:
             raise ValueError("buf: %d elements, but the job has %s" % (n, self.dim))
         info = (ctypes.c_uint64 * len(INFO))()
@@ -126,14 +126,20 @@ class Member:
         self.close()
 
 
-def _pointer(buf):
-    """The address and element count of a float32 buffer, without a copy."""
+def _pointer(buf, gpu=None):
+    """The address and element count of a float32 buffer, without a copy:
+    a CUDA tensor's device address when the member's gpu is "cuda"."""
     if hasattr(buf, "data_ptr"):   # torch.Tensor
         import torch
-        if buf.dtype != torch.float32 or not buf.is_contiguous() or buf.device.type != "cpu":
-            raise TypeError("buf: a contiguous float32 CPU tensor is needed, not %s %s%s" % (
-                buf.dtype, buf.device, "" if buf.is_contiguous() else " (not contiguous)"))
+        where = "cuda" if gpu == "cuda" else "cpu"
+        if buf.dtype != torch.float32 or not buf.is_contiguous() or buf.device.type != where:
+            raise TypeError("buf: a contiguous float32 %s tensor is needed (gpu=%s), "
+                            "not %s %s%s" % (where.upper() if where == "cuda" else "CPU", gpu,
+                                             buf.dtype, buf.device,
+                                             "" if buf.is_contiguous() else " (not contiguous)"))
         return ctypes.c_void_p(buf.data_ptr()), buf.numel()
+    if gpu == "cuda":
+        raise TypeError("buf: gpu='cuda' takes a CUDA tensor")
     mv = memoryview(buf)
     if mv.readonly or mv.format != "f" or not mv.c_contiguous:
         raise TypeError("buf: a writable, contiguous float32 buffer is needed")

@@ -23,6 +23,13 @@ without a deadlock; and unused parameters, no_sync() and
 gradient_as_bucket_view need nothing special (DDP hands over what they
 produce). The cost of this design: one copy in and one copy out per
 element, and communication starts only when backward has finished.
+
+CUDA buckets stay on the GPU: the flat buffer is allocated on their
+device and gradwire's kernels encode it straight into packet memory and
+decode the results into it (gw_comm_set_gpu, the "cuda" executor); the
+progress thread waits for the device before each allreduce, so the copies
+DDP's thread queued are in. gpu="emu" sends CPU buckets through the same
+device path with the kernels emulated on the host (how CI tests it).
 """
 import os
 import queue
@@ -68,16 +75,22 @@ class State:
     deadline_us, rto_us, opts (backend options such as impair_loss=0.01),
     topk, candidates, sketch_momentum (Sketched-SGD, up="countsketch": its
     momentum replaces the optimizer's). average (default True) divides the
-    sum by the world size, as DDP's own allreduce does."""
+    sum by the world size, as DDP's own allreduce does. gpu: None (CUDA
+    buckets use the GPU's kernels, CPU buckets the CPU codecs), "cuda"
+    (buckets must be CUDA tensors) or "emu" (CPU buckets through the
+    emulated kernels)."""
 
     def __init__(self, up="raw", down=None, mode="reliable", shards="colocated",
                  timeout_ms=20000, local=None, average=True, process_group=None,
-                 **options):
+                 gpu=None, **options):
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("gradwire.torch.State: torch.distributed is not "
                                "initialised (call init_process_group first)")
         if not isinstance(average, bool):
             raise ValueError("average: %r is not True or False" % (average,))
+        if gpu not in (None, "cuda", "emu"):
+            raise ValueError("gpu: %r is not None, 'cuda' or 'emu'" % (gpu,))
+        self.gpu = gpu
         self.group = process_group
         self.rank = dist.get_rank(process_group)
         self.world = dist.get_world_size(process_group)
@@ -119,10 +132,10 @@ class State:
             fut.set_exception(self.failed)
             return fut
         buf = bucket.buffer()
-        if buf.dtype != torch.float32 or buf.device.type != "cpu":
+        if buf.dtype != torch.float32 or buf.device.type not in ("cpu", "cuda"):
             fut.set_exception(TypeError(
-                "gradwire: bucket %d is %s on %s; the hook takes float32 on the CPU"
-                % (bucket.index(), buf.dtype, buf.device)))
+                "gradwire: bucket %d is %s on %s; the hook takes float32 on the CPU "
+                "or a CUDA device" % (bucket.index(), buf.dtype, buf.device)))
             return fut
         idx = bucket.index()
         if self.flat is None:
@@ -173,7 +186,8 @@ class State:
                 self.params.append(p)
                 off += p.numel()
         self.dim = off
-        self.flat = torch.zeros(off, dtype=torch.float32)
+        device = self._device()
+        self.flat = torch.zeros(off, dtype=torch.float32, device=device)
         self.member.connect(off, self.endpoints if self.colocated else None)
         first, self.first = self.first, []
         for idx, buf, params, fut in first:
@@ -181,6 +195,23 @@ class State:
             for boff, foff, n in runs:
                 self.flat[foff:foff + n].copy_(buf[boff:boff + n])
             self.pending[idx] = (buf, runs, fut)
+
+    def _device(self):
+        """The buckets' one device, and the executor that goes with it."""
+        devices = sorted({str(buf.device) for _, buf, _, _ in self.first})
+        if len(devices) != 1:
+            raise ValueError("gradwire: buckets on several devices (%s); one job "
+                             "takes one" % ", ".join(devices))
+        device = self.first[0][1].device
+        if device.type == "cuda":
+            if self.gpu == "emu":
+                raise ValueError("gpu: 'emu' takes CPU buckets; these are on %s" % device)
+            self.member.set("gpu", "cuda")
+        elif self.gpu == "cuda":
+            raise ValueError("gpu: 'cuda', but the buckets are on the CPU")
+        elif self.gpu == "emu":
+            self.member.set("gpu", "emu")
+        return device
 
     def _maybe_launch(self):
         n = self.last_index
@@ -216,6 +247,8 @@ class State:
             if batch is None:
                 return
             try:
+                if self.flat.is_cuda:   # DDP's thread queued the copies in
+                    torch.cuda.synchronize(self.flat.device)
                 t0, c0 = time.perf_counter(), time.thread_time()
                 self.info = self.member.allreduce(self.flat)
                 self.allreduce_s += time.perf_counter() - t0

@@ -8,6 +8,9 @@ and checks how it ended:
                            rank 1 is killed, the others must raise
                            gradwire's error naming it within the timeout
   test_torch.py bad 1      bad State arguments, in this process
+  test_torch.py gpu 2      the exact case, and learning with int8 and top-k,
+                           through the device path (State(gpu="emu"): the
+                           kernels emulated on the host)
   test_torch.py memif 2    the exact case over DPDK memif links to one
                            gw-aggregator (GW_AGGREGATOR: its binary)
   test_torch.py rdma 2     the exact case over the RDMA backend at
@@ -53,7 +56,7 @@ def free_port():
     return port
 
 
-def torchrun(case, W):
+def torchrun(case, W, **env):
     # gradwire.run is torchrun with the fix Debian's torch 1.13 needs
     # under Python 3.11; a port of its own: two tests at once must not
     # share a rendezvous.
@@ -61,7 +64,7 @@ def torchrun(case, W):
            "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
            "--nproc_per_node", str(W), CASES, case]
     try:
-        r = subprocess.run(cmd, env=env_for(), timeout=300, stdout=subprocess.PIPE,
+        r = subprocess.run(cmd, env=env_for(**env), timeout=300, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     except subprocess.TimeoutExpired as e:
         print(e.stdout or "")
@@ -186,6 +189,16 @@ def killed(W):
     return 1 if bad else 0
 
 
+def gpu(W):
+    emu = json.dumps({"gpu": "emu"})
+    rc = torchrun("exact", W, GW_TEST_STATE=emu)
+    rc |= torchrun("learn", W, GW_TEST_STATE=emu,
+                   GW_TEST_CODECS="int8/int8;topk:fraction=0.05/raw;int8/3lc")
+    # CUDA buckets take the same path with the "cuda" executor; this
+    # suite has no case for them (the GPU machine has no torch).
+    return rc
+
+
 def bad_args():
     import torch.distributed as dist
     sys.path.insert(0, os.path.join(ROOT, "python"))
@@ -223,6 +236,7 @@ def bad_args():
     expect(ValueError, "sketch_momentum: '1'", up="countsketch", sketch_momentum=1)
     expect(ValueError, "average:", average="yes")
     expect(ValueError, "bogus: not an option", bogus=1)
+    expect(ValueError, "gpu: 'opencl' is not None", gpu="opencl")
     # A bad job is refused when the first iteration fixes it: here a
     # float64 model, refused by the hook with the dtype named.
     import torch.nn as nn
@@ -241,6 +255,22 @@ def bad_args():
             print("FAIL: float64 bucket: %s" % e)
             failures += 1
     st.close()
+    # gpu="cuda" with CPU buckets: refused when the first iteration shows it.
+    model = nn.Linear(4, 2)
+    ddp = nn.parallel.DistributedDataParallel(model)
+    st = gwt.State(up="raw", gpu="cuda")
+    ddp.register_comm_hook(st, gwt.hook)
+    try:
+        ddp(torch.zeros(1, 4)).sum().backward()
+        print("FAIL: gpu='cuda' took CPU buckets")
+        failures += 1
+    except Exception as e:  # noqa: BLE001
+        if "gpu: 'cuda', but the buckets are on the CPU" in str(e):
+            print("ok: gpu='cuda' with CPU buckets -> %s" % str(e).splitlines()[0][:200])
+        else:
+            print("FAIL: gpu='cuda' with CPU buckets: %s" % e)
+            failures += 1
+    st.close()
     dist.destroy_process_group()
     return 1 if failures else 0
 
@@ -255,6 +285,8 @@ def main():
         sys.exit(memif(W))
     if case == "rdma":
         sys.exit(rdma(W))
+    if case == "gpu":
+        sys.exit(gpu(W))
     sys.exit(torchrun(case, W))
 
 

@@ -31,6 +31,12 @@
  *                   rto-us, timeout-ms
  *   key             64 hex digits: every packet is MACed; key-file: a file
  *   topk, candidates, sketch-momentum   Sketched-SGD's fields
+ *   gpu             none (default), cuda or emu: gw_member_allreduce's grad
+ *                   lives in that executor's memory (<gw/gpudirect.h>):
+ *                   cuda, a device pointer; emu, host memory through the
+ *                   device path. Opened at connect, which fails naming why
+ *                   (no device, a codec without kernels); the one option
+ *                   that may still be set between open and connect
  *
  * Calls return 0 or GW_E* with a detail (gw_error_detail) that names the
  * option or the peer. A member is used by one thread at a time; the
