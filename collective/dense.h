@@ -59,7 +59,16 @@ static inline int coll_decode_chunk(const struct coll_layout *L, int dir,
 
 /* ---- the worker's state ------------------------------------------------------- */
 
-enum { GOT_RESULT = 1, GOT_EXCLUDED = 2 };
+/* GOT_PENDING: a device-tensor RESULT accepted in this burst, its decode
+ * not done yet (a repeat in the same burst is a duplicate). */
+enum { GOT_RESULT = 1, GOT_EXCLUDED = 2, GOT_PENDING = 4 };
+
+/* A RESULT that passed the checks that need no decode. */
+struct res {
+	const uint8_t *frame;
+	uint32_t flen, ch, pkt_len;
+	int ncontrib, mine;
+};
 
 struct flight {
 	gw_pkt *pkt;          /* NULL: free */

@@ -463,7 +463,9 @@ static void rtt_sample(gw_comm *c, uint64_t r)
 }
 
 /* A RESULT: validate everything before out is touched. */
-static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
+/* A RESULT that passed every check but its frame's decode: 1, or 0 (it
+ * is counted and dropped). */
+static int accept_result(gw_comm *c, const gw_pkt *pkt, struct res *r)
 {
 	struct dense_worker *d = c->eng;
 	gw_pkt_hdr h;
@@ -501,15 +503,19 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 		c->st.bad++;
 		return 0;
 	}
-	int32_t rc;
-	if (d->gpu) {
-		int e = dev_decode(c, 1, ch, frame, flen, k->out, &rc);
-		if (e < 0)
-			return e;   /* the device failed, not the frame */
-	} else {
-		rc = coll_decode_chunk(L, 1, frame, flen,
-				       k->out + (uint64_t)ch * L->job.chunk_elems, ch);
-	}
+	*r = (struct res){.frame = frame, .flen = flen, .ch = ch, .pkt_len = pkt->len,
+			  .ncontrib = ncontrib, .mine = mine};
+	return 1;
+}
+
+/* The rest of a RESULT once its frame was decoded into out (rc: values
+ * added, or the frame's GW_E*, in which case nothing was). */
+static int finish_result(gw_comm *c, struct call *k, const struct res *r, int32_t rc)
+{
+	struct dense_worker *d = c->eng;
+	const struct coll_layout *L = &c->L;
+	uint32_t ch = r->ch;
+	int ncontrib = r->ncontrib, mine = r->mine;
 	if (rc == GW_ECHECKSUM) {
 		c->st.corrupt++;    /* our retransmission brings it again */
 		return 0;
@@ -520,7 +526,7 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	}
 	d->got[ch] = GOT_RESULT;
 	c->st.results++;
-	c->bytes_down_once += pkt->len;
+	c->bytes_down_once += r->pkt_len;
 	k->results++;
 	if ((uint32_t)ncontrib != L->job.workers) {
 		d->shorts[d->nshort++] = ch;
@@ -563,6 +569,46 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	}
 	advance_lo(c, k);
 	return 1;
+}
+
+static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
+{
+	struct res r;
+	if (!accept_result(c, pkt, &r))
+		return 0;
+	const struct coll_layout *L = &c->L;
+	int32_t rc = coll_decode_chunk(L, 1, r.frame, r.flen,
+				       k->out + (uint64_t)r.ch * L->job.chunk_elems, r.ch);
+	return finish_result(c, k, &r, rc);
+}
+
+/* Device tensors: a burst's accepted RESULTs are decoded by one launch
+ * (dense frames name their place in the whole tensor; sparse ones count
+ * keys from their chunk's start, so each takes its own), then finished
+ * in arrival order. Their packets stay the caller's until this returns. */
+static int dev_results(gw_comm *c, struct call *k, const struct res *rs, uint32_t n)
+{
+	struct dense_worker *d = c->eng;
+	const struct coll_layout *L = &c->L;
+	const uint8_t *frames[COLL_RX_BURST];
+	uint32_t lens[COLL_RX_BURST];
+	int32_t verdicts[COLL_RX_BURST];
+	int rc = GW_OK;
+	for (uint32_t i = 0; i < n; i++) {
+		frames[i] = rs[i].frame;
+		lens[i] = rs[i].flen;
+		d->got[rs[i].ch] = 0;   /* no longer pending: finish decides */
+	}
+	if (L->dense.sparse[1]) {
+		for (uint32_t i = 0; rc == GW_OK && i < n; i++)
+			rc = dev_decode(c, 1, rs[i].ch, frames[i], lens[i], k->out, &verdicts[i]);
+	} else if (n) {
+		rc = gw_gpu_decode(d->gpu, L->job.down_codec, frames, lens, n, k->out,
+				   L->job.dim, verdicts);
+	}
+	for (uint32_t i = 0; rc >= 0 && i < n; i++)
+		rc = finish_result(c, k, &rs[i], verdicts[i]);
+	return rc < 0 ? rc : GW_OK;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -661,13 +707,23 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 				rc = n;
 				goto out;
 			}
+			struct res rs[COLL_RX_BURST];
+			uint32_t nres = 0;
 			for (int i = 0; i < n; i++) {
 				c->bytes_down += c->rx[i]->len;
-				rc = on_result(c, &k, c->rx[i]);
+				if (!d->gpu) {
+					rc = on_result(c, &k, c->rx[i]);
+				} else if (accept_result(c, c->rx[i], &rs[nres])) {
+					d->got[rs[nres++].ch] = GOT_PENDING;
+				}
 				if (rc < 0) {
 					gw_dp_free(dp, c->rx + i, (unsigned)(n - i));
 					goto out;
 				}
+			}
+			if (nres && (rc = dev_results(c, &k, rs, nres)) < 0) {
+				gw_dp_free(dp, c->rx, (unsigned)n);
+				goto out;
 			}
 			if (n > 0) {
 				gw_dp_free(dp, c->rx, (unsigned)n);

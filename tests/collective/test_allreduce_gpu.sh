@@ -30,6 +30,22 @@ exact "topk 5% up, 50% down W=4" 4 4 --dim 200000 --up topk --down topk \
 exact "int8, rank 1 on the device beside CPU ranks" 3 4 --dim 150000 --up int8 --down int8 \
   --rank-args "1:--gpu emu" --
 
+# Reliable mode through loss, reordering, duplicates and corruption on
+# every receiver: corrupt RESULTs fail the decode kernel's checksum and are
+# dropped, duplicates within a burst are decoded once, and every round is
+# still exact.
+imp="impair_loss=0.05,impair_reorder=0.05,impair_dup=0.05,impair_corrupt=0.02"
+if exact "int8 up, 3lc down, impaired" 3 4 --dim 100000 --up int8 --down 3lc \
+     --agg-args "--opts $imp,impair_seed=7" -- --gpu emu --opts "$imp"; then
+  corrupt=$(grep -o '[0-9]* corrupt' "$LOGS"/w.*.err | awk -F: '{split($2, a, " "); s += a[1]} END {print s + 0}')
+  dups=$(grep -o '[0-9]* duplicate' "$LOGS"/w.*.err | awk -F: '{split($2, a, " "); s += a[1]} END {print s + 0}')
+  if [ "$corrupt" -gt 0 ] && [ "$dups" -gt 0 ]; then
+    echo "ok: the workers dropped $corrupt corrupt and $dups duplicate results"
+  else
+    echo "FAIL: impaired: $corrupt corrupt, $dups duplicate results seen (none?)"; fail=1
+  fi
+fi
+
 # The error buffers: a device run's residuals are the CPU run's, byte for byte.
 for codec in int8 "topk --up-params fraction=0.02"; do
   bad=0
