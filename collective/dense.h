@@ -98,10 +98,10 @@ struct dense_worker {
 	uint32_t inflight;         /* sent, no result yet (this call) */
 	uint64_t first_result_ns;  /* this call's first result came (0: none) */
 	/* Device tensors (gw_comm_set_gpu): the executor, the error buffer
-	 * and an aliased gradient's copy in its memory, top-k's fraction. */
+	 * and an aliased gradient's copy in its memory, top-k's fraction, 3lc's sparsity. */
 	gw_gpu *gpu;
 	float *dev_ef, *dev_gcopy;
-	double fraction;
+	double fraction, sparsity;
 };
 
 /* ---- the shard's state --------------------------------------------------------- */

@@ -124,11 +124,11 @@ int dense_set_gpu(gw_comm *c, gw_gpu *g)
 	const gw_coll_job *j = &c->L.job;
 	if (d->gpu)
 		return GW_ERRF(GW_ESTATE, "gpu: already set");
-	if (!gw_gpu_takes(j->up_codec, 0) || !gw_gpu_takes(j->down_codec, 1))
-		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no kernels for %s %s (encode: raw, "
-			       "bf16, int8, topk; decode: those and 3lc)",
-			       gw_gpu_takes(j->up_codec, 0) ? "down" : "up",
-			       gw_codec_name(gw_gpu_takes(j->up_codec, 0) ? j->down_codec
+	if (!gw_gpu_takes(j->up_codec) || !gw_gpu_takes(j->down_codec))
+		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no kernels for %s %s (raw, bf16, int8, "
+			       "3lc, topk)",
+			       gw_gpu_takes(j->up_codec) ? "down" : "up",
+			       gw_codec_name(gw_gpu_takes(j->up_codec) ? j->down_codec
 									 : j->up_codec));
 	/* Every packet this worker sends or receives lies in its ports'
 	 * regions: registered once, the kernels reach them all. */
@@ -144,10 +144,12 @@ int dense_set_gpu(gw_comm *c, gw_gpu *g)
 				return rc;
 		}
 	}
-	double f = 0.0;
-	if (j->up_codec == GW_CODEC_TOPK &&
-	    gw_encoder_get_param(d->enc, GW_PARAM_FRACTION, &f) < 0)
-		return GW_ERRF(GW_EPARAM, "gpu: top-k without a fraction");
+	double f = 0.0, s = 0.0;
+	if ((j->up_codec == GW_CODEC_TOPK &&
+	     gw_encoder_get_param(d->enc, GW_PARAM_FRACTION, &f) < 0) ||
+	    (j->up_codec == GW_CODEC_3LC &&
+	     gw_encoder_get_param(d->enc, GW_PARAM_SPARSITY, &s) < 0))
+		return GW_ERRF(GW_EPARAM, "gpu: the uplink codec's parameter is missing");
 	if (d->ef) {
 		if (!(d->dev_ef = gw_gpu_alloc(g, j->dim * sizeof(float))))
 			return GW_ERRF(GW_ENOMEM, "gpu: no memory for the error buffer");
@@ -156,6 +158,7 @@ int dense_set_gpu(gw_comm *c, gw_gpu *g)
 			return rc;
 	}
 	d->fraction = f;
+	d->sparsity = s;
 	d->gpu = g;
 	return GW_OK;
 }
@@ -362,6 +365,7 @@ static int fill_dev(gw_comm *c, struct call *k, uint64_t now)
 	if (!n)
 		return 0;
 	struct gw_gpu_chunks j = {.codec = L->job.up_codec, .fraction = d->fraction,
+		.sparsity = d->sparsity,
 		.g = d->grad, .e = d->dev_ef, .dim = L->job.dim,
 		.chunk_elems = L->job.chunk_elems, .first = k->next, .n = n,
 		.bufs = bufs, .room = room, .lens = lens};

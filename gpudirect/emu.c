@@ -51,7 +51,7 @@ void gw_emu_scan(const struct gw_ks_scan *s)
  * thread's share is the same (the maximum would be anyway). */
 #define EMU_MAX_BLOCKS 64u
 
-int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames)
+void gw_emu_max_3lc(const struct gw_kt_enc *j)
 {
 	static uint32_t part[GW_KT_THREADS];
 	*j->mx = 0;
@@ -61,6 +61,12 @@ int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames)
 			gw_kt_max_part(j, (uint64_t)b * GW_KT_THREADS + t, stride, &part[t]);
 		gw_kt_max_block(j, part, GW_KT_THREADS);
 	}
+}
+
+int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames)
+{
+	if (!j->mx_given)
+		gw_emu_max_3lc(j);
 	for (uint64_t b = 0; b < j->nb; b++)
 		gw_kt_pack(j, b);
 	for (uint64_t b = 0; b < j->nb; b++)

@@ -20,7 +20,11 @@ void gw_emu_decode_dense(const struct gw_kf_dec *d);
 /* Runs a scan's three launches (kern/scan.h). */
 void gw_emu_scan(const struct gw_ks_scan *s);
 
-/* Encodes a 3lc tensor as the 3lc launches do; *frames gets the frame
+/* The 3lc max launch alone: *j->mx <- the maximum |g + e| bits of j. */
+void gw_emu_max_3lc(const struct gw_kt_enc *j);
+
+/* Encodes a 3lc tensor as the 3lc launches do (the max launch first
+ * unless j->mx_given); *frames gets the frame
  * count. GW_EBUDGET if j->max_frames slots are too few (nothing sealed). */
 int gw_emu_encode_3lc(const struct gw_kt_enc *j, uint32_t *frames);
 

@@ -65,11 +65,28 @@ static void topk_free(gw_gpu *g)
 	memset(t, 0, sizeof(*t));
 }
 
+/* words (the maximum among them) only with all: a batch that grows the
+ * scratch keeps the tensor's maximum. */
+static void tlc_free(gw_gpu *g, int all)
+{
+	struct gpu_tlc *t = &g->tl;
+	void *p[] = {t->bytes, t->runs, t->tok, t->tok_byte, t->tiles};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(p); i++)
+		g->ops->free(g, p[i]);
+	uint32_t *words = t->words;
+	memset(t, 0, sizeof(*t));
+	if (all)
+		g->ops->free(g, words);
+	else
+		t->words = words;
+}
+
 void gw_gpu_close(gw_gpu *g)
 {
 	if (!g)
 		return;
 	topk_free(g);
+	tlc_free(g, 1);
 	if (g->par.host)
 		g->ops->free_mapped(g, g->par.host);
 	for (unsigned i = 0; i < g->map.n; i++)
@@ -141,17 +158,10 @@ int gw_gpu_registered(const gw_gpu *g, const void *p, size_t len)
 	return g && gw_gpu_map_dev(&g->map, p, len) != NULL;
 }
 
-int gw_gpu_takes(int codec, int dir)
+int gw_gpu_takes(int codec)
 {
-	switch (codec) {
-	case C_RAW: case C_BF16: case C_INT8: case C_TOPK:
-		return 1;
-	case C_3LC:
-		return dir == 1;   /* the 3lc encoder needs the tensor's
-				    * maximum first: not in chunk batches yet */
-	default:
-		return 0;
-	}
+	return codec == C_RAW || codec == C_BF16 || codec == C_INT8 || codec == C_3LC ||
+	       codec == C_TOPK;
 }
 
 /* Mapped parameters for n frames: pointers, lengths, verdicts, counts.
@@ -273,6 +283,76 @@ static int encode_topk(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view
 	return GW_OK;
 }
 
+/* Scratch for batches of nb packed bytes. */
+static int tlc_scratch(gw_gpu *g, uint64_t nb)
+{
+	struct gpu_tlc *t = &g->tl;
+	if (!t->words && !(t->words = g->ops->alloc(g, 3 * 4)))
+		return GW_ERRF(GW_ENOMEM, "gpu: no memory for 3lc");
+	if (t->bytes && t->nb >= nb)
+		return GW_OK;
+	tlc_free(g, 0);
+	size_t n = (size_t)nb;
+	t->bytes = g->ops->alloc(g, n);
+	t->runs = g->ops->alloc(g, n * 4);
+	t->tok = g->ops->alloc(g, n * 4);
+	t->tok_byte = g->ops->alloc(g, n * 4);
+	t->tiles = g->ops->alloc(g, ((size_t)gw_ks_tiles(nb) + 1) * 4);
+	if (!t->bytes || !t->runs || !t->tok || !t->tok_byte || !t->tiles) {
+		tlc_free(g, 0);
+		return GW_ERRF(GW_ENOMEM, "gpu: no memory for 3lc batches of %llu bytes",
+			       (unsigned long long)nb);
+	}
+	t->nb = nb;
+	return GW_OK;
+}
+
+/* A batch of 3lc segments (one per chunk, as codec/'s max_frame_elems =
+ * chunk_elems cuts them, so runs restart at every chunk): the batch that
+ * starts the tensor takes its maximum first, and every batch encodes
+ * with the m it gives. */
+static int encode_3lc(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view *d)
+{
+	if (j->chunk_elems % 5 || j->room < 64)
+		return GW_ERRF(GW_EBUDGET, "gpu: 3lc chunks of %u elements (a multiple of 5 "
+			       "is needed) or room %u", j->chunk_elems, j->room);
+	uint64_t base = (uint64_t)j->first * j->chunk_elems;
+	uint64_t dim = GW_MIN((uint64_t)j->n * j->chunk_elems, j->dim - base);
+	int rc = tlc_scratch(g, (dim + 4) / 5);
+	if (rc < 0)
+		return rc;
+	struct gpu_tlc *t = &g->tl;
+	struct gw_kt_enc k = {.g = j->g + base, .e = j->e ? j->e + base : NULL, .dim = dim,
+		.tensor = 0, .sparsity = j->sparsity,
+		.room = GW_MIN(j->room, GW_KF_MAX) - GW_KF_HDR - 4, .nb = (dim + 4) / 5,
+		.bytes = t->bytes, .runs = t->runs, .tok = t->tok, .tok_byte = t->tok_byte,
+		.tiles = t->tiles, .mx = t->words, .ntok = t->words + 1, .err = t->words + 2,
+		.slots = d->ptr, .lens = d->len, .max_frames = j->n, .base = base,
+		.mx_given = 1};
+	gw_kt_limit(&k, j->chunk_elems);
+	if (j->first == 0) {
+		/* The whole tensor's maximum, before any batch changes e. */
+		struct gw_kt_enc all = k;
+		all.g = j->g;
+		all.e = j->e;
+		all.dim = j->dim;
+		if ((rc = g->ops->max_3lc(g, &all)) < 0)
+			return rc;
+	}
+	if ((rc = g->ops->enc_3lc(g, &k)) < 0 || (rc = g->ops->sync(g)) < 0)
+		return rc;
+	uint32_t w[3];
+	if ((rc = g->ops->copy(g, w, t->words, sizeof(w))) < 0)
+		return rc;
+	uint32_t frames = (w[1] + k.room - 1) / k.room;
+	if (k.seg)
+		frames = gw_kt_segments(&k);
+	if (w[2] || frames != j->n)
+		return GW_ERRF(GW_EBUDGET, "gpu: 3lc chunks %u..%u: %u frames of %u bytes, not "
+			       "one a chunk", j->first, j->first + j->n - 1, frames, j->room);
+	return GW_OK;
+}
+
 int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j)
 {
 	if (!g || !j || !j->g || !j->bufs || !j->lens || !j->n || !j->chunk_elems)
@@ -281,7 +361,7 @@ int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j)
 	if ((uint64_t)j->first + j->n > chunks)
 		return GW_ERRF(GW_EINVAL, "gpu: encode: chunks %u..%u past the tensor's %llu",
 			       j->first, j->first + j->n - 1, (unsigned long long)chunks);
-	if (!gw_gpu_takes(j->codec, 0))
+	if (!gw_gpu_takes(j->codec))
 		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no encode kernel for codec %d",
 			       j->codec);
 	struct par_view h, d;
@@ -294,6 +374,8 @@ int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j)
 		return rc;
 	if (j->codec == C_TOPK) {
 		rc = encode_topk(g, j, &h, &d);
+	} else if (j->codec == C_3LC) {
+		rc = encode_3lc(g, j, &d);
 	} else {
 		/* §4.1's sizing: every chunk must be one frame of room bytes. */
 		if (gw_kd_per_frame(j->codec, j->room, j->chunk_elems) != j->chunk_elems)

@@ -142,6 +142,16 @@ static int cuda_enc_topk(gw_gpu *g, const struct gw_kk_enc *j)
 	return launched(gw_cuda_encode_topk(j, stream_of(g)), "top-k encode");
 }
 
+static int cuda_max_3lc(gw_gpu *g, const struct gw_kt_enc *j)
+{
+	return launched(gw_cuda_max_3lc(j, stream_of(g)), "3lc max");
+}
+
+static int cuda_enc_3lc(gw_gpu *g, const struct gw_kt_enc *j)
+{
+	return launched(gw_cuda_encode_3lc(j, stream_of(g)), "3lc encode");
+}
+
 static int cuda_dec_dense(gw_gpu *g, const struct gw_kf_dec *d)
 {
 	return launched(gw_cuda_decode_dense(d, stream_of(g)), "dense decode");
@@ -176,6 +186,8 @@ const struct gw_gpu_ops gw_gpu_cuda_ops = {
 	.unreg = cuda_unreg,
 	.enc_dense = cuda_enc_dense,
 	.enc_topk = cuda_enc_topk,
+	.max_3lc = cuda_max_3lc,
+	.enc_3lc = cuda_enc_3lc,
 	.dec_dense = cuda_dec_dense,
 	.dec_3lc = cuda_dec_3lc,
 	.dec_topk = cuda_dec_topk,

@@ -83,6 +83,23 @@ static int emu_enc_topk(gw_gpu *g, const struct gw_kk_enc *j)
 	return rc == GW_EBUDGET ? GW_OK : rc;
 }
 
+static int emu_max_3lc(gw_gpu *g, const struct gw_kt_enc *j)
+{
+	(void)g;
+	gw_emu_max_3lc(j);
+	return GW_OK;
+}
+
+static int emu_enc_3lc(gw_gpu *g, const struct gw_kt_enc *j)
+{
+	(void)g;
+	uint32_t frames;
+	/* Too many frames, or a segment too long: the caller reads ntok and
+	 * err, as after the device's launches. */
+	int rc = gw_emu_encode_3lc(j, &frames);
+	return rc == GW_EBUDGET ? GW_OK : rc;
+}
+
 static int emu_dec_dense(gw_gpu *g, const struct gw_kf_dec *d)
 {
 	(void)g;
@@ -133,6 +150,8 @@ const struct gw_gpu_ops gw_gpu_emu_ops = {
 	.unreg = emu_unreg,
 	.enc_dense = emu_enc_dense,
 	.enc_topk = emu_enc_topk,
+	.max_3lc = emu_max_3lc,
+	.enc_3lc = emu_enc_3lc,
 	.dec_dense = emu_dec_dense,
 	.dec_3lc = emu_dec_3lc,
 	.dec_topk = emu_dec_topk,

@@ -32,6 +32,8 @@ struct gw_gpu_ops {
 	/* Launches; the host waits in sync(). */
 	int (*enc_dense)(gw_gpu *g, const struct gw_kd_enc *j);
 	int (*enc_topk)(gw_gpu *g, const struct gw_kk_enc *j);
+	int (*max_3lc)(gw_gpu *g, const struct gw_kt_enc *j);
+	int (*enc_3lc)(gw_gpu *g, const struct gw_kt_enc *j);
 	int (*dec_dense)(gw_gpu *g, const struct gw_kf_dec *d);
 	int (*dec_3lc)(gw_gpu *g, const struct gw_kf_dec *d);
 	int (*dec_topk)(gw_gpu *g, const struct gw_kf_dec *d);
@@ -54,12 +56,21 @@ struct gpu_topk {
 	float *val;
 };
 
+/* 3lc's scratch for batches of up to nb packed bytes, and the tensor's
+ * maximum, kept from the batch that starts it to the last. */
+struct gpu_tlc {
+	uint64_t nb;
+	uint8_t *bytes;
+	uint32_t *runs, *tok, *tok_byte, *tiles, *words;   /* words: mx, ntok, err */
+};
+
 struct gw_gpu {
 	const struct gw_gpu_ops *ops;
 	void *priv;
 	struct gw_gpu_map map;
 	struct gpu_params par;
 	struct gpu_topk tk;
+	struct gpu_tlc tl;
 };
 
 /* An executor announces itself when the library loads (gpu_cuda.c). */

@@ -172,13 +172,22 @@ __global__ void gw_kt_seal_kernel(struct gw_kt_enc j)
 		gw_kt_seal(&j, f);
 }
 
+extern "C" int gw_cuda_max_3lc(const struct gw_kt_enc *j, cudaStream_t stream)
+{
+	if (!j || !j->mx)
+		return GW_EINVAL;
+	cudaMemsetAsync(j->mx, 0, sizeof(uint32_t), stream);
+	gw_kt_max_kernel<<<TLC_MAX_BLOCKS, GW_KT_THREADS, 0, stream>>>(*j);
+	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+}
+
 extern "C" int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream)
 {
 	if (!j || !j->nb || !j->room || !j->max_frames)
 		return GW_EINVAL;
 	unsigned grid = grid_for((uint32_t)((j->nb + 255) / 256));
-	cudaMemsetAsync(j->mx, 0, sizeof(uint32_t), stream);
-	gw_kt_max_kernel<<<TLC_MAX_BLOCKS, GW_KT_THREADS, 0, stream>>>(*j);
+	if (!j->mx_given && gw_cuda_max_3lc(j, stream) < 0)
+		return GW_EIO;
 	gw_kt_pack_kernel<<<grid, 256, 0, stream>>>(*j);
 	gw_kt_run_start_kernel<<<grid, 256, 0, stream>>>(*j);
 	struct gw_ks_scan runs = {GW_KS_MAX, 1, j->runs, j->runs, j->tiles, j->nb};

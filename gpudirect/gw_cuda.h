@@ -29,6 +29,8 @@ int gw_cuda_decode_dense(const struct gw_kf_dec *d, cudaStream_t stream);
  * seg and seg_last set by gw_kt_limit(); once the stream is done, frames
  * gw_kt_frames() of *ntok (none sealed if more than max_frames, or *err). */
 int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream);
+/* The max launch alone, over j's g, e and dim: *j->mx (device memory). */
+int gw_cuda_max_3lc(const struct gw_kt_enc *j, cudaStream_t stream);
 int gw_cuda_decode_3lc(const struct gw_kf_dec *d, cudaStream_t stream);
 /* top-k: j's scratch, hist, st and nframes in device memory; frames
  * *nframes once the stream is done (more than max_frames: none written).

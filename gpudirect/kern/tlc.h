@@ -60,6 +60,12 @@ struct gw_kt_enc {
 	uint8_t *const *slots;
 	uint32_t *lens;
 	uint32_t max_frames;       /* slots given; ceil(nb / P) always suffice */
+	/* A batch of a larger tensor's segments (the collective's chunks):
+	 * g[0] is element base of it, frame starts count from there, and
+	 * mx_given says *mx already holds the whole tensor's maximum (the
+	 * max phase ran over it first), so every batch uses one m. */
+	uint64_t base;
+	int mx_given;
 };
 
 GW_HD void gw_hd_max_u32(uint32_t *p, uint32_t v)
@@ -260,9 +266,9 @@ GW_HD void gw_kt_seal(const struct gw_kt_enc *j, uint32_t f)
 	uint64_t b0, b1;
 	uint32_t t0, toks;
 	gw_kt_frame_range(j, f, &b0, &b1, &t0, &toks);
-	uint64_t count = 5 * (b1 - b0), start = 5 * b0;
-	if (count > j->dim - start)
-		count = j->dim - start;
+	uint64_t count = 5 * (b1 - b0), off = 5 * b0, start = j->base + off;
+	if (count > j->dim - off)
+		count = j->dim - off;
 	uint8_t *fr = j->slots[f];
 	gw_hd_st32(fr + GW_KF_HDR, gw_hd_f32_bits(gw_kt_m(j)));
 	/* 3lc is codec 4 (wire-format §3) */

@@ -25,6 +25,9 @@ exact() {  # label rounds W [job options] -- [worker options]
 exact "raw W=2 S=1" 3 2 --dim 100003 -- --gpu emu
 exact "bf16 W=2 S=2 --ports 2" 3 2 --dim 120000 --shards 2 --up bf16 --down bf16 -- --gpu emu --ports 2
 exact "int8 up, 3lc down W=4" 4 4 --dim 200000 --up int8 --down 3lc -- --gpu emu
+exact "3lc both ways W=4 S=2" 4 4 --dim 200000 --shards 2 --up 3lc --down 3lc -- --gpu emu
+exact "3lc s=1.75, dim not a multiple of 5, W=2" 4 2 --dim 123457 --up 3lc --down raw \
+  --up-params sparsity=1.75 -- --gpu emu
 exact "topk 5% up, 50% down W=4" 4 4 --dim 200000 --up topk --down topk \
   --up-params fraction=0.05 --down-params fraction=0.5 -- --gpu emu
 exact "int8, rank 1 on the device beside CPU ranks" 3 4 --dim 150000 --up int8 --down int8 \
@@ -47,7 +50,7 @@ if exact "int8 up, 3lc down, impaired" 3 4 --dim 100000 --up int8 --down 3lc \
 fi
 
 # The error buffers: a device run's residuals are the CPU run's, byte for byte.
-for codec in int8 "topk --up-params fraction=0.02"; do
+for codec in int8 3lc "topk --up-params fraction=0.02"; do
   bad=0
   for side in cpu dev; do
     mkdir -p "$LOGS/$side"
@@ -69,7 +72,7 @@ done
 
 # Loss-tolerant under 10% loss: left-out frames decode back into the
 # device's error buffer; nothing is lost over all rounds.
-for codec in int8 topk; do
+for codec in int8 3lc topk; do
   rm -f "$LOGS"/*.f32
   if job --workers 4 --dim 60000 --mode loss-tolerant --deadline-us 2000 --up $codec --down raw \
        --agg-args "--opts impair_loss=0.1,impair_seed=5" \
@@ -98,7 +101,8 @@ refused() {  # label pattern [job options] -- [worker options]
     echo "FAIL: $label: no '$pat' in:"; cat "$LOGS"/w.0.err; fail=1
   fi
 }
-refused "3lc up on the device" "no kernels for up 3lc" --up 3lc -- --gpu emu
+refused "terngrad up on the device" "no kernels for up terngrad" --up terngrad -- --gpu emu
+refused "onebit down on the device" "no kernels for down onebit" --down onebit -- --gpu emu
 refused "an unknown executor" "\-\-gpu: 'opencl'" -- --gpu opencl
 refused "Sketched-SGD on the device" "no device path" --up countsketch -- --gpu emu
 if [ ! -e /dev/nvidia0 ]; then

@@ -182,8 +182,8 @@ GW_API void gw_comm_free(gw_comm *c);              /* accepts NULL */
  * into out. The error buffer moves to g's memory too (gw_comm_residual
  * then returns a pointer there). Before the first allreduce only; c does
  * not own g, which must outlive it. GW_EUNSUPPORTED with a detail: not the
- * dense engine, a codec without kernels (encode: raw, bf16, int8, topk;
- * decode: those and 3lc), or a backend that cannot name its packet
+ * dense engine, a codec without kernels (raw, bf16, int8, 3lc and topk
+ * have them), or a backend that cannot name its packet
  * memory. (GRADWIRE_0.3) */
 typedef struct gw_gpu gw_gpu;
 GW_API int gw_comm_set_gpu(gw_comm *c, gw_gpu *g);

@@ -44,8 +44,9 @@ GW_API int gw_gpu_copy(gw_gpu *g, void *dst, const void *src, size_t len);
 int gw_gpu_register(gw_gpu *g, void *host, size_t len);
 /* 1 if [p, p + len) lies in registered memory. */
 int gw_gpu_registered(const gw_gpu *g, const void *p, size_t len);
-/* Whether the kernels take this codec: dir 0 encode, 1 decode. */
-int gw_gpu_takes(int codec, int dir);
+/* Whether the kernels encode and decode this codec (raw, bf16, int8,
+ * 3lc, topk). */
+int gw_gpu_takes(int codec);
 
 /* Frames of chunks [first, first + n) of a tensor, one frame per chunk,
  * each into bufs[i] (registered memory, room bytes): as codec/ encodes
@@ -58,6 +59,8 @@ int gw_gpu_takes(int codec, int dir);
 struct gw_gpu_chunks {
 	int codec;
 	double fraction;          /* top-k */
+	double sparsity;          /* 3lc: the batch that starts the tensor
+				   * (first 0) takes its maximum first */
 	const float *g;           /* the tensor, executor memory */
 	float *e;                 /* its error buffer, or NULL */
 	uint64_t dim;
