@@ -191,6 +191,7 @@ struct gw_comm {
 	/* This call's bytes (gw_allreduce_info). */
 	uint64_t bytes_up, bytes_down, bytes_up_once, bytes_down_once;
 	void *eng;                    /* the engine's state */
+	char gpu_handoff[256];        /* gw_comm_gpu_handoff, once a GPU is set */
 };
 
 /* The dataplane that reaches shard s. */

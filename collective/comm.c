@@ -125,6 +125,11 @@ int gw_comm_set_gpu(gw_comm *c, gw_gpu *g)
 	return c->L.eng->set_gpu(c, g);
 }
 
+const char *gw_comm_gpu_handoff(const gw_comm *c)
+{
+	return c && c->gpu_handoff[0] ? c->gpu_handoff : NULL;
+}
+
 const float *gw_comm_residual(const gw_comm *c)
 {
 	return c ? c->L.eng->residual(c) : NULL;

@@ -25,6 +25,7 @@
  * self-tuned window's (coll_window.h): results' round trips and losses
  * set it, so no one picks a window per link.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,26 @@ const float *dense_residual(const gw_comm *c)
 	return d->ef ? gw_ef_data(d->ef) : NULL;
 }
 
+/* Which hand-off carries the frames, and why not dma-buf (probed on both
+ * sides as NCCL probes it): said once, so a user sees what the NIC reads. */
+static void handoff(gw_comm *c, gw_gpu *g)
+{
+	char why[160] = "";
+	int ok = gw_gpu_dmabuf(g) == 1;
+	if (!ok)
+		snprintf(why, sizeof(why), "%s", gw_error_detail());
+	for (unsigned p = 0; ok && p < c->ndp; p++)
+		if (gw_dp_dmabuf(c->dps[p]) != 1) {
+			ok = 0;
+			snprintf(why, sizeof(why), "%s", gw_error_detail());
+		}
+	int emu = !strcmp(gw_gpu_name(g), "emu");
+	snprintf(c->gpu_handoff, sizeof(c->gpu_handoff), "%s kernels write frames into the "
+		 "dataplane's packet memory%s; %s", gw_gpu_name(g),
+		 emu ? " (emulated: host memory)" : ", pinned and mapped for the device", ok ? "dma-buf: GPU and NIC both support it, but this build "
+		 "sends from packet memory" : why);
+}
+
 int dense_set_gpu(gw_comm *c, gw_gpu *g)
 {
 	struct dense_worker *d = c->eng;
@@ -159,6 +180,7 @@ int dense_set_gpu(gw_comm *c, gw_gpu *g)
 	}
 	d->fraction = f;
 	d->sparsity = s;
+	handoff(c, g);
 	d->gpu = g;
 	return GW_OK;
 }

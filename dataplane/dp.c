@@ -136,6 +136,18 @@ int gw_dp_regions(gw_dp *dp, gw_dp_region *r, unsigned max)
 	return dp->ops->regions(dp, r, max);
 }
 
+int gw_dp_dmabuf(gw_dp *dp)
+{
+	if (!dp)
+		return GW_ERRF(GW_EINVAL, "gw_dp_dmabuf: dp is NULL");
+	if (!dp->ops->dmabuf) {
+		gw__detail(GW_OK, "dma-buf: the %s backend sends from host memory only",
+			   dp->ops->name);
+		return 0;
+	}
+	return dp->ops->dmabuf(dp);
+}
+
 void gw_dp_stats_get(const gw_dp *dp, gw_dp_stats *st)
 {
 	if (dp && st)

@@ -33,6 +33,9 @@ struct gw_dp_ops {
 	/* Optional (gw_dp_regions): the regions packet data lies in; returns
 	 * their count, filling at most max. */
 	int (*regions)(gw_dp *dp, gw_dp_region *r, unsigned max);
+	/* Optional (gw_dp_dmabuf): 1 if the device registers dma-buf memory,
+	 * else 0 with a detail. */
+	int (*dmabuf)(gw_dp *dp);
 };
 
 /* Every backend's handle begins with this. */

@@ -131,6 +131,18 @@ int gw_gpu_dcopy(gw_gpu *g, float *dst, const float *src, uint64_t n)
 	return gw_gpu_copy(g, dst, src, n * sizeof(float));
 }
 
+int gw_gpu_dmabuf(gw_gpu *g)
+{
+	if (!g)
+		return GW_ERRF(GW_EINVAL, "gpu: missing");
+	if (!g->ops->dmabuf) {
+		gw__detail(GW_OK, "dma-buf: the %s executor's tensors are host memory",
+			   g->ops->name);
+		return 0;
+	}
+	return g->ops->dmabuf(g);
+}
+
 int gw_gpu_register(gw_gpu *g, void *host, size_t len)
 {
 	if (!g || !host || !len)

@@ -39,6 +39,9 @@ struct gw_gpu_ops {
 	int (*dec_topk)(gw_gpu *g, const struct gw_kf_dec *d);
 	int (*finite)(gw_gpu *g, float *p, uint64_t n);   /* non-finite -> 0 */
 	int (*sync)(gw_gpu *g);
+	/* Optional: 1 if the device exports its memory as dma-buf, else 0
+	 * with a detail. */
+	int (*dmabuf)(gw_gpu *g);
 };
 
 /* Job parameters in mapped memory, grown on demand. */

@@ -513,6 +513,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gw-allreduce: --gpu %s: %s\n", o.gpu, gw_error_detail());
 			goto done;
 		}
+		fprintf(stderr, "gw-allreduce: rank %llu: --gpu %s: %s\n",
+			(unsigned long long)o.rank, o.gpu, gw_comm_gpu_handoff(comm));
 		if (!(dg = gw_gpu_alloc(gpu, n * sizeof(float))) ||
 		    !(dout = gw_gpu_alloc(gpu, n * sizeof(float)))) {
 			fprintf(stderr, "gw-allreduce: --gpu %s: no memory for the tensors\n",

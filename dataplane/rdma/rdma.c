@@ -591,6 +591,28 @@ static int rdma_regions(gw_dp *dp, gw_dp_region *r, unsigned max)
 	return 1;
 }
 
+/* gw_dp_dmabuf(): a registration of no buffer (fd -1). A kernel or
+ * provider without dma-buf support refuses the call itself; one with it
+ * gets as far as the descriptor. soft-RoCE (rxe) has none. */
+static int rdma_dmabuf(gw_dp *dp)
+{
+	struct rdma_dp *d = (struct rdma_dp *)dp;
+	const char *dev = d->ctx ? ibv_get_device_name(d->ctx->device) : "?";
+	errno = 0;
+	struct ibv_mr *mr = ibv_reg_dmabuf_mr(d->pd, 0, 0, 0, -1, IBV_ACCESS_LOCAL_WRITE);
+	int e = errno;
+	if (mr) {   /* not expected of fd -1; whatever it is, it is not kept */
+		ibv_dereg_mr(mr);
+		return 1;
+	}
+	if (e == EOPNOTSUPP || e == EPROTONOSUPPORT || e == ENOSYS || e == 0) {
+		gw__detail(GW_OK, "dma-buf: %s does not register dma-buf memory (%s)", dev,
+			   e ? strerror(e) : "refused");
+		return 0;
+	}
+	return 1;
+}
+
 /* Global, not static: linkers of the static archive name it (-u). */
 const struct gw_dp_ops gw_dp_rdma_ops = {
 	.name = "rdma",
@@ -602,5 +624,6 @@ const struct gw_dp_ops gw_dp_rdma_ops = {
 	.rx_burst = rdma_rx_burst,
 	.wait = rdma_wait,
 	.regions = rdma_regions,
+	.dmabuf = rdma_dmabuf,
 };
 GW_DP_BACKEND(gw_dp_rdma_ops)

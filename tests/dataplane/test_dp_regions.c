@@ -42,6 +42,11 @@ static void test_udp(void **state)
 	GW_CHECK(gw_dp_regions(NULL, &r, 1) == GW_EINVAL, "NULL dp");
 	GW_CHECK(gw_dp_regions(dp, NULL, 1) == GW_EINVAL, "NULL regions with room");
 	GW_CHECK(strstr(gw_error_detail(), "r is NULL"), "detail: %s", gw_error_detail());
+	/* No dma-buf from a socket: a GPU's frames go through these regions. */
+	GW_CHECK(gw_dp_dmabuf(dp) == 0, "udp claims dma-buf");
+	GW_CHECK(strstr(gw_error_detail(), "udp backend sends from host memory only"),
+		 "detail: %s", gw_error_detail());
+	GW_CHECK(gw_dp_dmabuf(NULL) == GW_EINVAL, "NULL dp");
 	gw_dp_close(dp);
 }
 
@@ -62,6 +67,7 @@ static void test_dpdk_null(void **state)
 		return;
 	}
 	check_pool(dp, "dpdk net_null");
+	GW_CHECK(gw_dp_dmabuf(dp) == 0, "dpdk claims dma-buf");
 	gw_dp_close(dp);
 }
 

@@ -262,6 +262,21 @@ static void test_longer_than_payload_max(void **state)
 	dropped(BIG, 4242);
 }
 
+/* The dma-buf probe (gw_dp_dmabuf) on soft-RoCE: rxe registers no
+ * dma-buf memory, so a GPU's frames go through the MR over the packet
+ * slots; the probe says so without failing the dataplane, which still
+ * receives. */
+static void test_dmabuf_probe(void **state)
+{
+	(void)state;
+	int rc = gw_dp_dmabuf(victim);
+	GW_CHECK(rc == 0, "rxe: gw_dp_dmabuf returned %d", rc);
+	GW_CHECK(strstr(gw_error_detail(), "does not register dma-buf memory"), "detail: %s",
+		 gw_error_detail());
+	printf("rxe: %s\n", gw_error_detail());
+	still_receives();
+}
+
 int main(void)
 {
 	ip = gw_rdma_test_ip("test_rdma_hostile");
@@ -271,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_port_zero),
 		cmocka_unit_test(test_immediate_above_ports),
 		cmocka_unit_test(test_longer_than_payload_max),
+		cmocka_unit_test(test_dmabuf_probe),
 	};
 	return cmocka_run_group_tests_name("rdma_hostile", tests, group_setup, group_teardown);
 }

@@ -187,6 +187,10 @@ GW_API void gw_comm_free(gw_comm *c);              /* accepts NULL */
  * memory. (GRADWIRE_0.3) */
 typedef struct gw_gpu gw_gpu;
 GW_API int gw_comm_set_gpu(gw_comm *c, gw_gpu *g);
+/* After gw_comm_set_gpu: how frames reach the NIC, and why not from GPU
+ * memory by dma-buf (the probes of gw_gpu_dmabuf and gw_dp_dmabuf); NULL
+ * without an executor. (GRADWIRE_0.3) */
+GW_API const char *gw_comm_gpu_handoff(const gw_comm *c);
 
 /* out[0..dim) <- the sum over workers of their (compressed) grad[0..dim).
  * grad and out may be the same array. Returns 0 and fills *info (if not

@@ -144,6 +144,14 @@ typedef struct gw_dp_region {
 } gw_dp_region;
 GW_API int gw_dp_regions(gw_dp *dp, gw_dp_region *r, unsigned max);
 
+/* Whether dp's device could send from GPU memory exported as a dma-buf
+ * (ibv_reg_dmabuf_mr), probed as NCCL probes it: a registration of no
+ * buffer, which a kernel and provider without support refuse with
+ * EOPNOTSUPP or EPROTONOSUPPORT, and others with EBADF. 1: yes; 0: no,
+ * with a detail (gw_error_detail) saying why; GW_EINVAL for a NULL dp.
+ * (GRADWIRE_0.3) */
+GW_API int gw_dp_dmabuf(gw_dp *dp);
+
 GW_API void gw_dp_stats_get(const gw_dp *dp, gw_dp_stats *st);
 
 #ifdef __cplusplus

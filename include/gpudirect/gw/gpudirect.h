@@ -36,6 +36,13 @@ GW_API void gw_gpu_free(gw_gpu *g, void *p);         /* accepts NULL */
  * the addresses); returns when done. */
 GW_API int gw_gpu_copy(gw_gpu *g, void *dst, const void *src, size_t len);
 
+/* Whether g's memory can be exported as a dma-buf for a NIC to read
+ * (cuMemGetHandleForAddressRange: the device's DMA_BUF_SUPPORTED
+ * attribute, and an export that succeeds). 1: yes; 0: no, with a detail
+ * saying why (emu: host memory; no driver entry point; the device says
+ * no). */
+GW_API int gw_gpu_dmabuf(gw_gpu *g);
+
 /* ---- what the collective calls (not exported) ---------------------------- */
 
 /* Host memory the kernels write frames into and read frames from: the
