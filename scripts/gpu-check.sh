@@ -3,8 +3,10 @@
 #
 #   scripts/gpu-check.sh pack [BUILD_DIR] [OUT]   here, after a build with
 #       nvcc: copies what the GPU machine needs into OUT (default gpu-pack/,
-#       git-ignored, a few MB): test_gpu_device, gpu_bench, gw-bench, the
-#       CUDA runtime they link, the cnn traces, bench/gpu.sh.
+#       git-ignored): test_gpu_device, gpu_bench, gw-bench, and for the
+#       end-to-end bench gw-allreduce, gw-aggregator and gw-launch, every
+#       shared library they link but glibc's and the C++ runtime's (the GPU
+#       machine has another distribution), the cnn traces, bench/gpu.sh.
 #   scripts/gpu-check.sh run [OUT]                there: the device test (the
 #       device's frames byte for byte the host emulation's, hence codec/'s),
 #       then bench/gpu.sh (one JSON object). Exit 1 if the test fails, 77 if
@@ -18,14 +20,19 @@ mode=${1:-}
 case $mode in
   pack)
     build=${2:-build} out=${3:-gpu-pack}
-    for f in tests/gpu/test_gpu_device bench/gpu_bench apps/gw-bench; do
+    bins=(tests/gpu/test_gpu_device bench/gpu_bench apps/gw-bench apps/gw-allreduce
+          apps/gw-aggregator)
+    for f in "${bins[@]}" apps/gw-launch; do
       [ -x "$build/$f" ] || { echo "gpu-check: $build/$f not built (needs nvcc: scripts/build.sh)" >&2; exit 2; }
     done
     rm -rf "$out"; mkdir -p "$out/lib" "$out/traces/cnn"
-    cp "$build/tests/gpu/test_gpu_device" "$build/bench/gpu_bench" "$build/apps/gw-bench" "$out/"
+    for f in "${bins[@]}" apps/gw-launch; do cp "$build/$f" "$out/"; done
     cp bench/gpu.sh "$out/"
-    # The CUDA runtime these link (the GPU machine may have the driver only).
-    ldd "$out/test_gpu_device" | awk '/libcudart/ { print $3 }' | xargs -r -I{} cp -L {} "$out/lib/"
+    # What they link, the CUDA runtime among it (the GPU machine may have
+    # the driver only), but the C and C++ runtimes, which it has.
+    for f in "${bins[@]}"; do ldd "$build/$f"; done | awk '$3 ~ /^\// { print $3 }' | sort -u |
+      grep -Ev '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|ld-linux-x86-64)\.so' |
+      xargs -r -I{} cp -L {} "$out/lib/"
     traces=${GW_TRACES:-../shared/data/grads}
     cp "$traces"/cnn/*.f32 "$out/traces/cnn/"
     du -sh "$out"
