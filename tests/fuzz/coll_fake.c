@@ -158,6 +158,18 @@ static int fake_wait(gw_dp *dp, unsigned timeout_us)
 	return GW_OK;
 }
 
+/* The fake's packets come from malloc, one by one: one region spanning
+ * the address space stands for "all of them", which the emulated
+ * executor maps onto itself (a frame outside it would still be refused). */
+static int fake_regions(gw_dp *dp, gw_dp_region *r, unsigned max)
+{
+	if (!fake(dp)->h.regions)
+		return GW_EUNSUPPORTED;
+	if (max)
+		r[0] = (gw_dp_region){(void *)(uintptr_t)4096, (SIZE_MAX >> 1) - 4096};
+	return 1;
+}
+
 static void fake_close(gw_dp *dp)
 {
 	(void)dp;
@@ -171,6 +183,7 @@ static const struct gw_dp_ops fake_ops = {
 	.tx_burst = fake_tx,
 	.rx_burst = fake_rx,
 	.wait = fake_wait,
+	.regions = fake_regions,
 };
 
 gw_dp *fc_dp_new(const gw_endpoint *local, uint32_t payload_max,

@@ -50,6 +50,8 @@ enum { FC_RAW = 0, FC_INT8, FC_3LC, FC_TOPK, FC_SKETCHED, FC_NCODECS };
 #define FC_WK_TOLERANT 0x02u
 #define FC_WK_SKETCHED 0x04u   /* gw_allreduce_sketched (codecs ignored) */
 #define FC_WK_TWO_ROUNDS 0x08u
+#define FC_WK_DEVICE 0x10u     /* device tensors: the "emu" executor (the
+				* CUDA kernels' code) encodes and decodes */
 
 /* cfg[7], both harnesses where it applies. TX1: tx_burst takes one
  * packet per call (the rest waits, as behind a full device queue). */
@@ -157,6 +159,7 @@ struct fc_hooks {
 	void *arg;              /* fc_dp_arg() */
 	uint32_t pool;          /* most packets allocated at once (0: no limit) */
 	uint32_t tx_max;        /* most packets one tx_burst takes (0: all) */
+	int regions;            /* names its packet memory (gw_dp_regions) */
 };
 
 /* A fake dataplane at local with packets of payload_max bytes; NULL on no

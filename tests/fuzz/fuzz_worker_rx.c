@@ -40,6 +40,10 @@
  * hostile. The harness counts what the worker's rx_burst hands up: genuine
  * packets of the current round, genuine ones of an earlier round, hostile.
  *
+ * With FC_WK_DEVICE the worker's tensors are device tensors of the "emu"
+ * executor: the CUDA kernels' code (emulated) encodes the chunks and
+ * decodes every RESULT the worker accepts, under the same checks.
+ *
  * Checks, aborting on a violation:
  *  - every call returns GW_OK or a GW_E* code; coll_agg_input() GW_OK or
  *    GW_ENOMEM; every packet either side sends parses (the shard's are
@@ -109,6 +113,7 @@ struct held {
 struct run {
 	gw_dp *wdp, *adp;          /* the worker's, the shard's */
 	gw_comm *c;
+	gw_gpu *gpu;               /* FC_WK_DEVICE: the emulated executor */
 	gw_agg *a;
 	const struct coll_layout *L;
 	gw_endpoint wep, aep;
@@ -529,7 +534,8 @@ static int setup(struct run *r, const uint8_t *cfg)
 	struct fc_hooks wh = {.on_tx = worker_tx, .on_poll = worker_poll,
 			      .on_rx = worker_rx, .on_wait = worker_wait, .arg = r,
 			      .pool = cfg[7] & FC_POOL3_WORKER ? 3 : 0,
-			      .tx_max = cfg[7] & FC_TX1_WORKER ? 1 : 0};
+			      .tx_max = cfg[7] & FC_TX1_WORKER ? 1 : 0,
+			      .regions = !!(f & FC_WK_DEVICE)};
 	struct fc_hooks ah = {.on_tx = shard_tx, .arg = r,
 			      .tx_max = cfg[7] & FC_TX1_SHARD ? 1 : 0};
 	r->wdp = fc_dp_new(&r->wep, FC_PAYLOAD_MAX, &wh);
@@ -542,6 +548,11 @@ static int setup(struct run *r, const uint8_t *cfg)
 			     .timeout_ms = TIMEOUT_MS, .first_round = r->round};
 	if (!(r->a = gw_agg_create(&r->adp, 1, &ac)) || !(r->c = gw_comm_create(r->wdp, &cc)))
 		return -1;
+	/* A job the device path refuses (Sketched-SGD) stays a CPU job. */
+	if ((f & FC_WK_DEVICE) && !(f & FC_WK_SKETCHED) &&
+	    (!(r->gpu = gw_gpu_open("emu")) || gw_comm_set_gpu(r->c, r->gpu) < 0))
+		GW_FUZZ_CHECKF(0, "the emulated executor refused a dense job: %s",
+			       gw_error_detail());
 	r->L = &r->a->L;
 	/* The oracle of the job as given: it derives what was left out on
 	 * its own. */
@@ -557,6 +568,7 @@ static void run_free(struct run *r)
 {
 	/* The worker and the shard give their packets back first. */
 	gw_comm_free(r->c);
+	gw_gpu_close(r->gpu);
 	gw_agg_free(r->a);
 	fc_dp_delete(r->wdp);
 	fc_dp_delete(r->adp);

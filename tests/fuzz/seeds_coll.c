@@ -288,6 +288,15 @@ static void seeds_worker(seed_write_fn write)
 		    FC_ROUND_HIGH);
 	worker_seed(write, "sketched-k50-high-rounds", k | two | sk, 0, 0, 4000, 120, 1, 1,
 		    0x60 | FC_ROUND_HIGH);
+	/* Device tensors (the emulated CUDA kernels encode and decode). */
+	uint8_t dev = FC_WK_DEVICE;
+	worker_seed(write, "dev-raw-keyed-hostile", dev | k | two, FC_RAW, FC_RAW, 1000, 120, 1,
+		    1, FC_TX1_WORKER | FC_TX1_SHARD);
+	worker_seed(write, "dev-int8-3lc-tolerant", dev | k | FC_WK_TOLERANT, FC_INT8, FC_3LC,
+		    3000, 400, 8, 1, FC_POOL3_WORKER);
+	worker_seed(write, "dev-topk-raw-unkeyed", dev | two, FC_TOPK, FC_RAW, 2000, 960, 1, 1,
+		    FC_TX1_SHARD);
+	worker_seed(write, "dev-3lc-topk-forged", dev | k, FC_3LC, FC_TOPK, 1500, 240, 3, 2, 0);
 }
 
 int seeds_coll(const char *name, seed_write_fn write)
