@@ -192,6 +192,7 @@ struct gw_comm {
 	uint64_t bytes_up, bytes_down, bytes_up_once, bytes_down_once;
 	void *eng;                    /* the engine's state */
 	char gpu_handoff[256];        /* gw_comm_gpu_handoff, once a GPU is set */
+	uint64_t calls;               /* allreduce calls begun */
 };
 
 /* The dataplane that reaches shard s. */

@@ -87,6 +87,7 @@ fail:
 static void call_begin(gw_comm *c)
 {
 	c->bytes_up = c->bytes_down = c->bytes_up_once = c->bytes_down_once = 0;
+	c->calls++;
 }
 
 static int call_end(gw_comm *c, int rc)
@@ -120,7 +121,8 @@ int gw_comm_set_gpu(gw_comm *c, gw_gpu *g)
 {
 	if (!c || !g)
 		return GW_ERRF(GW_EINVAL, "%s: missing", !c ? "comm" : "gpu");
-	if (c->round)
+	/* Not c->round: a job may start at any round (first_round). */
+	if (c->calls)
 		return GW_ERRF(GW_ESTATE, "gpu: set before the first allreduce");
 	return c->L.eng->set_gpu(c, g);
 }
