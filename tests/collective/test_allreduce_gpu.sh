@@ -39,6 +39,19 @@ exact "3lc s=1.75, dim not a multiple of 5, W=2" 4 2 --dim 123457 --up 3lc --dow
   --up-params sparsity=1.75 -- --gpu emu
 exact "topk 5% up, 50% down W=4" 4 4 --dim 200000 --up topk --down topk \
   --up-params fraction=0.05 --down-params fraction=0.5 -- --gpu emu
+# DPDK memif: the kernels write into the mempool's mbufs (its memory
+# chunks are the registered regions), a port per shard on each worker.
+probe=$(timeout 3 "$APPS/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shconf \
+  --file-prefix=gwgp$$ --vdev=net_null0 -- --backend dpdk --shard 0 --workers 1 \
+  --dim 64 --local 10.0.0.1:1 --opts link_wait=0 2>&1 </dev/null)
+if printf '%s' "$probe" | grep -q "not built\|unsupported\|not supported"; then
+  echo "skip: memif: this build has no DPDK backend"
+else
+  saved=$LINK LINK=memif
+  exact "int8 up, 3lc down over memif W=2 S=2" 3 2 --dim 100000 --shards 2 --up int8 \
+    --down 3lc -- --gpu emu --ports 2
+  LINK=$saved
+fi
 exact "int8, rank 1 on the device beside CPU ranks" 3 4 --dim 150000 --up int8 --down int8 \
   --rank-args "1:--gpu emu" --
 
