@@ -1,6 +1,7 @@
 /* The shard's side of every engine: a shard's common part (its
  * dataplanes, layout, workers' addresses, transmit queues, counters), the
  * serve loop, and the public calls; what a packet means is its engine's. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,9 @@ void gw_agg_free(gw_agg *a)
 {
 	if (!a)
 		return;
+	if (a->live.ready && a->live.liveness_ns && a->txq && a->wk)
+		agg_live_bye(a, "the shard closed");
+	agg_live_fini(a);
 	if (a->L.eng)
 		a->L.eng->agg_fini(a);
 	if (a->txq)
@@ -57,7 +61,7 @@ gw_agg *gw_agg_create(gw_dp **dps, unsigned ndp, const gw_agg_config *cfg)
 		goto fail;
 	}
 	memcpy(a->dps, dps, ndp * sizeof(*dps));
-	if (L->eng->agg_init(a, cfg) < 0) {
+	if (agg_live_init(a) < 0 || L->eng->agg_init(a, cfg) < 0) {
 		gw__detail(GW_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -71,6 +75,38 @@ void gw_agg_stats_get(const gw_agg *a, gw_agg_stats *st)
 {
 	if (a && st)
 		*st = a->st;
+}
+
+int gw_agg_set_liveness(gw_agg *a, uint32_t ms)
+{
+	gw__detail_clear();
+	if (!a)
+		return GW_ERRF(GW_EINVAL, "agg: missing");
+	if (ms && ms < 10)
+		return GW_ERRF(GW_EINVAL, "liveness_ms: %u, below 10 (0 turns it off)", ms);
+	a->live.liveness_ns = 1000000ull * ms;
+	a->live.next_ns = 0;
+	return GW_OK;
+}
+
+void gw_agg_faults_get(const gw_agg *a, gw_agg_faults *f)
+{
+	if (!a || !f)
+		return;
+	const struct agg_live *v = &a->live;
+	*f = (gw_agg_faults){.ctrl_sent = v->sent, .ctrl_received = v->received,
+			     .gone = v->evicted, .back = v->rejoined, .gone_now = v->ngone,
+			     .problems = v->problems};
+}
+
+int gw_agg_problem(gw_agg *a, char *buf, size_t len)
+{
+	if (!a || !buf || !len)
+		return GW_ERR(GW_EINVAL);
+	pthread_mutex_lock(&a->live.mu);
+	snprintf(buf, len, "%s", a->live.problem);
+	pthread_mutex_unlock(&a->live.mu);
+	return (int)strlen(buf);
 }
 
 void coll_agg_flush(gw_agg *a)
@@ -93,7 +129,7 @@ uint32_t coll_agg_queued(const gw_agg *a, unsigned d)
 	return a->txq[d].n;
 }
 
-void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
+static int agg_queue(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
 {
 	const struct wk *k = &a->wk[w];
 	struct txq *q = &a->txq[k->dp];
@@ -102,19 +138,35 @@ void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
 		coll_agg_flush(a);
 	if (q->n == PENDING_MAX || gw_dp_alloc(a->dps[k->dp], &p, 1) != 1) {
 		a->st.tx_refused++;   /* the worker's retransmission asks again */
-		return;
+		return 0;
 	}
 	memcpy(p->data, pkt, len);
 	p->len = len;
 	p->peer = k->ep;
 	q->p[q->n++] = p;
-	a->st.results_sent++;
-	a->st.bytes_down += len;
+	return 1;
+}
+
+void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
+{
+	if (agg_queue(a, w, pkt, len)) {
+		a->st.results_sent++;
+		a->st.bytes_down += len;
+	}
+}
+
+void coll_agg_send_ctrl(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
+{
+	agg_queue(a, w, pkt, len);
 }
 
 int coll_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 {
 	struct coll_up up = {.peer = pkt->peer, .dp = di};
+	if (coll_pkt_type(pkt) == GW_PKT_CTRL) {
+		agg_live_input(a, di, pkt, now);
+		return GW_OK;
+	}
 	if (!coll_agg_accept(a, pkt, &up.h, &up.frame, &up.len))
 		return GW_OK;
 	if (up.h.rank >= a->L.job.workers || gw_frame_peek(up.frame, up.len, &up.fi) < 0) {
@@ -122,6 +174,7 @@ int coll_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 		return GW_OK;
 	}
 	atomic_store_explicit(&a->heard_ns[up.h.rank], now, memory_order_relaxed);
+	agg_live_seen(a, up.h.rank, now);
 	return a->L.eng->agg_input(a, &up, now);
 }
 
@@ -160,7 +213,10 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 				return rc;
 			got += n;
 		}
+		int lrc = agg_live_tick(a, now);
 		coll_agg_flush(a);
+		if (lrc < 0)
+			return gw__detail(lrc, "%s", a->live.why);
 		if (tolerant && now >= a->scan_ns) {
 			int rc = coll_agg_tick(a, now);
 			if (rc < 0)
@@ -183,6 +239,8 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 		unsigned us = COLL_IDLE_WAIT_US;
 		if (tolerant)
 			us = (unsigned)GW_MIN((uint64_t)us, scan_every / 1000u + 1);
+		if (a->live.liveness_ns)
+			us = (unsigned)GW_MIN((uint64_t)us, a->live.liveness_ns / 8000u + 1);
 		if (gw_dp_wait_any(a->dps, a->ndp, us) < 0)
 			return GW_ERR(GW_EIO);
 	}

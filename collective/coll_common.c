@@ -197,6 +197,7 @@ int coll_layout_open(struct coll_layout *L, const gw_coll_job *job, uint32_t pay
 	if (rc < 0)
 		return gw__detail(rc, "%s (payload %u bytes)",
 				  why ? why : "chunk_elems: too large", payload_max);
+	L->payload = payload_max;
 	return GW_OK;
 }
 
@@ -211,7 +212,14 @@ static int coll_layout_key(struct coll_layout *L, const gw_coll_job *job,
 		}
 		memcpy(L->key, job->key, GW_KEY_LEN);
 		L->keyed = 1;
+		/* A fingerprint two processes compare (CTRL's digest): a hash
+		 * keyed by the key of a fixed text, so it says nothing of it. */
+		uint8_t fp[8];
+		crypto_generichash(fp, sizeof(fp), (const uint8_t *)"gradwire key fp", 15,
+				   L->key, GW_KEY_LEN);
+		L->key_fp = gw_ld64(fp);
 	}
+
 	L->job.key = NULL;      /* the copy above is what is used */
 	L->job.up_params = L->job.down_params = NULL;   /* applied at create */
 	L->job.engine_params = NULL;                    /* read by the engine */

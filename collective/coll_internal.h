@@ -13,6 +13,7 @@
 #ifndef GW_COLL_INTERNAL_H
 #define GW_COLL_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -71,6 +72,12 @@ struct coll_layout {
 	int keyed;
 	uint32_t chunks;          /* UP chunks of a call, all phases */
 	uint32_t bitmap_len;      /* RESULT contributor bitmap bytes */
+	/* What coll_layout_open saw, for the digest every CTRL carries: the
+	 * payload it was opened for and a fingerprint of the key (never the
+	 * key). Codec parameters are not compared: frames carry their own,
+	 * and chunk_elems (which they size) is. */
+	uint32_t payload;
+	uint64_t key_fp;
 	union {                   /* the engine's own */
 		struct coll_dense dense;
 		struct coll_sketch sk;
@@ -155,6 +162,8 @@ struct coll_engine {
 	void (*agg_fini)(struct gw_agg *a);
 	int (*agg_input)(struct gw_agg *a, const struct coll_up *up, uint64_t now);
 	int (*agg_tick)(struct gw_agg *a, uint64_t now);
+	/* Optional: worker w was found silent or said goodbye. */
+	void (*agg_gone)(struct gw_agg *a, uint32_t w, uint64_t now);
 };
 
 extern const struct coll_engine coll_dense_engine;      /* dense.c */
@@ -176,6 +185,20 @@ int coll_no_allreduce_sketched(struct gw_comm *c, const float *grad,
 
 /* ---- the worker (comm.c) ----------------------------------------------------- */
 
+/* Liveness (comm_live.c). */
+struct comm_live {
+	uint64_t liveness_ns;          /* 0: off */
+	uint64_t *heard_ns;            /* per shard: its last authenticated packet */
+	uint64_t begin_ns, next_hb_ns; /* this call's */
+	uint64_t sent, received;       /* CTRL packets */
+	int rc;                        /* sticky: GW_EPEER, GW_ECONFIG */
+	char why[320], hint[240];
+	pthread_t thr;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int ready, running, stop;
+};
+
 struct gw_comm {
 	gw_dp *dp;                    /* dps[0]: the one dataplane of most jobs */
 	gw_dp **dps;                  /* ndp = 1, or one per shard */
@@ -193,7 +216,25 @@ struct gw_comm {
 	void *eng;                    /* the engine's state */
 	char gpu_handoff[256];        /* gw_comm_gpu_handoff, once a GPU is set */
 	uint64_t calls;               /* allreduce calls begun */
+	pthread_mutex_t call_mu;      /* held by a call: the heartbeat thread
+				       * sends only between calls */
+	int call_mu_ready;
+	struct comm_live live;
 };
+
+/* Liveness of a communicator (comm_live.c): init starts the heartbeats
+ * (COLL_LIVENESS_DEF_MS), set changes the interval (0: off), fini says
+ * goodbye. A call begins with begin; its loop calls poll (heartbeats, a
+ * silent shard, what CTRL packets said: GW_OK or the call's error) and
+ * hands every CTRL packet to input, and every accepted packet of shard s
+ * to heard. */
+int comm_live_init(gw_comm *c);
+int comm_live_set(gw_comm *c, uint32_t ms);
+void comm_live_fini(gw_comm *c);
+void comm_live_begin(gw_comm *c, uint64_t now);
+int comm_live_poll(gw_comm *c, uint64_t now);
+void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now);
+void comm_live_heard(gw_comm *c, uint32_t shard, uint64_t now);
 
 /* The dataplane that reaches shard s. */
 static inline gw_dp *coll_dp_to(const gw_comm *c, uint32_t shard)
@@ -216,6 +257,23 @@ struct txq {
 	uint32_t n;
 };
 
+/* The shard's liveness (agg_live.c). */
+enum { COLL_GONE_SILENT = 1, COLL_GONE_LEFT = 2 };
+struct agg_live {
+	uint64_t liveness_ns, next_ns;
+	uint8_t *gone;             /* per worker: 0, COLL_GONE_SILENT or _LEFT */
+	uint32_t *silent_ms;       /* per worker: how long, when found silent */
+	uint64_t *heard;           /* per worker: its last packet of any kind
+				    * (heard_ns counts gradients only) */
+	uint32_t ngone;
+	uint64_t sent, received, evicted, rejoined, problems;
+	int rc;                    /* GW_ECONFIG: serving stops */
+	char why[320];
+	char problem[320];         /* the latest note (gw_agg_problem) */
+	pthread_mutex_t mu;        /* problem, read from another thread */
+	int ready;
+};
+
 struct gw_agg {
 	gw_dp **dps;
 	unsigned ndp;
@@ -233,7 +291,25 @@ struct gw_agg {
 	 * Atomic: the process hosting a co-located shard reads it from its
 	 * worker's thread to name a peer that went silent. */
 	_Atomic uint64_t *heard_ns;
+	struct agg_live live;
 };
+
+/* Liveness of a shard (agg_live.c): input takes a CTRL packet, tick
+ * heartbeats and finds silent workers (GW_ECONFIG once a worker showed
+ * other settings), seen marks a worker heard (back, if it was gone), bye
+ * tells every worker the shard leaves, tell_dead tells worker `to` that w
+ * is gone. */
+int agg_live_init(gw_agg *a);
+void agg_live_fini(gw_agg *a);
+void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now);
+int agg_live_tick(gw_agg *a, uint64_t now);
+void agg_live_seen(gw_agg *a, uint32_t w, uint64_t now);
+void agg_live_bye(gw_agg *a, const char *why);
+void agg_live_tell_dead(gw_agg *a, uint32_t to, uint32_t w);
+void agg_live_send(gw_agg *a, uint32_t w, uint8_t kind, uint32_t subject,
+		   uint32_t silent_ms, const char *text);
+/* coll_agg_send for CTRL packets (counted apart from results). */
+void coll_agg_send_ctrl(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len);
 
 /* Worker w's heard_ns: safe from any thread while the shard serves. */
 uint64_t coll_agg_heard(const gw_agg *a, uint32_t w);
@@ -255,6 +331,60 @@ void coll_agg_flush(gw_agg *a);
 /* Packets waiting in the transmit queue of dataplane d. */
 uint32_t coll_agg_queued(const gw_agg *a, unsigned d);
 
+/* What a received packet is (coll_accept, coll_ctrl_read). */
+enum coll_verdict {
+	COLL_OK = 0, COLL_BAD, COLL_CORRUPT, COLL_FOREIGN, COLL_UNAUTH, COLL_FORGED,
+};
+
+/* ---- control packets (coll_ctrl.c) ------------------------------------------ *
+ * CTRL (wire-format §5.9): liveness and the job's settings, either way.
+ * Every one carries the sender's digest of the job, so two processes told
+ * different things find out at the first packet and say which. */
+
+#define COLL_CTRL_LEN 160u
+#define COLL_CTRL_TEXT 88u
+enum { COLL_CTRL_HEARTBEAT = 1, COLL_CTRL_BYE, COLL_CTRL_DEAD, COLL_CTRL_MISMATCH };
+enum { COLL_ROLE_WORKER = 0, COLL_ROLE_SHARD = 1 };
+#define COLL_LIVENESS_DEF_MS 1000u
+/* COLL_LIVENESS_DEF_MS, or GW_LIVENESS_MS from the environment. */
+uint32_t coll_liveness_default(void);
+
+/* What every process of a job must agree on. */
+struct coll_digest {
+	uint64_t dim, key_fp;
+	uint32_t workers, shards, chunk_elems, payload, window;
+	uint8_t engine, up, down, mode, keyed;
+};
+
+struct coll_ctrl {
+	uint8_t kind, role;
+	uint16_t from;             /* the sender's rank or shard */
+	uint32_t round;            /* the sender's round */
+	uint32_t subject;          /* DEAD: the silent worker */
+	uint32_t silent_ms;        /* DEAD: how long */
+	struct coll_digest d;
+	char text[COLL_CTRL_TEXT]; /* BYE, MISMATCH: why (NUL-terminated) */
+};
+
+void coll_digest_of(const struct coll_layout *L, struct coll_digest *d);
+/* 0 when they agree; else 1 and why: the first setting that differs,
+ * "payload: 8972 there, 1472 here". */
+int coll_digest_diff(const struct coll_digest *here, const struct coll_digest *there,
+		     char *why, size_t n);
+/* A CTRL packet at p (room for COLL_CTRL_LEN + header + MAC), sealed
+ * with the job's key; returns its length. m's digest is L's. */
+uint32_t coll_ctrl_write(const struct coll_layout *L, uint8_t *p, struct coll_ctrl *m);
+/* Parses a received CTRL: COLL_OK and *m, or a rejection. A packet that
+ * parses but fails the MAC (COLL_UNAUTH, COLL_FORGED) still fills *m:
+ * its digest may only explain, never decide. */
+enum coll_verdict coll_ctrl_read(const struct coll_layout *L, const gw_pkt *pkt,
+				 struct coll_ctrl *m);
+/* The packet's type, from its header alone (0 if too short). */
+static inline uint8_t coll_pkt_type(const gw_pkt *p)
+{
+	return p->len > GW_PKT_OFF_TYPE ? p->data[GW_PKT_OFF_TYPE] : 0;
+}
+
 /* ---- packets (coll_common.c) --------------------------------------------- */
 
 /* Bytes a packet of this job spends besides its frame: header, bitmap
@@ -274,10 +404,6 @@ int coll_key_parse(const char *s, size_t len, uint8_t key[GW_KEY_LEN]);
  * FRAME and MAC flags. Returns the packet length. */
 uint32_t coll_seal(const struct coll_layout *L, uint8_t *p, gw_pkt_hdr *h,
 		   uint32_t body_len);
-
-enum coll_verdict {
-	COLL_OK = 0, COLL_BAD, COLL_CORRUPT, COLL_FOREIGN, COLL_UNAUTH, COLL_FORGED,
-};
 
 /* Parses and authenticates a received packet of type want: on COLL_OK
  * fills *h and the body (bitmap + frame, MAC excluded). */

@@ -52,8 +52,33 @@ static const gw_pkt_type result_type = {
 	.need = GW_PKT_F_FRAME, .shape = result_shape, .fields = agg_fields,
 };
 
+/* CTRL: a fixed body, MACed in a keyed job; never a frame. */
+static int ctrl_shape(const gw_pkt_hdr *h, size_t payload)
+{
+	if (h->sack_len)
+		return GW_ERR(GW_ERESERVED);
+	size_t mac = (h->flags & GW_PKT_F_MAC) ? GW_PKT_MAC_LEN : 0;
+	return payload == COLL_CTRL_LEN + mac ? GW_OK : GW_ERR(GW_ELENGTH);
+}
+
+static int ctrl_fields(const gw_pkt_hdr *h, const uint8_t *payload, size_t len)
+{
+	(void)len;
+	if (h->tensor || h->chunk)
+		return GW_ERR(GW_ERESERVED);
+	return payload[0] >= COLL_CTRL_HEARTBEAT && payload[0] <= COLL_CTRL_MISMATCH
+		       ? GW_OK : GW_ERR(GW_ECORRUPT);
+}
+
+static const gw_pkt_type ctrl_type = {
+	.type = GW_PKT_CTRL, .name = "CTRL", .flags = GW_PKT_F_MAC, .need = 0,
+	.shape = ctrl_shape, .fields = ctrl_fields,
+};
+
 int coll_wire_register(void)
 {
 	int rc = gw_pkt_register(&up_type);
-	return rc < 0 ? rc : gw_pkt_register(&result_type);
+	if (rc >= 0)
+		rc = gw_pkt_register(&result_type);
+	return rc < 0 ? rc : gw_pkt_register(&ctrl_type);
 }

@@ -10,6 +10,9 @@ void gw_comm_free(gw_comm *c)
 {
 	if (!c)
 		return;
+	comm_live_fini(c);
+	if (c->call_mu_ready)
+		pthread_mutex_destroy(&c->call_mu);
 	if (c->L.eng)
 		c->L.eng->comm_fini(c);
 	free(c->shards);
@@ -77,21 +80,32 @@ gw_comm *gw_comm_create_ports(gw_dp *const *dps, unsigned ndp, const gw_comm_con
 		gw__detail(GW_ENOMEM, "out of memory");
 		goto fail;
 	}
+	if (pthread_mutex_init(&c->call_mu, NULL)) {
+		gw__detail(GW_ENOMEM, "out of memory");
+		goto fail;
+	}
+	c->call_mu_ready = 1;
+	if (comm_live_init(c) < 0)
+		goto fail;
 	return c;
 fail:
 	gw_comm_free(c);
 	return NULL;
 }
 
-/* A call's bytes count from zero; a call that succeeded is booked. */
+/* A call's bytes count from zero; a call that succeeded is booked. The
+ * call holds the dataplane: the heartbeat thread waits. */
 static void call_begin(gw_comm *c)
 {
+	pthread_mutex_lock(&c->call_mu);
 	c->bytes_up = c->bytes_down = c->bytes_up_once = c->bytes_down_once = 0;
 	c->calls++;
+	comm_live_begin(c, gw_now_ns());
 }
 
 static int call_end(gw_comm *c, int rc)
 {
+	pthread_mutex_unlock(&c->call_mu);
 	if (rc == GW_OK) {
 		c->st.rounds++;
 		c->st.bytes_up += c->bytes_up;
@@ -125,6 +139,19 @@ int gw_comm_set_gpu(gw_comm *c, gw_gpu *g)
 	if (c->calls)
 		return GW_ERRF(GW_ESTATE, "gpu: set before the first allreduce");
 	return c->L.eng->set_gpu(c, g);
+}
+
+int gw_comm_set_liveness(gw_comm *c, uint32_t ms)
+{
+	gw__detail_clear();
+	if (!c)
+		return GW_ERRF(GW_EINVAL, "comm: missing");
+	if (ms && ms < 10)
+		return GW_ERRF(GW_EINVAL, "liveness_ms: %u, below 10 (0 turns it off)", ms);
+	pthread_mutex_lock(&c->call_mu);
+	int rc = comm_live_set(c, ms);
+	pthread_mutex_unlock(&c->call_mu);
+	return rc;
 }
 
 const char *gw_comm_gpu_handoff(const gw_comm *c)

@@ -209,5 +209,5 @@ const struct coll_engine coll_dense_engine = {
 	.allreduce = dense_allreduce, .allreduce_sketched = coll_no_allreduce_sketched,
 	/* the shard: dense_agg.c */
 	.agg_init = dense_agg_init, .agg_fini = dense_agg_fini,
-	.agg_input = dense_agg_input, .agg_tick = dense_agg_tick,
+	.agg_input = dense_agg_input, .agg_tick = dense_agg_tick, .agg_gone = dense_agg_gone,
 };

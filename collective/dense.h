@@ -137,6 +137,7 @@ void dense_comm_fini(gw_comm *c);
 int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info);
 const float *dense_residual(const gw_comm *c);
 int dense_set_gpu(gw_comm *c, gw_gpu *g);
+void dense_agg_gone(gw_agg *a, uint32_t w, uint64_t now);
 int dense_agg_init(gw_agg *a, const gw_agg_config *cfg);
 void dense_agg_fini(gw_agg *a);
 int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now);

@@ -24,6 +24,7 @@
  * parameter server), so what the downlink drops reaches the workers in a
  * later round.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,87 @@ static int finalize(gw_agg *a, struct copy *cp)
 	return GW_OK;
 }
 
+/* Every worker not gone has contributed to cp (a gone one's contribution
+ * is kept when it came before it went). */
+static int all_live_seen(const gw_agg *a, const struct copy *cp)
+{
+	const struct coll_layout *L = &a->L;
+	if (cp->nseen == L->job.workers)
+		return 1;
+	if (!a->live.ngone || cp->nseen + a->live.ngone < L->job.workers)
+		return 0;
+	for (uint32_t w = 0; w < L->job.workers; w++)
+		if (!a->live.gone[w] && !(cp->seen[w / 8] >> (w % 8) & 1))
+			return 0;
+	return 1;
+}
+
+/* A gone worker acknowledges nothing: count it as having every result, so
+ * slots are reused without it (loss-tolerant eviction). */
+static void ack_gone(const gw_agg *a, struct copy *cp)
+{
+	for (uint32_t w = 0; a->live.ngone && w < a->L.job.workers; w++) {
+		uint8_t bit = (uint8_t)(1u << (w % 8));
+		if (a->live.gone[w] && !(cp->acked[w / 8] & bit)) {
+			cp->acked[w / 8] |= bit;
+			cp->nacked++;
+		}
+	}
+}
+
+/* Reliable mode: the first gone worker cp still waits for, or -1. */
+static int32_t waits_on_gone(const gw_agg *a, const struct copy *cp)
+{
+	for (uint32_t w = 0; a->live.ngone && w < a->L.job.workers; w++)
+		if (a->live.gone[w] && !(cp->seen[w / 8] >> (w % 8) & 1))
+			return (int32_t)w;
+	return -1;
+}
+
+void dense_agg_gone(gw_agg *a, uint32_t w, uint64_t now)
+{
+	(void)now;
+	struct dense_agg *g = a->eng;
+	const struct coll_layout *L = &a->L;
+	int tolerant = L->job.mode == GW_COLL_LOSS_TOLERANT;
+	uint8_t *told = calloc(L->bitmap_len, 1);
+	for (uint32_t i = 0; i < 2 * g->nslots; i++) {
+		struct copy *cp = &g->copies[i];
+		if (cp->pos == EMPTY)
+			continue;
+		if (tolerant) {
+			/* Evicted: its slots stop waiting for its ack, and a
+			 * chunk every live worker is in finishes now. */
+			if (cp->done)
+				ack_gone(a, cp);
+			else if (cp->nseen && all_live_seen(a, cp)) {
+				int rc = finalize(a, cp);
+				if (rc < 0 && !a->live.rc) {   /* serving stops with it */
+					a->live.rc = rc;
+					snprintf(a->live.why, sizeof(a->live.why), "shard %u: "
+						 "a chunk finished without worker %u would not "
+						 "encode", a->shard, w);
+				}
+			}
+			continue;
+		}
+		/* Reliable: the workers in a chunk that cannot finish now are
+		 * waiting on w; tell each, once. */
+		if (cp->done || (cp->seen[w / 8] >> (w % 8) & 1))
+			continue;
+		for (uint32_t v = 0; v < L->job.workers; v++) {
+			uint8_t bit = (uint8_t)(1u << (v % 8));
+			if ((cp->seen[v / 8] & bit) && !(told && (told[v / 8] & bit)) &&
+			    a->wk[v].known) {
+				agg_live_tell_dead(a, v, w);
+				if (told)
+					told[v / 8] |= bit;
+			}
+		}
+	}
+	free(told);
+}
+
 static void ack(struct copy *cp, uint64_t p, uint32_t w)
 {
 	uint8_t bit = (uint8_t)(1u << (w % 8));
@@ -195,6 +277,12 @@ int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 	ack(cp, p, h.rank);
 	ack(&g->copies[2 * (p % g->nslots) + (((p / g->nslots) & 1) ^ 1)], p, h.rank);
 	if (cp->pos == p) {
+		/* Reliable: a chunk waiting on a gone worker never finishes;
+		 * its sender (re-sending, so waiting) is told which. */
+		int32_t dead = cp->done || L->job.mode != GW_COLL_RELIABLE ? -1
+							  : waits_on_gone(a, cp);
+		if (dead >= 0)
+			agg_live_tell_dead(a, h.rank, (uint32_t)dead);
 		if (cp->seen[h.rank / 8] & bit)
 			a->st.duplicates++;
 		else if (cp->done)
@@ -224,6 +312,8 @@ int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 		cp->nseen = cp->nacked = 0;
 		cp->done = 0;
 		memset(cp->acked, 0, L->bitmap_len);
+		if (L->job.mode == GW_COLL_LOSS_TOLERANT)
+			ack_gone(a, cp);
 		cp->first_ns = 0;
 		memset(cp->seen, 0, L->bitmap_len);
 	}
@@ -239,8 +329,14 @@ int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 	if (!cp->nseen++)
 		cp->first_ns = now;
 	a->st.ups++;
-	if (cp->nseen == L->job.workers)
+	if (cp->nseen == L->job.workers ||
+	    (L->job.mode == GW_COLL_LOSS_TOLERANT && all_live_seen(a, cp)))
 		return finalize(a, cp);
+	if (L->job.mode == GW_COLL_RELIABLE && a->live.ngone) {
+		int32_t dead = waits_on_gone(a, cp);
+		if (dead >= 0)
+			agg_live_tell_dead(a, h.rank, (uint32_t)dead);
+	}
 	return GW_OK;
 }
 

@@ -531,6 +531,7 @@ static int accept_result(gw_comm *c, const gw_pkt *pkt, struct res *r)
 	}
 	*r = (struct res){.frame = frame, .flen = flen, .ch = ch, .pkt_len = pkt->len,
 			  .ncontrib = ncontrib, .mine = mine};
+	comm_live_heard(c, h.rank, gw_now_ns());
 	return 1;
 }
 
@@ -737,6 +738,10 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 			uint32_t nres = 0;
 			for (int i = 0; i < n; i++) {
 				c->bytes_down += c->rx[i]->len;
+				if (coll_pkt_type(c->rx[i]) == GW_PKT_CTRL) {
+					comm_live_input(c, c->rx[i], now);
+					continue;
+				}
 				if (!d->gpu) {
 					rc = on_result(c, &k, c->rx[i]);
 				} else if (accept_result(c, c->rx[i], &rs[nres])) {
@@ -757,6 +762,9 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 			}
 		}
 		now = gw_now_ns();
+		if ((rc = comm_live_poll(c, now)) < 0)
+			goto out;
+		rc = GW_OK;
 		if (now >= scan_ns) {
 			uint32_t fired = 0;
 			for (uint32_t ch = k.lo; ch < k.next; ch++) {

@@ -329,7 +329,10 @@ int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
 		}
 		for (int i = 0; i < n; i++) {
 			c->bytes_down += c->rx[i]->len;
-			on_result(c, c->rx[i]);
+			if (coll_pkt_type(c->rx[i]) == GW_PKT_CTRL)
+				comm_live_input(c, c->rx[i], gw_now_ns());
+			else
+				on_result(c, c->rx[i]);
 		}
 		if (n > 0)
 			gw_dp_free(c->dp, c->rx, (unsigned)n);
@@ -353,6 +356,8 @@ int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
 			continue;
 		}
 		now = gw_now_ns();
+		if ((rc = comm_live_poll(c, now)) < 0)
+			break;
 		if (now >= end) {
 			rc = coll_timeout(c, 0, "%s missing", ph ? "the update (round two)"
 					  : "the candidates (round one)");

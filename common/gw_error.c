@@ -34,6 +34,8 @@ static const struct {
 	[16] = {"GW_EUNSUPPORTED", "not supported by this codec or build"},
 	[17] = {"GW_EIO", "device or socket I/O failed"},
 	[18] = {"GW_ETIMEDOUT", "timed out"},
+	[19] = {"GW_EPEER", "a peer died or left"},
+	[20] = {"GW_ECONFIG", "processes of the job disagree on a setting"},
 };
 
 _Static_assert(GW_ARRAY_SIZE(errtab) == (unsigned)-GW_E_LAST,

@@ -195,6 +195,7 @@ static void test_error_names(void **state)
 		"GW_EVERSION", "GW_ERESERVED", "GW_ECHECKSUM", "GW_ECODEC",
 		"GW_ELENGTH", "GW_ERANGE", "GW_EBUDGET", "GW_EPARAM", "GW_EBOUNDS",
 		"GW_ECORRUPT", "GW_ESTATE", "GW_EUNSUPPORTED", "GW_EIO", "GW_ETIMEDOUT",
+		"GW_EPEER", "GW_ECONFIG",
 	};
 	GW_CHECK(sizeof(names) / sizeof(names[0]) == (size_t)-GW_E_LAST,
 		 "the test knows %zu codes, the header %d", sizeof(names) / sizeof(names[0]),

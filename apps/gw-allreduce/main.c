@@ -566,8 +566,10 @@ int main(int argc, char **argv)
 		double dt = (gpu ? t1 : app_now_s()) - t0;
 		total += dt;
 		if (e < 0) {
-			fprintf(stderr, "gw-allreduce: rank %llu round %llu: %s\n",
-				(unsigned long long)o.rank, (unsigned long long)r, gw_strerror(e));
+			fprintf(stderr, "gw-allreduce: rank %llu round %llu: %s (%s)\n",
+				(unsigned long long)o.rank, (unsigned long long)r,
+				gw_error_detail()[0] ? gw_error_detail() : gw_strerror(e),
+				gw_error_name(e));
 			goto done;
 		}
 		for (uint64_t i = 0; i < n; i++)

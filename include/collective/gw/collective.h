@@ -192,6 +192,17 @@ GW_API int gw_comm_set_gpu(gw_comm *c, gw_gpu *g);
  * without an executor. (GRADWIRE_0.3) */
 GW_API const char *gw_comm_gpu_handoff(const gw_comm *c);
 
+/* Liveness: c heartbeats to its shards every ms / 8 (from a thread between
+ * calls, so a long backward pass is alive) and a call fails with
+ * GW_EPEER, naming the peer, when a shard is silent for ms or reports a
+ * worker dead or gone, and with GW_ECONFIG, naming the setting, when a
+ * shard was told otherwise (dim, workers, payload, codecs, key, ...).
+ * Default 1000 ms from gw_comm_create (the environment's GW_LIVENESS_MS,
+ * where set, replaces it for every communicator and shard); 0 turns it
+ * off; below 10 is refused. A clean gw_comm_free says goodbye to the shards. GW_EPEER and
+ * GW_ECONFIG stay: later calls fail the same way. (GRADWIRE_0.3) */
+GW_API int gw_comm_set_liveness(gw_comm *c, uint32_t ms);
+
 /* out[0..dim) <- the sum over workers of their (compressed) grad[0..dim).
  * grad and out may be the same array. Returns 0 and fills *info (if not
  * NULL), or GW_ETIMEDOUT / GW_E* (GW_EUNSUPPORTED: the job's engine is
@@ -280,6 +291,30 @@ GW_API int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop,
 			uint32_t idle_exit_ms);
 
 GW_API void gw_agg_stats_get(const gw_agg *a, gw_agg_stats *st);
+
+/* Liveness (as gw_comm_set_liveness): the shard heartbeats to the workers
+ * it knows every ms / 8 and finds a worker silent for ms, or one that said
+ * goodbye, gone. Reliable mode: a worker waiting on a chunk that can no
+ * longer finish is told which worker is gone (its call fails with
+ * GW_EPEER naming it); loss-tolerant mode: the worker is evicted, its
+ * slots stop waiting for it, and it is back when heard again. A worker
+ * told other settings is answered with what differs, and gw_agg_serve
+ * returns GW_ECONFIG naming it. Default 1000 ms; 0 turns it off.
+ * Call before serving. (GRADWIRE_0.3) */
+GW_API int gw_agg_set_liveness(gw_agg *a, uint32_t ms);
+
+typedef struct gw_agg_faults {
+	uint64_t ctrl_sent, ctrl_received;   /* CTRL packets */
+	uint64_t gone;            /* workers found silent or gone, all told */
+	uint64_t back;            /* of them, heard again */
+	uint64_t gone_now;        /* gone at this moment */
+	uint64_t problems;        /* notes (gw_agg_problem) */
+} gw_agg_faults;
+/* Safe from another thread while the shard serves, as is gw_agg_problem:
+ * the latest note (a worker told otherwise, a CTRL that failed the MAC
+ * but shows another key) into buf; its length. (GRADWIRE_0.3) */
+GW_API void gw_agg_faults_get(const gw_agg *a, gw_agg_faults *f);
+GW_API int gw_agg_problem(gw_agg *a, char *buf, size_t len);
 
 /* ---- co-located shard --------------------------------------------------- *
  *

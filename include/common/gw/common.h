@@ -40,7 +40,11 @@ enum gw_error {
 			       * backend/feature not built into this library */
 	GW_EIO = -17,         /* device or socket failed */
 	GW_ETIMEDOUT = -18,   /* a bounded wait ran out */
-	GW_E_LAST = -19       /* not a code: one past the last */
+	GW_EPEER = -19,       /* a peer of the job died or left (the detail
+			       * names it) */
+	GW_ECONFIG = -20,     /* processes of one job were told different
+			       * things (the detail names the setting) */
+	GW_E_LAST = -21       /* not a code: one past the last */
 };
 
 /* Human-readable text for a GW_E* code (or "unknown error" for others). */

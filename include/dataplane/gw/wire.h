@@ -60,6 +60,9 @@ enum {
 			     * shard, one chunk's frame */
 #define GW_PKT_RESULT 4u    /* collective: shard -> worker, contributor
 			     * bitmap (sack_len bytes) + the chunk's result */
+#define GW_PKT_CTRL 5u      /* collective: either way, liveness and the
+			     * job's settings (heartbeat, goodbye, a dead
+			     * peer, a mismatch): wire-format §5.9 */
 
 /* Flag bits. FRAME and RETX mean the same in every type that allows them;
  * the others belong to the type's owner. */

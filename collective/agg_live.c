@@ -1,0 +1,172 @@
+/* The shard's liveness (docs/collective.md, "Faults"): it heartbeats to
+ * the workers it knows, finds a worker silent for the liveness interval
+ * or one that said goodbye, and hands that to its engine (reliable: the
+ * chunks that can no longer finish are reported, by name, to the workers
+ * waiting on them; loss-tolerant: the worker is evicted and the rest carry
+ * on); a worker heard again is back. A worker whose CTRL shows it was told
+ * otherwise (its digest) is answered with MISMATCH, and the shard stops
+ * serving with GW_ECONFIG naming the setting; an unauthenticated one only
+ * leaves a note (gw_agg_problem). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+int agg_live_init(gw_agg *a)
+{
+	struct agg_live *v = &a->live;
+	v->gone = calloc(a->L.job.workers, 1);
+	v->silent_ms = calloc(a->L.job.workers, sizeof(*v->silent_ms));
+	v->heard = calloc(a->L.job.workers, sizeof(*v->heard));
+	if (!v->gone || !v->silent_ms || !v->heard || pthread_mutex_init(&v->mu, NULL))
+		return GW_ERR(GW_ENOMEM);
+	v->ready = 1;
+	v->liveness_ns = 1000000ull * coll_liveness_default();
+	return GW_OK;
+}
+
+void agg_live_fini(gw_agg *a)
+{
+	struct agg_live *v = &a->live;
+	if (!v->ready)
+		return;
+	pthread_mutex_destroy(&v->mu);
+	free(v->gone);
+	free(v->silent_ms);
+	free(v->heard);
+	v->ready = 0;
+}
+
+/* A CTRL packet to worker w at its known address. */
+void agg_live_send(gw_agg *a, uint32_t w, uint8_t kind, uint32_t subject, uint32_t silent_ms,
+		   const char *text)
+{
+	uint8_t buf[GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN];
+	struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_SHARD, .from = a->shard,
+			      .round = 0, .subject = subject, .silent_ms = silent_ms};
+	snprintf(m.text, sizeof(m.text), "%.*s", (int)sizeof(m.text) - 1, text ? text : "");
+	uint32_t len = coll_ctrl_write(&a->L, buf, &m);
+	coll_agg_send_ctrl(a, w, buf, len);
+	a->live.sent++;
+}
+
+static void note(gw_agg *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(gw_agg *a, const char *fmt, ...)
+{
+	struct agg_live *v = &a->live;
+	va_list ap;
+	va_start(ap, fmt);
+	pthread_mutex_lock(&v->mu);
+	vsnprintf(v->problem, sizeof(v->problem), fmt, ap);
+	v->problems++;
+	pthread_mutex_unlock(&v->mu);
+	va_end(ap);
+}
+
+static void gone(gw_agg *a, uint32_t w, uint8_t why, uint32_t silent_ms, uint64_t now)
+{
+	struct agg_live *v = &a->live;
+	if (v->gone[w])
+		return;
+	v->gone[w] = why;
+	v->silent_ms[w] = silent_ms;
+	v->ngone++;
+	v->evicted++;
+	if (a->L.eng->agg_gone)
+		a->L.eng->agg_gone(a, w, now);
+}
+
+void agg_live_seen(gw_agg *a, uint32_t w, uint64_t now)
+{
+	struct agg_live *v = &a->live;
+	v->heard[w] = now;
+	if (!v->gone[w])
+		return;
+	v->gone[w] = 0;
+	v->ngone--;
+	v->rejoined++;
+}
+
+void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
+{
+	struct agg_live *v = &a->live;
+	struct coll_ctrl m;
+	enum coll_verdict vd = coll_ctrl_read(&a->L, pkt, &m);
+	char ep[48], why[160];
+	if (gw_endpoint_format(&pkt->peer, ep, sizeof(ep)) < 0)
+		snprintf(ep, sizeof(ep), "?");
+	if ((vd == COLL_UNAUTH || vd == COLL_FORGED) && m.role == COLL_ROLE_WORKER) {
+		struct coll_digest here;
+		coll_digest_of(&a->L, &here);
+		if (coll_digest_diff(&here, &m.d, why, sizeof(why)))
+			note(a, "a CTRL packet from %s claiming worker %u failed the MAC; it "
+			     "says %s", ep, m.from, why);
+	}
+	if (vd != COLL_OK) {
+		coll_count(vd, &a->st.bad, &a->st.corrupt, &a->st.foreign,
+			   &a->st.unauthenticated, &a->st.forged);
+		return;
+	}
+	if (m.role != COLL_ROLE_WORKER || m.from >= a->L.job.workers) {
+		a->st.bad++;
+		return;
+	}
+	uint32_t w = m.from;
+	v->received++;
+	v->heard[w] = now;
+	a->wk[w] = (struct wk){.ep = pkt->peer, .dp = di, .known = 1};
+	struct coll_digest here;
+	coll_digest_of(&a->L, &here);
+	if (coll_digest_diff(&here, &m.d, why, sizeof(why))) {
+		agg_live_send(a, w, COLL_CTRL_MISMATCH, 0, 0, why);
+		note(a, "worker %u (%s) was told otherwise: %s", w, ep, why);
+		if (!v->rc) {
+			v->rc = GW_ECONFIG;
+			snprintf(v->why, sizeof(v->why), "shard %u: worker %u (%s) was told "
+				 "otherwise: %s", a->shard, w, ep, why);
+		}
+		return;
+	}
+	if (m.kind == COLL_CTRL_BYE)
+		gone(a, w, COLL_GONE_LEFT, 0, now);
+	else if (m.kind == COLL_CTRL_HEARTBEAT)
+		agg_live_seen(a, w, now);
+}
+
+int agg_live_tick(gw_agg *a, uint64_t now)
+{
+	struct agg_live *v = &a->live;
+	if (v->rc)
+		return v->rc;
+	if (!v->liveness_ns || now < v->next_ns)
+		return GW_OK;
+	v->next_ns = now + v->liveness_ns / 8;
+	for (uint32_t w = 0; w < a->L.job.workers; w++) {
+		if (!a->wk[w].known || v->gone[w])
+			continue;
+		uint64_t heard = v->heard[w];
+		if (now - heard >= v->liveness_ns) {
+			gone(a, w, COLL_GONE_SILENT, (uint32_t)((now - heard) / 1000000u), now);
+			continue;
+		}
+		agg_live_send(a, w, COLL_CTRL_HEARTBEAT, 0, 0, NULL);
+	}
+	return GW_OK;
+}
+
+void agg_live_bye(gw_agg *a, const char *why)
+{
+	for (uint32_t w = 0; w < a->L.job.workers; w++)
+		if (a->wk[w].known && !a->live.gone[w])
+			agg_live_send(a, w, COLL_CTRL_BYE, 0, 0, why);
+	coll_agg_flush(a);
+}
+
+void agg_live_tell_dead(gw_agg *a, uint32_t to, uint32_t w)
+{
+	const struct agg_live *v = &a->live;
+	agg_live_send(a, to, COLL_CTRL_DEAD, w, v->silent_ms[w],
+		      v->gone[w] == COLL_GONE_LEFT ? "it said goodbye" : "silent");
+}

@@ -1,0 +1,242 @@
+/* The worker's liveness (docs/collective.md, "Faults"): it tells its shards
+ * it is alive, learns whether they are, and turns what CTRL packets say
+ * into the call's error.
+ *
+ * Heartbeats go to every shard each liveness/8: from the call's own loop
+ * while a call runs, and from a thread between calls, so a worker in a
+ * ten-second backward pass is alive to its shards (gradient traffic alone
+ * cannot say that). The thread takes the communicator's lock, which every
+ * call holds, so it never touches the dataplane while a call does; it only
+ * sends (a result that arrives between calls waits for the next one).
+ *
+ * During a call a shard is dead when nothing authenticated came from it
+ * for liveness since the call began (shards heartbeat too, so a shard
+ * waiting on a slower worker is heard); a shard that reports a worker dead
+ * (a chunk this worker waits for can never finish) or a setting that
+ * differs ends the call at once. GW_EPEER and GW_ECONFIG stay: a job that
+ * lost a peer or disagrees with itself does not get better. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coll_internal.h"
+
+static void live_send(gw_comm *c, uint8_t kind, const char *text)
+{
+	struct comm_live *v = &c->live;
+	for (uint32_t s = 0; s < c->L.job.shards; s++) {
+		gw_dp *dp = coll_dp_to(c, s);
+		gw_pkt *p;
+		if (gw_dp_alloc(dp, &p, 1) != 1)
+			continue;   /* the next heartbeat tries again */
+		struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_WORKER, .from = c->rank,
+				      .round = c->round};
+		snprintf(m.text, sizeof(m.text), "%.*s", (int)sizeof(m.text) - 1, text ? text : "");
+		if (p->room < GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN) {
+			gw_dp_free(dp, &p, 1);
+			continue;
+		}
+		p->len = coll_ctrl_write(&c->L, p->data, &m);
+		p->peer = c->shards[s];
+		if (gw_dp_tx_burst(dp, &p, 1) != 1)
+			gw_dp_free(dp, &p, 1);
+		else
+			v->sent++;
+	}
+}
+
+static void *live_thread(void *arg)
+{
+	gw_comm *c = arg;
+	struct comm_live *v = &c->live;
+	pthread_mutex_lock(&v->mu);
+	while (!v->stop) {
+		struct timespec t;
+		clock_gettime(CLOCK_REALTIME, &t);
+		uint64_t ns = (uint64_t)t.tv_nsec + v->liveness_ns / 8;
+		t.tv_sec += (time_t)(ns / 1000000000u);
+		t.tv_nsec = (long)(ns % 1000000000u);
+		pthread_cond_timedwait(&v->cv, &v->mu, &t);
+		if (v->stop)
+			break;
+		/* A call holds the dataplane (and heartbeats itself). */
+		if (pthread_mutex_trylock(&c->call_mu) == 0) {
+			live_send(c, COLL_CTRL_HEARTBEAT, NULL);
+			pthread_mutex_unlock(&c->call_mu);
+		}
+	}
+	pthread_mutex_unlock(&v->mu);
+	return NULL;
+}
+
+int comm_live_init(gw_comm *c)
+{
+	struct comm_live *v = &c->live;
+	v->heard_ns = calloc(c->L.job.shards, sizeof(*v->heard_ns));
+	if (!v->heard_ns)
+		return GW_ERR(GW_ENOMEM);
+	if (pthread_mutex_init(&v->mu, NULL) || pthread_cond_init(&v->cv, NULL))
+		return GW_ERR(GW_ENOMEM);
+	v->ready = 1;
+	return comm_live_set(c, coll_liveness_default());
+}
+
+static void live_stop(gw_comm *c)
+{
+	struct comm_live *v = &c->live;
+	if (!v->running)
+		return;
+	pthread_mutex_lock(&v->mu);
+	v->stop = 1;
+	pthread_cond_signal(&v->cv);
+	pthread_mutex_unlock(&v->mu);
+	pthread_join(v->thr, NULL);
+	v->running = 0;
+	v->stop = 0;
+}
+
+int comm_live_set(gw_comm *c, uint32_t ms)
+{
+	struct comm_live *v = &c->live;
+	live_stop(c);
+	v->liveness_ns = 1000000ull * ms;
+	if (!ms)
+		return GW_OK;
+	/* The first packet says who we are and what we were told: a shard
+	 * that disagrees answers before any gradient moves. */
+	live_send(c, COLL_CTRL_HEARTBEAT, NULL);
+	if (pthread_create(&v->thr, NULL, live_thread, c))
+		return GW_ERRF(GW_ENOMEM, "liveness: no thread");
+	v->running = 1;
+	return GW_OK;
+}
+
+void comm_live_fini(gw_comm *c)
+{
+	struct comm_live *v = &c->live;
+	if (!v->ready)
+		return;
+	live_stop(c);
+	/* A clean exit tells the shards, so none waits for us. */
+	if (v->liveness_ns && c->L.eng)
+		live_send(c, COLL_CTRL_BYE, "the worker closed its communicator");
+	pthread_cond_destroy(&v->cv);
+	pthread_mutex_destroy(&v->mu);
+	free(v->heard_ns);
+	v->ready = 0;
+}
+
+void comm_live_begin(gw_comm *c, uint64_t now)
+{
+	struct comm_live *v = &c->live;
+	v->begin_ns = now;
+	v->next_hb_ns = now;
+	v->hint[0] = '\0';
+}
+
+/* Sticky: the first peer failure stays the job's. */
+static int live_fail(gw_comm *c, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int live_fail(gw_comm *c, int rc, const char *fmt, ...)
+{
+	struct comm_live *v = &c->live;
+	if (v->rc)
+		return v->rc;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->why, sizeof(v->why), fmt, ap);
+	va_end(ap);
+	v->rc = rc;
+	return rc;
+}
+
+void comm_live_heard(gw_comm *c, uint32_t shard, uint64_t now)
+{
+	if (shard < c->L.job.shards)
+		c->live.heard_ns[shard] = now;
+}
+
+void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now)
+{
+	struct comm_live *v = &c->live;
+	struct coll_ctrl m;
+	enum coll_verdict vd = coll_ctrl_read(&c->L, pkt, &m);
+	char ep[48], why[160];
+	if ((vd == COLL_UNAUTH || vd == COLL_FORGED) && m.role == COLL_ROLE_SHARD) {
+		/* Unauthenticated: it may explain a silence, never decide. */
+		struct coll_digest here;
+		coll_digest_of(&c->L, &here);
+		if (coll_digest_diff(&here, &m.d, why, sizeof(why)))
+			snprintf(v->hint, sizeof(v->hint), "; a CTRL packet claiming shard %u "
+				 "failed our MAC and says %s", m.from, why);
+	}
+	if (vd != COLL_OK) {
+		coll_count(vd, &c->st.bad, &c->st.corrupt, &c->st.foreign,
+			   &c->st.unauthenticated, &c->st.forged);
+		return;
+	}
+	if (m.role != COLL_ROLE_SHARD || m.from >= c->L.job.shards) {
+		c->st.bad++;
+		return;
+	}
+	v->received++;
+	comm_live_heard(c, m.from, now);
+	if (gw_endpoint_format(&c->shards[m.from], ep, sizeof(ep)) < 0)
+		snprintf(ep, sizeof(ep), "?");
+	struct coll_digest here;
+	coll_digest_of(&c->L, &here);
+	if (coll_digest_diff(&here, &m.d, why, sizeof(why))) {
+		live_fail(c, GW_ECONFIG, "shard %u (%s) was told otherwise: %s", m.from, ep, why);
+		return;
+	}
+	switch (m.kind) {
+	case COLL_CTRL_BYE:
+		live_fail(c, GW_EPEER, "shard %u (%s) left the job: %s", m.from, ep, m.text);
+		break;
+	case COLL_CTRL_MISMATCH:
+		live_fail(c, GW_ECONFIG, "shard %u (%s) refuses this worker: %s", m.from, ep,
+			  m.text);
+		break;
+	case COLL_CTRL_DEAD:
+		if (m.subject >= c->L.job.workers) {
+			c->st.bad++;
+			break;
+		}
+		if (m.silent_ms)
+			live_fail(c, GW_EPEER, "worker %u is dead: silent for %u ms (shard %u, "
+				  "%s)", m.subject, m.silent_ms, m.from, ep);
+		else
+			live_fail(c, GW_EPEER, "worker %u left the job (shard %u, %s): %s",
+				  m.subject, m.from, ep, m.text);
+		break;
+	default:   /* a heartbeat: heard above */
+		break;
+	}
+}
+
+int comm_live_poll(gw_comm *c, uint64_t now)
+{
+	struct comm_live *v = &c->live;
+	if (v->rc)
+		return gw__detail(v->rc, "%s", v->why);
+	if (!v->liveness_ns)
+		return GW_OK;
+	if (now >= v->next_hb_ns) {
+		live_send(c, COLL_CTRL_HEARTBEAT, NULL);
+		v->next_hb_ns = now + v->liveness_ns / 8;
+	}
+	for (uint32_t s = 0; s < c->L.job.shards; s++) {
+		uint64_t last = GW_MAX(v->heard_ns[s], v->begin_ns);
+		if (now - last < v->liveness_ns)
+			continue;
+		char ep[48];
+		if (gw_endpoint_format(&c->shards[s], ep, sizeof(ep)) < 0)
+			snprintf(ep, sizeof(ep), "?");
+		live_fail(c, GW_EPEER, "shard %u (%s) is dead: silent for %llu ms%s", s, ep,
+			  (unsigned long long)((now - last) / 1000000u), v->hint);
+		return gw__detail(v->rc, "%s", v->why);
+	}
+	return GW_OK;
+}
