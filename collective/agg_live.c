@@ -123,7 +123,10 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 		agg_live_send(a, w, COLL_CTRL_MISMATCH, 0, 0, why);
 		note(a, "worker %u (%s) was told otherwise: %s", w, ep, why);
 		if (!v->rc) {
+			/* Serving stops a liveness interval later: every worker
+			 * that says hello meanwhile is told what differs. */
 			v->rc = GW_ECONFIG;
+			v->rc_at = now + (v->liveness_ns ? v->liveness_ns : 1000000000ull);
 			snprintf(v->why, sizeof(v->why), "shard %u: worker %u (%s) was told "
 				 "otherwise: %s", a->shard, w, ep, why);
 		}
@@ -138,7 +141,7 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 int agg_live_tick(gw_agg *a, uint64_t now)
 {
 	struct agg_live *v = &a->live;
-	if (v->rc)
+	if (v->rc && now >= v->rc_at)
 		return v->rc;
 	if (!v->liveness_ns || now < v->next_ns)
 		return GW_OK;

@@ -267,7 +267,8 @@ struct agg_live {
 				    * (heard_ns counts gradients only) */
 	uint32_t ngone;
 	uint64_t sent, received, evicted, rejoined, problems;
-	int rc;                    /* GW_ECONFIG: serving stops */
+	int rc;                    /* GW_ECONFIG: serving stops at rc_at */
+	uint64_t rc_at;
 	char why[320];
 	char problem[320];         /* the latest note (gw_agg_problem) */
 	pthread_mutex_t mu;        /* problem, read from another thread */

@@ -28,6 +28,9 @@ void cli_job_usage(FILE *f)
 "  --chunk-elems K      elements per chunk (default: the most one packet holds)\n"
 "  --job J              job id (default 1)\n"
 "  --key-file F         job key, 64 hex digits: every packet is MACed\n"
+"  --liveness-ms MS     a peer silent this long is dead (default 1000, or\n"
+"                       GW_LIVENESS_MS; 0: off): reliable jobs fail naming\n"
+"                       it, loss-tolerant jobs go on without a worker\n"
 "Sketched-SGD (--up countsketch --up-params rows=R,cols=C,seed=S):\n"
 "  --topk K             coordinates updated per step (default dim/100)\n"
 "  --candidates M       P*K queried in the second round (default 4*K)\n"
@@ -85,11 +88,36 @@ static const struct {
 	{"pool", 64, 1u << 22, offsetof(struct cli, pool)},
 };
 
+int cli_liveness(const struct cli *c, gw_comm *comm, gw_agg *agg)
+{
+	if (!c->liveness_set)
+		return 0;
+	int rc = comm ? gw_comm_set_liveness(comm, (uint32_t)c->liveness_ms) : GW_OK;
+	if (rc == GW_OK && agg)
+		rc = gw_agg_set_liveness(agg, (uint32_t)c->liveness_ms);
+	if (rc < 0) {
+		fprintf(stderr, "%s: --liveness-ms: %s\n", c->prog, gw_error_detail());
+		return -1;
+	}
+	return 0;
+}
+
 int cli_job_opt(struct cli *c, const char *name, const char *v)
 {
 	const char *p = c->prog;
 	if (!strcmp(name, "mpi")) {
 		c->mpi = true;
+		return 1;
+	}
+	if (!strcmp(name, "liveness-ms")) {
+		c->liveness_set = true;
+		if (!app_opt_u64(p, name, v, 0, 3600000, &c->liveness_ms))
+			return -1;
+		if (c->liveness_ms && c->liveness_ms < 10) {
+			fprintf(stderr, "%s: --liveness-ms: %s is below 10 (0 turns it off)\n",
+				p, v);
+			return -1;
+		}
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof(u64_opts) / sizeof(u64_opts[0]); i++)

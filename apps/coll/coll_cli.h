@@ -31,6 +31,8 @@ struct cli {
 	const char *backend, *local, *dp_opts;
 	uint64_t mtu, pool, ports;
 	bool mpi;                 /* endpoints come from mpirun (coll_mpi.h) */
+	uint64_t liveness_ms;     /* --liveness-ms, where liveness_set */
+	bool liveness_set;
 	gw_endpoint local_ep;     /* --local, "auto" resolved */
 	struct app_args args;     /* EAL options -- app options (app_split_args) */
 };
@@ -53,7 +55,11 @@ int cli_job_opt(struct cli *c, const char *name, const char *val);
 	{"local", 1, 0, CLI_OPT}, {"opts", 1, 0, CLI_OPT}, \
 	{"mtu", 1, 0, CLI_OPT}, {"pool", 1, 0, CLI_OPT}, {"mpi", 0, 0, CLI_OPT}, \
 	{"topk", 1, 0, CLI_OPT}, {"candidates", 1, 0, CLI_OPT}, \
-	{"sketch-momentum", 1, 0, CLI_OPT}
+	{"sketch-momentum", 1, 0, CLI_OPT}, {"liveness-ms", 1, 0, CLI_OPT}
+
+/* --liveness-ms, where given, for a communicator and for a shard (either
+ * may be NULL): 0, or -1 after printing the library's message. */
+int cli_liveness(const struct cli *c, gw_comm *comm, gw_agg *agg);
 
 /* The shared options' help text. */
 void cli_job_usage(FILE *f);

@@ -47,14 +47,16 @@ static void usage(FILE *f)
 
 /* The counters as one JSON object. */
 #define STAT(name) APP_JU(#name, s->name)
-static void print_json(const gw_agg_stats *s, uint64_t shard)
+#define FAULT(name) APP_JU(#name, f->name)
+static void print_json(const gw_agg_stats *s, const gw_agg_faults *f, uint64_t shard)
 {
 	const struct app_json_member m[] = {
 		APP_JS("tool", "gw-aggregator"), APP_JU("shard", shard), STAT(ups),
 		STAT(results_sent), STAT(results_resent), STAT(bytes_down), STAT(chunks_done),
 		STAT(chunks_short), STAT(duplicates), STAT(late), STAT(stale), STAT(early),
 		STAT(foreign), STAT(bad), STAT(corrupt), STAT(unauthenticated), STAT(forged),
-		STAT(tx_refused),
+		STAT(tx_refused), FAULT(ctrl_sent), FAULT(ctrl_received), FAULT(gone),
+		FAULT(back), FAULT(gone_now), FAULT(problems),
 	};
 	struct app_json j;
 	app_json_begin(&j, stdout, false);
@@ -62,6 +64,7 @@ static void print_json(const gw_agg_stats *s, uint64_t shard)
 	app_json_end(&j);
 }
 #undef STAT
+#undef FAULT
 
 /* The endpoint a --local port 0 got, printed at once: a launcher waits
  * for it before it starts the workers. */
@@ -85,10 +88,11 @@ static void print_endpoint(const gw_endpoint *ep, uint64_t shard, bool json)
 	fflush(stdout);
 }
 
-static void print_stats(const gw_agg_stats *s, uint64_t shard, bool json)
+static void print_stats(const gw_agg_stats *s, const gw_agg_faults *f, uint64_t shard,
+			bool json)
 {
 	if (json) {
-		print_json(s, shard);
+		print_json(s, f, shard);
 		return;
 	}
 	printf("gw-aggregator shard %llu: %llu chunks (%llu short), %llu ups, "
@@ -216,12 +220,21 @@ int main(int argc, char **argv)
 		"chunk %u elements, %s -> %s, ready\n", (unsigned long long)shard,
 		job.shards, job.workers, (unsigned long long)job.dim, job.chunk_elems,
 		gw_codec_name(job.up_codec), gw_codec_name(job.down_codec));
+	if (cli_liveness(&c, NULL, a) < 0)
+		goto out;
 	int r = gw_agg_serve(a, &stop, (uint32_t)idle_ms);
 	if (r < 0)
-		fprintf(stderr, "gw-aggregator: %s\n", gw_strerror(r));
+		fprintf(stderr, "gw-aggregator: %s (%s)\n",
+			gw_error_detail()[0] ? gw_error_detail() : gw_strerror(r), gw_error_name(r));
 	gw_agg_stats st;
+	gw_agg_faults ft;
 	gw_agg_stats_get(a, &st);
-	print_stats(&st, shard, json);
+	gw_agg_faults_get(a, &ft);
+	print_stats(&st, &ft, shard, json);
+	char note[320];
+	if (ft.problems && gw_agg_problem(a, note, sizeof(note)) > 0)
+		fprintf(stderr, "gw-aggregator: shard %llu: %llu problem(s), the latest: %s\n",
+			(unsigned long long)shard, (unsigned long long)ft.problems, note);
 	rc = r < 0;
 out:
 	gw_agg_free(a);

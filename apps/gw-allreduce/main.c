@@ -437,6 +437,8 @@ static int host_shard(const struct cli *c, const struct opts *o, const gw_coll_j
 		fprintf(stderr, "gw-allreduce: --host-shard: %s\n", gw_error_detail());
 		return -1;
 	}
+	if (cli_liveness(c, NULL, t->agg) < 0)
+		return -1;
 	int e = pthread_create(&t->tid, NULL, serve_shard, t);
 	if (e) {
 		fprintf(stderr, "gw-allreduce: --host-shard: no thread: %s\n", strerror(e));
@@ -506,6 +508,8 @@ int main(int argc, char **argv)
 			gw_error_detail());
 		goto done;
 	}
+	if (cli_liveness(&c, comm, NULL) < 0)
+		goto done;
 	bool sketched = job.engine == GW_COLL_SKETCHED;
 	if (o.gpu) {
 		int e = (gpu = gw_gpu_open(o.gpu)) ? gw_comm_set_gpu(comm, gpu) : -1;

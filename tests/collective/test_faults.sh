@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Faults (docs/collective.md, "Faults"): processes started here one by one
+# (gw-launch would tear the job down at the first death itself), one
+# aggregator and W workers on 127.0.0.1, liveness 1000 ms:
+#  - reliable, a worker SIGKILLed mid-job: every survivor fails within the
+#    interval plus slack, with GW_EPEER naming that worker;
+#  - loss-tolerant, the same: the survivors finish every round, the shard
+#    counts the worker gone;
+#  - the aggregator SIGKILLed: every worker fails naming shard 0;
+#  - a worker 2.5 s between calls (a long backward pass) is alive;
+#  - a worker that leaves cleanly: reliable, the others fail naming it;
+#    loss-tolerant, they go on;
+#  - settings that differ (payload, window, dim) are named at the first
+#    packet, in the workers' errors and the aggregator's log.
+# "Within" is 5 s here: the interval is 1 s and the call timeout, which
+# these bounds tell apart, 60 s.
+set -u
+APPS=$1
+T=$(mktemp -d /tmp/gw-faults.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT
+fail=0
+now() { date +%s%N; }
+
+# start W DIM "agg options" "worker options" ["per-rank options" ...]: an
+# aggregator and W workers; their pids in AGG and W0..; logs in $T.
+start() {
+  local w=$1 dim=$2 aopt=$3 wopt=$4
+  shift 4
+  rm -f "$T"/*.out "$T"/*.err
+  # shellcheck disable=SC2086
+  "$APPS/gw-aggregator" --shard 0 --workers "$w" --dim "$dim" --local 127.0.0.1:0 --json \
+    --idle-exit-ms 20000 $aopt > "$T/agg.out" 2> "$T/agg.err" &
+  AGG=$!
+  pids+=("$AGG")
+  local ep="" i
+  for ((i = 0; i < 100; i++)); do
+    ep=$(sed -n 's/.*"endpoint":"\([^"]*\)".*/\1/p' "$T/agg.out" 2>/dev/null | head -n1)
+    [ -n "$ep" ] && break
+    sleep 0.05
+  done
+  [ -n "$ep" ] || { echo "FAIL: the aggregator did not start"; cat "$T/agg.err"; return 1; }
+  local per=("$@")
+  for ((r = 0; r < w; r++)); do
+    local extra=${per[$r]:-}
+    # shellcheck disable=SC2086
+    "$APPS/gw-allreduce" --rank "$r" --workers "$w" --dim "$dim" --agg "$ep" \
+      --local 127.0.0.1:0 --no-verify $wopt $extra > "$T/w.$r.out" 2> "$T/w.$r.err" &
+    eval "W$r=\$!"
+    pids+=("$!")
+  done
+}
+# waitw R -> its exit status; TOOK: ms since T0
+waitw() { local p; eval "p=\$W$1"; wait "$p"; local rc=$?; TOOK=$((($(now) - T0) / 1000000)); return $rc; }
+
+# 1. reliable: a worker killed mid-job.
+if start 4 400000 "" "--rounds 1000"; then
+  sleep 1.5; eval "kill -KILL \$W2"; T0=$(now)
+  for r in 0 1 3; do
+    waitw $r; rc=$?
+    if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] &&
+       grep -q "worker 2 is dead: silent for .* ms.*GW_EPEER" "$T/w.$r.err"; then
+      echo "ok: reliable: rank $r failed ${TOOK} ms after rank 2's death: $(grep -o 'worker 2 is dead.*' "$T/w.$r.err")"
+    else
+      echo "FAIL: reliable: rank $r rc=$rc after ${TOOK} ms:"; tail -n 2 "$T/w.$r.err"; fail=1
+    fi
+  done
+  kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
+fi
+
+# 2. loss-tolerant: the survivors finish every round.
+if start 4 400000 "--mode loss-tolerant --deadline-us 5000" \
+         "--mode loss-tolerant --deadline-us 5000 --rounds 40 --lag-ms 50"; then
+  sleep 1.5; eval "kill -KILL \$W2"; T0=$(now)
+  for r in 0 1 3; do
+    waitw $r; rc=$?
+    n=$(grep -c "round" "$T/w.$r.out")
+    if [ $rc -eq 0 ] && [ "$n" -eq 40 ]; then
+      echo "ok: loss-tolerant: rank $r finished its 40 rounds (${TOOK} ms after the death)"
+    else
+      echo "FAIL: loss-tolerant: rank $r rc=$rc, $n of 40 rounds"; tail -n 2 "$T/w.$r.err"; fail=1
+    fi
+  done
+  kill -INT "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
+  gone=$(sed -n 's/.*"gone":\([0-9]*\).*/\1/p' "$T/agg.out" | tail -n1)
+  [ "${gone:-0}" -ge 1 ] && echo "ok: loss-tolerant: the shard counted $gone worker(s) gone" ||
+    { echo "FAIL: loss-tolerant: the shard counted no worker gone"; cat "$T/agg.out"; fail=1; }
+fi
+
+# 3. the aggregator killed: every worker names shard 0.
+if start 3 400000 "" "--rounds 1000"; then
+  sleep 1.5; kill -KILL "$AGG"; T0=$(now)
+  for r in 0 1 2; do
+    waitw $r; rc=$?
+    if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] && grep -q "shard 0 (.*) is dead: silent" "$T/w.$r.err"; then
+      echo "ok: shard killed: rank $r failed ${TOOK} ms later: $(grep -o 'shard 0 (.*) is dead[^(]*' "$T/w.$r.err")"
+    else
+      echo "FAIL: shard killed: rank $r rc=$rc after ${TOOK} ms:"; tail -n 2 "$T/w.$r.err"; fail=1
+    fi
+  done
+fi
+
+# 4. a worker 2.5 s between calls is alive (its heartbeats come from a
+# thread), reliable mode, liveness 1 s.
+if start 3 100000 "" "--rounds 3" "" "--lag-ms 2500" ""; then
+  ok=1
+  for r in 0 1 2; do waitw $r || ok=0; done
+  [ $ok = 1 ] && echo "ok: a worker 2.5 s between calls stayed alive; the job finished" ||
+    { echo "FAIL: a slow worker was taken for dead"; tail -n 2 "$T"/w.*.err; fail=1; }
+  kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
+fi
+
+# 5. a worker that leaves cleanly after 2 rounds (the others run 100).
+if start 3 100000 "" "--rounds 100 --lag-ms 20" "" "--rounds 2" ""; then
+  waitw 1; T0=$(now)
+  for r in 0 2; do
+    waitw $r; rc=$?
+    if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] && grep -q "worker 1 left the job" "$T/w.$r.err"; then
+      echo "ok: reliable: rank $r named the worker that left, ${TOOK} ms later"
+    else
+      echo "FAIL: reliable: rank $r after a worker left: rc=$rc ${TOOK} ms"; tail -n 2 "$T/w.$r.err"; fail=1
+    fi
+  done
+  kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
+fi
+if start 3 100000 "--mode loss-tolerant" "--mode loss-tolerant --rounds 30 --lag-ms 20" "" "--rounds 2" ""; then
+  ok=1
+  for r in 0 1 2; do waitw $r || ok=0; done
+  n=$(grep -c round "$T/w.0.out")
+  [ $ok = 1 ] && [ "$n" -eq 30 ] && echo "ok: loss-tolerant: the others went on after a worker left" ||
+    { echo "FAIL: loss-tolerant: after a worker left: rank 0 has $n rounds"; tail -n 2 "$T"/w.*.err; fail=1; }
+  kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
+fi
+
+# 6. settings that differ, named at the first packet.
+mismatch() {  # label pattern "agg options" "worker options"
+  if start 2 100000 "$3" "--rounds 3 $4"; then
+    T0=$(now)
+    local ok=1
+    for r in 0 1; do
+      waitw $r; rc=$?
+      grep -q -- "$2.*GW_ECONFIG" "$T/w.$r.err" && [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] || ok=0
+    done
+    wait "$AGG"; arc=$?
+    grep -q -- "GW_ECONFIG" "$T/agg.err" && [ $arc -ne 0 ] || ok=0
+    if [ $ok = 1 ]; then
+      echo "ok: $1: $(grep -o 'was told otherwise.*' "$T/w.0.err" | head -n1)"
+    else
+      echo "FAIL: $1 (agg rc=$arc):"; tail -n 1 "$T"/w.*.err "$T/agg.err"; fail=1
+    fi
+  fi
+}
+mismatch "payload given to the workers only" "payload: 1472 there, 8000 here" "" "--opts payload=8000"
+mismatch "window" "window: 64 there, 16 here" "" "--window 16"
+mismatch "dim" "dim: 100000 there, 100001 here" "" "--dim 100001"
+exit $fail
