@@ -28,7 +28,9 @@
  *                   dataplane, separated by spaces
  *   opts            backend options (impair_loss=P, ..., port=N)
  *   job (default 1, as the CLIs), window, chunk-elems, deadline-us,
- *                   rto-us, timeout-ms
+ *                   rto-us, timeout-ms, liveness-ms (a peer silent this
+ *                   long is dead; default 1000, 0: off; see
+ *                   gw_comm_set_liveness)
  *   key             64 hex digits: every packet is MACed; key-file: a file
  *   topk, candidates, sketch-momentum   Sketched-SGD's fields
  *   gpu             none (default), cuda or emu: gw_member_allreduce's grad
