@@ -96,7 +96,7 @@ void gw_agg_faults_get(const gw_agg *a, gw_agg_faults *f)
 	const struct agg_live *v = &a->live;
 	*f = (gw_agg_faults){.ctrl_sent = v->sent, .ctrl_received = v->received,
 			     .gone = v->evicted, .back = v->rejoined, .gone_now = v->ngone,
-			     .problems = v->problems};
+			     .problems = v->problems, .impostors = v->impostors};
 }
 
 int gw_agg_problem(gw_agg *a, char *buf, size_t len)
@@ -129,22 +129,33 @@ uint32_t coll_agg_queued(const gw_agg *a, unsigned d)
 	return a->txq[d].n;
 }
 
-static int agg_queue(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
+static int agg_queue_to(gw_agg *a, unsigned di, const gw_endpoint *to, const uint8_t *pkt,
+			uint32_t len)
 {
-	const struct wk *k = &a->wk[w];
-	struct txq *q = &a->txq[k->dp];
+	struct txq *q = &a->txq[di];
 	gw_pkt *p;
 	if (q->n == PENDING_MAX)
 		coll_agg_flush(a);
-	if (q->n == PENDING_MAX || gw_dp_alloc(a->dps[k->dp], &p, 1) != 1) {
+	if (q->n == PENDING_MAX || gw_dp_alloc(a->dps[di], &p, 1) != 1) {
 		a->st.tx_refused++;   /* the worker's retransmission asks again */
 		return 0;
 	}
 	memcpy(p->data, pkt, len);
 	p->len = len;
-	p->peer = k->ep;
+	p->peer = *to;
 	q->p[q->n++] = p;
 	return 1;
+}
+
+static int agg_queue(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
+{
+	return agg_queue_to(a, a->wk[w].dp, &a->wk[w].ep, pkt, len);
+}
+
+void coll_agg_send_to(gw_agg *a, unsigned di, const gw_endpoint *to, const uint8_t *pkt,
+		      uint32_t len)
+{
+	agg_queue_to(a, di, to, pkt, len);
 }
 
 void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)

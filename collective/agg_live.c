@@ -52,6 +52,18 @@ void agg_live_send(gw_agg *a, uint32_t w, uint8_t kind, uint32_t subject, uint32
 	a->live.sent++;
 }
 
+/* A CTRL packet straight back to the address pkt came from. */
+void agg_live_reply(gw_agg *a, unsigned di, const gw_endpoint *to, uint8_t kind,
+		    const char *text)
+{
+	uint8_t buf[GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN];
+	struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_SHARD, .from = a->shard};
+	snprintf(m.text, sizeof(m.text), "%.*s", (int)sizeof(m.text) - 1, text ? text : "");
+	uint32_t len = coll_ctrl_write(&a->L, buf, &m);
+	coll_agg_send_to(a, di, to, buf, len);
+	a->live.sent++;
+}
+
 static void note(gw_agg *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(gw_agg *a, const char *fmt, ...)
 {
@@ -115,12 +127,10 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	}
 	uint32_t w = m.from;
 	v->received++;
-	v->heard[w] = now;
-	a->wk[w] = (struct wk){.ep = pkt->peer, .dp = di, .known = 1};
 	struct coll_digest here;
 	coll_digest_of(&a->L, &here);
 	if (coll_digest_diff(&here, &m.d, why, sizeof(why))) {
-		agg_live_send(a, w, COLL_CTRL_MISMATCH, 0, 0, why);
+		agg_live_reply(a, di, &pkt->peer, COLL_CTRL_MISMATCH, why);
 		note(a, "worker %u (%s) was told otherwise: %s", w, ep, why);
 		if (!v->rc) {
 			/* Serving stops a liveness interval later: every worker
@@ -132,6 +142,17 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 		}
 		return;
 	}
+	/* Where w is comes from its gradients (UPs); a CTRL packet teaches it
+	 * only while none came. Another process claiming w from elsewhere
+	 * (a stale copy, a second start) neither keeps w alive nor says its
+	 * goodbye: it is counted, and its packets ignored. */
+	if (!a->wk[w].known) {
+		a->wk[w] = (struct wk){.ep = pkt->peer, .dp = di, .known = 1};
+	} else if (memcmp(&a->wk[w].ep, &pkt->peer, sizeof(pkt->peer))) {
+		v->impostors++;
+		return;
+	}
+	v->heard[w] = now;
 	if (m.kind == COLL_CTRL_BYE)
 		gone(a, w, COLL_GONE_LEFT, 0, now);
 	else if (m.kind == COLL_CTRL_HEARTBEAT)

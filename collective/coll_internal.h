@@ -267,6 +267,7 @@ struct agg_live {
 				    * (heard_ns counts gradients only) */
 	uint32_t ngone;
 	uint64_t sent, received, evicted, rejoined, problems;
+	uint64_t impostors;        /* CTRL claiming a worker from elsewhere */
 	int rc;                    /* GW_ECONFIG: serving stops at rc_at */
 	uint64_t rc_at;
 	char why[320];
@@ -309,6 +310,11 @@ void agg_live_bye(gw_agg *a, const char *why);
 void agg_live_tell_dead(gw_agg *a, uint32_t to, uint32_t w);
 void agg_live_send(gw_agg *a, uint32_t w, uint8_t kind, uint32_t subject,
 		   uint32_t silent_ms, const char *text);
+void agg_live_reply(gw_agg *a, unsigned di, const gw_endpoint *to, uint8_t kind,
+		    const char *text);
+/* A packet to an address on dataplane di (not a worker's known one). */
+void coll_agg_send_to(gw_agg *a, unsigned di, const gw_endpoint *to, const uint8_t *pkt,
+		      uint32_t len);
 /* coll_agg_send for CTRL packets (counted apart from results). */
 void coll_agg_send_ctrl(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len);
 

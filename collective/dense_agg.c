@@ -266,10 +266,14 @@ int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 		a->st.stale++;
 		return GW_OK;
 	}
-	/* Authenticated (if keyed) and well-formed: this is where w is now. */
-	a->wk[h.rank] = (struct wk){.ep = up->peer, .dp = up->dp, .known = 1};
 	uint64_t p = coll_pos(L, h.round, ch);
 	struct copy *cp = &g->copies[2 * (p % g->nslots) + ((p / g->nslots) & 1)];
+	if (cp->pos != EMPTY && cp->pos > p) {
+		a->st.stale++;   /* an old round's: says nothing of where w is */
+		return GW_OK;
+	}
+	/* Authenticated (if keyed) and well-formed: this is where w is now. */
+	a->wk[h.rank] = (struct wk){.ep = up->peer, .dp = up->dp, .known = 1};
 	uint8_t bit = (uint8_t)(1u << (h.rank % 8));
 	/* A worker sends p only holding the result of p - window, and so of
 	 * every earlier chunk of this slot: both copies, when they hold an

@@ -56,7 +56,7 @@ static void print_json(const gw_agg_stats *s, const gw_agg_faults *f, uint64_t s
 		STAT(chunks_short), STAT(duplicates), STAT(late), STAT(stale), STAT(early),
 		STAT(foreign), STAT(bad), STAT(corrupt), STAT(unauthenticated), STAT(forged),
 		STAT(tx_refused), FAULT(ctrl_sent), FAULT(ctrl_received), FAULT(gone),
-		FAULT(back), FAULT(gone_now), FAULT(problems),
+		FAULT(back), FAULT(gone_now), FAULT(problems), FAULT(impostors),
 	};
 	struct app_json j;
 	app_json_begin(&j, stdout, false);

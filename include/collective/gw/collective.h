@@ -309,6 +309,8 @@ typedef struct gw_agg_faults {
 	uint64_t back;            /* of them, heard again */
 	uint64_t gone_now;        /* gone at this moment */
 	uint64_t problems;        /* notes (gw_agg_problem) */
+	uint64_t impostors;       /* CTRL packets claiming a known worker from
+				   * another address (ignored) */
 } gw_agg_faults;
 /* Safe from another thread while the shard serves, as is gw_agg_problem:
  * the latest note (a worker told otherwise, a CTRL that failed the MAC
