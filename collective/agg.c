@@ -89,6 +89,18 @@ int gw_agg_set_liveness(gw_agg *a, uint32_t ms)
 	return GW_OK;
 }
 
+int gw_agg_set_report(gw_agg *a, uint32_t ms, gw_report_fn fn, void *arg)
+{
+	gw__detail_clear();
+	if (!a || (ms && !fn))
+		return GW_ERRF(GW_EINVAL, "%s: missing", !a ? "agg" : "fn");
+	a->live.report_ns = 1000000ull * ms;
+	a->live.report = ms ? fn : NULL;
+	a->live.report_arg = arg;
+	a->live.next_report_ns = 0;
+	return GW_OK;
+}
+
 void gw_agg_faults_get(const gw_agg *a, gw_agg_faults *f)
 {
 	if (!a || !f)
@@ -224,6 +236,10 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 				return rc;
 			got += n;
 		}
+		if (a->live.report && now >= a->live.next_report_ns) {
+			a->live.next_report_ns = now + a->live.report_ns;
+			a->live.report(a->live.report_arg);
+		}
 		int lrc = agg_live_tick(a, now);
 		coll_agg_flush(a);
 		if (lrc < 0)
@@ -252,6 +268,8 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 			us = (unsigned)GW_MIN((uint64_t)us, scan_every / 1000u + 1);
 		if (a->live.liveness_ns)
 			us = (unsigned)GW_MIN((uint64_t)us, a->live.liveness_ns / 8000u + 1);
+		if (a->live.report)
+			us = (unsigned)GW_MIN((uint64_t)us, a->live.report_ns / 1000u + 1);
 		if (gw_dp_wait_any(a->dps, a->ndp, us) < 0)
 			return GW_ERR(GW_EIO);
 	}

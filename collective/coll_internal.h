@@ -193,6 +193,9 @@ struct comm_live {
 	uint64_t sent, received;       /* CTRL packets */
 	int rc;                        /* sticky: GW_EPEER, GW_ECONFIG */
 	char why[320], hint[240];
+	uint64_t report_ns, next_report_ns;   /* gw_comm_set_report */
+	gw_report_fn report;
+	void *report_arg;
 	pthread_t thr;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -274,6 +277,9 @@ struct agg_live {
 	char problem[320];         /* the latest note (gw_agg_problem) */
 	pthread_mutex_t mu;        /* problem, read from another thread */
 	int ready;
+	uint64_t report_ns, next_report_ns;   /* gw_agg_set_report */
+	gw_report_fn report;
+	void *report_arg;
 };
 
 struct gw_agg {

@@ -154,6 +154,20 @@ int gw_comm_set_liveness(gw_comm *c, uint32_t ms)
 	return rc;
 }
 
+int gw_comm_set_report(gw_comm *c, uint32_t ms, gw_report_fn fn, void *arg)
+{
+	gw__detail_clear();
+	if (!c || (ms && !fn))
+		return GW_ERRF(GW_EINVAL, "%s: missing", !c ? "comm" : "fn");
+	pthread_mutex_lock(&c->call_mu);
+	c->live.report_ns = 1000000ull * ms;
+	c->live.report = ms ? fn : NULL;
+	c->live.report_arg = arg;
+	c->live.next_report_ns = 0;
+	pthread_mutex_unlock(&c->call_mu);
+	return GW_OK;
+}
+
 const char *gw_comm_gpu_handoff(const gw_comm *c)
 {
 	return c && c->gpu_handoff[0] ? c->gpu_handoff : NULL;

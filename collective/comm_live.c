@@ -219,6 +219,10 @@ void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now)
 int comm_live_poll(gw_comm *c, uint64_t now)
 {
 	struct comm_live *v = &c->live;
+	if (v->report && now >= v->next_report_ns) {
+		v->next_report_ns = now + v->report_ns;
+		v->report(v->report_arg);
+	}
 	if (v->rc)
 		return gw__detail(v->rc, "%s", v->why);
 	if (!v->liveness_ns)

@@ -36,6 +36,9 @@ struct gw_dp_ops {
 	/* Optional (gw_dp_dmabuf): 1 if the device registers dma-buf memory,
 	 * else 0 with a detail. */
 	int (*dmabuf)(gw_dp *dp);
+	/* Optional (gw_dp_publish): keeps a copy of the layer above's
+	 * counters, with the dataplane's own, for the backend's monitoring. */
+	int (*publish)(gw_dp *dp, const char *const *names, const uint64_t *vals, unsigned n);
 };
 
 /* Every backend's handle begins with this. */

@@ -28,6 +28,9 @@ void cli_job_usage(FILE *f)
 "  --chunk-elems K      elements per chunk (default: the most one packet holds)\n"
 "  --job J              job id (default 1)\n"
 "  --key-file F         job key, 64 hex digits: every packet is MACed\n"
+"  --stats-interval MS  one JSON line of counters on stdout every MS while\n"
+"                       running (\"kind\":\"stats\"): dataplane, protocol,\n"
+"                       faults\n"
 "  --liveness-ms MS     a peer silent this long is dead (default 1000, or\n"
 "                       GW_LIVENESS_MS; 0: off): reliable jobs fail naming\n"
 "                       it, loss-tolerant jobs go on without a worker\n"
@@ -102,6 +105,121 @@ int cli_liveness(const struct cli *c, gw_comm *comm, gw_agg *agg)
 	return 0;
 }
 
+#define STATS_MAX 64
+
+struct kv {
+	const char *k[STATS_MAX];
+	uint64_t v[STATS_MAX];
+	unsigned n;
+};
+
+static void kv(struct kv *t, const char *k, uint64_t v)
+{
+	if (t->n < STATS_MAX) {
+		t->k[t->n] = k;
+		t->v[t->n++] = v;
+	}
+}
+
+/* One report: the counters as one JSON line (with --stats-interval) and
+ * published to the dataplanes that keep them (DPDK's telemetry). */
+static void stats_line(void *arg)
+{
+	struct cli_stats *s = arg;
+	uint64_t now = app_now_ns();
+	s->next_ns = now + 1000000ull * s->every_ms;
+	gw_dp_stats d = {0};
+	for (unsigned i = 0; i < s->ndp; i++) {
+		gw_dp_stats x;
+		gw_dp_stats_get(s->dps[i], &x);
+		d.rx_pkts += x.rx_pkts, d.rx_bytes += x.rx_bytes, d.tx_pkts += x.tx_pkts;
+		d.tx_bytes += x.tx_bytes, d.rx_bad += x.rx_bad, d.tx_full += x.tx_full;
+		d.impair_lost += x.impair_lost, d.impair_duplicated += x.impair_duplicated;
+		d.impair_corrupted += x.impair_corrupted;
+	}
+	struct kv t = {.n = 0};
+	kv(&t, "rx_pkts", d.rx_pkts), kv(&t, "rx_bytes", d.rx_bytes);
+	kv(&t, "tx_pkts", d.tx_pkts), kv(&t, "tx_bytes", d.tx_bytes);
+	kv(&t, "rx_bad", d.rx_bad), kv(&t, "tx_full", d.tx_full);
+	kv(&t, "impair_lost", d.impair_lost), kv(&t, "impair_duplicated", d.impair_duplicated);
+	kv(&t, "impair_corrupted", d.impair_corrupted);
+	if (s->agg) {
+		gw_agg_stats a;
+		gw_agg_faults f;
+		gw_agg_stats_get(s->agg, &a);
+		gw_agg_faults_get(s->agg, &f);
+		kv(&t, "ups", a.ups), kv(&t, "results_sent", a.results_sent);
+		kv(&t, "results_resent", a.results_resent), kv(&t, "chunks_done", a.chunks_done);
+		kv(&t, "chunks_short", a.chunks_short), kv(&t, "duplicates", a.duplicates);
+		kv(&t, "late", a.late), kv(&t, "stale", a.stale), kv(&t, "early", a.early);
+		kv(&t, "foreign", a.foreign), kv(&t, "bad", a.bad), kv(&t, "corrupt", a.corrupt);
+		kv(&t, "unauthenticated", a.unauthenticated), kv(&t, "forged", a.forged);
+		kv(&t, "tx_refused", a.tx_refused), kv(&t, "ctrl_sent", f.ctrl_sent);
+		kv(&t, "ctrl_received", f.ctrl_received), kv(&t, "gone", f.gone);
+		kv(&t, "back", f.back), kv(&t, "gone_now", f.gone_now);
+		kv(&t, "impostors", f.impostors);
+	}
+	if (s->comm) {
+		gw_comm_stats a;
+		gw_comm_stats_get(s->comm, &a);
+		kv(&t, "rounds", a.rounds), kv(&t, "chunks_sent", a.chunks_sent);
+		kv(&t, "retransmits", a.retransmits), kv(&t, "results", a.results);
+		kv(&t, "bytes_up", a.bytes_up), kv(&t, "bytes_down", a.bytes_down);
+		kv(&t, "duplicates", a.duplicates), kv(&t, "stale", a.stale);
+		kv(&t, "foreign", a.foreign), kv(&t, "bad", a.bad), kv(&t, "corrupt", a.corrupt);
+		kv(&t, "unauthenticated", a.unauthenticated), kv(&t, "forged", a.forged);
+		kv(&t, "short_chunks", a.short_chunks), kv(&t, "left_out", a.left_out);
+	}
+	for (unsigned i = 0; i < s->ndp; i++)
+		gw_dp_publish(s->dps[i], t.k, t.v, t.n);   /* where kept */
+	if (!s->c->stats_ms)
+		return;
+	struct app_json j;
+	app_json_begin(&j, stdout, false);
+	const struct app_json_member head[] = {
+		APP_JS("tool", s->tool), APP_JS("kind", "stats"), APP_JS("role", s->role),
+		APP_JU("id", s->id), APP_JF("t_s", 3, (double)(now - s->t0_ns) / 1e9),
+	};
+	app_json_members(&j, head, APP_JSON_N(head));
+	struct app_json_member m[STATS_MAX];
+	for (unsigned i = 0; i < t.n; i++)
+		m[i] = (struct app_json_member)APP_JU(t.k[i], t.v[i]);
+	app_json_members(&j, m, t.n);
+	app_json_end(&j);
+	fflush(stdout);
+	s->lines++;
+}
+
+int cli_stats_start(struct cli_stats *s)
+{
+	/* Without --stats-interval, a dataplane that keeps counters for its
+	 * own monitoring (DPDK's telemetry) still gets them, 4 times a second. */
+	int keeps = 0;
+	for (unsigned i = 0; i < s->ndp; i++)
+		keeps |= gw_dp_publish(s->dps[i], NULL, NULL, 0) == GW_OK;
+	s->every_ms = s->c->stats_ms ? s->c->stats_ms : keeps ? 250 : 0;
+	if (!s->every_ms)
+		return 0;
+	s->t0_ns = app_now_ns();
+	s->next_ns = s->t0_ns + 1000000ull * s->every_ms;
+	int rc = GW_OK;
+	if (s->comm)
+		rc = gw_comm_set_report(s->comm, (uint32_t)s->every_ms, stats_line, s);
+	if (rc == GW_OK && s->agg)
+		rc = gw_agg_set_report(s->agg, (uint32_t)s->every_ms, stats_line, s);
+	if (rc < 0) {
+		fprintf(stderr, "%s: --stats-interval: %s\n", s->c->prog, gw_error_detail());
+		return -1;
+	}
+	return 0;
+}
+
+void cli_stats_tick(struct cli_stats *s)
+{
+	if (s->every_ms && app_now_ns() >= s->next_ns)
+		stats_line(s);
+}
+
 int cli_job_opt(struct cli *c, const char *name, const char *v)
 {
 	const char *p = c->prog;
@@ -109,6 +227,8 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 		c->mpi = true;
 		return 1;
 	}
+	if (!strcmp(name, "stats-interval"))
+		return app_opt_u64(p, name, v, 10, 3600000, &c->stats_ms) ? 1 : -1;
 	if (!strcmp(name, "liveness-ms")) {
 		c->liveness_set = true;
 		if (!app_opt_u64(p, name, v, 0, 3600000, &c->liveness_ms))

@@ -33,6 +33,7 @@ struct cli {
 	bool mpi;                 /* endpoints come from mpirun (coll_mpi.h) */
 	uint64_t liveness_ms;     /* --liveness-ms, where liveness_set */
 	bool liveness_set;
+	uint64_t stats_ms;        /* --stats-interval (0: none) */
 	gw_endpoint local_ep;     /* --local, "auto" resolved */
 	struct app_args args;     /* EAL options -- app options (app_split_args) */
 };
@@ -55,11 +56,29 @@ int cli_job_opt(struct cli *c, const char *name, const char *val);
 	{"local", 1, 0, CLI_OPT}, {"opts", 1, 0, CLI_OPT}, \
 	{"mtu", 1, 0, CLI_OPT}, {"pool", 1, 0, CLI_OPT}, {"mpi", 0, 0, CLI_OPT}, \
 	{"topk", 1, 0, CLI_OPT}, {"candidates", 1, 0, CLI_OPT}, \
-	{"sketch-momentum", 1, 0, CLI_OPT}, {"liveness-ms", 1, 0, CLI_OPT}
+	{"sketch-momentum", 1, 0, CLI_OPT}, {"liveness-ms", 1, 0, CLI_OPT}, \
+	{"stats-interval", 1, 0, CLI_OPT}
 
 /* --liveness-ms, where given, for a communicator and for a shard (either
  * may be NULL): 0, or -1 after printing the library's message. */
 int cli_liveness(const struct cli *c, gw_comm *comm, gw_agg *agg);
+
+/* --stats-interval: one JSON line of counters on stdout every stats_ms
+ * while the process runs, from the thread that serves or calls (the
+ * library's report hook), and from the caller between calls
+ * (cli_stats_tick). s lives as long as the communicator or shard. */
+struct cli_stats {
+	const struct cli *c;
+	const char *tool, *role;  /* "gw-allreduce", "worker" | "shard" */
+	uint64_t id;              /* rank or shard */
+	gw_comm *comm;
+	gw_agg *agg;
+	gw_dp *const *dps;
+	unsigned ndp;
+	uint64_t t0_ns, next_ns, lines, every_ms;
+};
+int cli_stats_start(struct cli_stats *s);
+void cli_stats_tick(struct cli_stats *s);
 
 /* The shared options' help text. */
 void cli_job_usage(FILE *f);

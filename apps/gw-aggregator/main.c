@@ -222,6 +222,10 @@ int main(int argc, char **argv)
 		gw_codec_name(job.up_codec), gw_codec_name(job.down_codec));
 	if (cli_liveness(&c, NULL, a) < 0)
 		goto out;
+	struct cli_stats sts = {.c = &c, .tool = "gw-aggregator", .role = "shard", .id = shard,
+				.agg = a, .dps = dps, .ndp = (unsigned)ports};
+	if (cli_stats_start(&sts) < 0)
+		goto out;
 	int r = gw_agg_serve(a, &stop, (uint32_t)idle_ms);
 	if (r < 0)
 		fprintf(stderr, "gw-aggregator: %s (%s)\n",

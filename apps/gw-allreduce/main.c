@@ -510,6 +510,10 @@ int main(int argc, char **argv)
 	}
 	if (cli_liveness(&c, comm, NULL) < 0)
 		goto done;
+	struct cli_stats sts = {.c = &c, .tool = "gw-allreduce", .role = "worker", .id = o.rank,
+				.comm = comm, .dps = dps, .ndp = (unsigned)o.ports};
+	if (cli_stats_start(&sts) < 0)
+		goto done;
 	bool sketched = job.engine == GW_COLL_SKETCHED;
 	if (o.gpu) {
 		int e = (gpu = gw_gpu_open(o.gpu)) ? gw_comm_set_gpu(comm, gpu) : -1;
@@ -609,6 +613,7 @@ int main(int argc, char **argv)
 				verdict = "bit-exact";
 			}
 		}
+		cli_stats_tick(&sts);
 		if (o.json)
 			print_round_json(&o, r, &job, dt, &info, verdict);
 		else

@@ -72,6 +72,7 @@ static int dpdk_opt(void *arg, const char *key, const char *val)
 static void dpdk_close(gw_dp *dp)
 {
 	struct dpdk_dp *d = (struct dpdk_dp *)dp;
+	gw_dpdk_telemetry_remove(d);
 	if (d->stash_i < d->stash_n)
 		rte_pktmbuf_free_bulk(d->stash + d->stash_i, (unsigned)(d->stash_n - d->stash_i));
 	gw_dpdk_port_stop(d);
@@ -131,6 +132,7 @@ static int dpdk_open(const gw_dp_config *cfg, gw_dp **out)
 			d->port, o.link_wait_s);
 		goto fail_pool;
 	}
+	gw_dpdk_telemetry_add(d);
 	*out = &d->dp;
 	return GW_OK;
 
@@ -161,6 +163,7 @@ const struct gw_dp_ops gw_dp_dpdk_ops = {
 	.arm = gw_dpdk_arm,
 	.disarm = gw_dpdk_disarm,
 	.regions = gw_dpdk_regions,
+	.publish = gw_dpdk_publish,
 };
 GW_DP_BACKEND(gw_dp_dpdk_ops)
 

@@ -30,8 +30,19 @@
 /* Largest rx/tx burst handed to the PMD in one call. */
 #define DPDK_BURST_MAX 64u
 
+/* What the layer above published last (gw_dp_publish), for telemetry. */
+#define DPDK_PUB_MAX 48
+struct dpdk_pub {
+	uint64_t count;
+	gw_dp_stats st;
+	unsigned n;
+	char names[DPDK_PUB_MAX][32];
+	uint64_t vals[DPDK_PUB_MAX];
+};
+
 struct dpdk_dp {
 	struct gw_dp dp;
+	struct dpdk_pub pub;
 	struct rte_mempool *pool;
 	uint16_t port;
 	uint16_t mtu;
@@ -66,6 +77,11 @@ static inline struct rte_mbuf *dpdk_mbuf(gw_pkt *p)
 {
 	return (struct rte_mbuf *)p->priv;
 }
+
+/* dpdk_telemetry.c: /gradwire/ports and /gradwire/stats,PORT. */
+void gw_dpdk_telemetry_add(struct dpdk_dp *d);
+void gw_dpdk_telemetry_remove(struct dpdk_dp *d);
+int gw_dpdk_publish(gw_dp *dp, const char *const *names, const uint64_t *vals, unsigned n);
 
 /* dpdk_port.c */
 int gw_dpdk_eal_init(const gw_dp_config *cfg);

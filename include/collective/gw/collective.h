@@ -203,6 +203,13 @@ GW_API const char *gw_comm_gpu_handoff(const gw_comm *c);
  * GW_ECONFIG stay: later calls fail the same way. (GRADWIRE_0.3) */
 GW_API int gw_comm_set_liveness(gw_comm *c, uint32_t ms);
 
+/* Counters while running: fn(arg) every ms while a call of c runs (from
+ * the calling thread, between packets, so what it reads is consistent);
+ * between calls the caller reports itself. 0 turns it off. The same for a
+ * shard, from its serving thread. (GRADWIRE_0.3) */
+typedef void (*gw_report_fn)(void *arg);
+GW_API int gw_comm_set_report(gw_comm *c, uint32_t ms, gw_report_fn fn, void *arg);
+
 /* out[0..dim) <- the sum over workers of their (compressed) grad[0..dim).
  * grad and out may be the same array. Returns 0 and fills *info (if not
  * NULL), or GW_ETIMEDOUT / GW_E* (GW_EUNSUPPORTED: the job's engine is
@@ -302,6 +309,7 @@ GW_API void gw_agg_stats_get(const gw_agg *a, gw_agg_stats *st);
  * returns GW_ECONFIG naming it. Default 1000 ms; 0 turns it off.
  * Call before serving. (GRADWIRE_0.3) */
 GW_API int gw_agg_set_liveness(gw_agg *a, uint32_t ms);
+GW_API int gw_agg_set_report(gw_agg *a, uint32_t ms, gw_report_fn fn, void *arg);
 
 typedef struct gw_agg_faults {
 	uint64_t ctrl_sent, ctrl_received;   /* CTRL packets */

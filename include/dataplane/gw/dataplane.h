@@ -152,6 +152,15 @@ GW_API int gw_dp_regions(gw_dp *dp, gw_dp_region *r, unsigned max);
  * (GRADWIRE_0.3) */
 GW_API int gw_dp_dmabuf(gw_dp *dp);
 
+/* Counters of the layer above (a shard's, a worker's), for the backend's
+ * own monitoring, kept with a snapshot of dp's counters: DPDK serves them
+ * on its telemetry socket (dpdk-telemetry.py: /gradwire/ports,
+ * /gradwire/stats,PORT). Call from the thread that uses dp; names up to
+ * 31 characters. GW_EUNSUPPORTED where the backend has no monitoring of
+ * its own (udp, rdma: use --stats-interval). (GRADWIRE_0.3) */
+GW_API int gw_dp_publish(gw_dp *dp, const char *const *names, const uint64_t *vals,
+			 unsigned n);
+
 GW_API void gw_dp_stats_get(const gw_dp *dp, gw_dp_stats *st);
 
 #ifdef __cplusplus
