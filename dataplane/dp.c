@@ -136,6 +136,15 @@ int gw_dp_regions(gw_dp *dp, gw_dp_region *r, unsigned max)
 	return dp->ops->regions(dp, r, max);
 }
 
+int64_t gw_dp_drops(gw_dp *dp)
+{
+	if (!dp)
+		return GW_ERR(GW_EINVAL);
+	if (!dp->ops->drops)
+		return GW_ERR(GW_EUNSUPPORTED);
+	return (int64_t)dp->ops->drops(dp);
+}
+
 int gw_dp_publish(gw_dp *dp, const char *const *names, const uint64_t *vals, unsigned n)
 {
 	if (!dp || (n && (!names || !vals)))

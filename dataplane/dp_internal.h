@@ -39,6 +39,9 @@ struct gw_dp_ops {
 	/* Optional (gw_dp_publish): keeps a copy of the layer above's
 	 * counters, with the dataplane's own, for the backend's monitoring. */
 	int (*publish)(gw_dp *dp, const char *const *names, const uint64_t *vals, unsigned n);
+	/* Optional (gw_dp_drops): packets the device or kernel dropped before
+	 * the backend saw them. */
+	uint64_t (*drops)(gw_dp *dp);
 };
 
 /* Every backend's handle begins with this. */

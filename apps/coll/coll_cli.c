@@ -137,8 +137,14 @@ static void stats_line(void *arg)
 		d.impair_lost += x.impair_lost, d.impair_duplicated += x.impair_duplicated;
 		d.impair_corrupted += x.impair_corrupted;
 	}
+	uint64_t dropped = 0;
+	for (unsigned i = 0; i < s->ndp; i++) {
+		int64_t x = gw_dp_drops(s->dps[i]);
+		dropped += x > 0 ? (uint64_t)x : 0;
+	}
 	struct kv t = {.n = 0};
 	kv(&t, "rx_pkts", d.rx_pkts), kv(&t, "rx_bytes", d.rx_bytes);
+	kv(&t, "rx_dropped", dropped);
 	kv(&t, "tx_pkts", d.tx_pkts), kv(&t, "tx_bytes", d.tx_bytes);
 	kv(&t, "rx_bad", d.rx_bad), kv(&t, "tx_full", d.tx_full);
 	kv(&t, "impair_lost", d.impair_lost), kv(&t, "impair_duplicated", d.impair_duplicated);

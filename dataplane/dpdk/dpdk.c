@@ -149,6 +149,15 @@ fail_claim:
 	return rc;
 }
 
+/* gw_dp_drops(): what the port could not take (no descriptor, no mbuf). */
+static uint64_t dpdk_drops(gw_dp *dp)
+{
+	struct rte_eth_stats st;
+	if (rte_eth_stats_get(((struct dpdk_dp *)dp)->port, &st) != 0)
+		return 0;
+	return st.imissed + st.rx_nombuf;
+}
+
 /* Global, not static: linkers of the static archive name it (-u). */
 const struct gw_dp_ops gw_dp_dpdk_ops = {
 	.name = "dpdk",
@@ -164,6 +173,7 @@ const struct gw_dp_ops gw_dp_dpdk_ops = {
 	.disarm = gw_dpdk_disarm,
 	.regions = gw_dpdk_regions,
 	.publish = gw_dpdk_publish,
+	.drops = dpdk_drops,
 };
 GW_DP_BACKEND(gw_dp_dpdk_ops)
 

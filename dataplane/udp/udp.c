@@ -37,9 +37,10 @@
 #define UDP_SEGMENT 103          /* linux/udp.h; glibc before 2.28 lacks it */
 #endif
 
-/* Control message space for one UDP_SEGMENT. */
+/* Control message space for one UDP_SEGMENT (tx) or one SO_RXQ_OVFL
+ * drop count (rx). */
 union udp_cmsg {
-	char buf[CMSG_SPACE(sizeof(uint16_t))];
+	char buf[CMSG_SPACE(sizeof(uint32_t))];
 	struct cmsghdr align;
 };
 
@@ -61,6 +62,7 @@ struct udp_dp {
 	struct sockaddr_in *addrs;
 	union udp_cmsg *cmsgs;
 	uint32_t *segs;          /* packets in each tx message */
+	uint32_t drops;          /* the socket's receive drops (SO_RXQ_OVFL) */
 };
 
 struct udp_opts {
@@ -164,6 +166,8 @@ static int udp_open(const gw_dp_config *cfg, gw_dp **out)
 	}
 	sock_buf(u->fd, SO_RCVBUF, SO_RCVBUFFORCE);
 	sock_buf(u->fd, SO_SNDBUF, SO_SNDBUFFORCE);
+	int one = 1;   /* drops reported with each datagram (udp_drops) */
+	(void)setsockopt(u->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	/* A segment size of 0 (the default) turns nothing on: it asks
 	 * whether the kernel knows UDP_SEGMENT (4.18 on). */
 	int zero = 0;
@@ -305,7 +309,8 @@ static int udp_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 		u->iov[i] = (struct iovec){pkts[i]->data, pkts[i]->room};
 		u->msgs[i].msg_hdr = (struct msghdr){
 			.msg_name = &u->addrs[i], .msg_namelen = sizeof(u->addrs[i]),
-			.msg_iov = &u->iov[i], .msg_iovlen = 1};
+			.msg_iov = &u->iov[i], .msg_iovlen = 1,
+			.msg_control = u->cmsgs[i].buf, .msg_controllen = sizeof(u->cmsgs[i].buf)};
 	}
 	int r = recvmmsg(u->fd, u->msgs, n, MSG_DONTWAIT, NULL);
 	int got = r > 0 ? r : 0;
@@ -317,6 +322,17 @@ static int udp_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 		p->peer.port = ntohs(u->addrs[i].sin_port);
 		if (u->msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
 			dp->stats.rx_bad++;   /* larger than our buffers: counted, kept short */
+		/* The kernel's count of datagrams this socket dropped (a full
+		 * receive buffer), as of this one: losses the counters above
+		 * would not see. */
+		struct msghdr *mh = &u->msgs[i].msg_hdr;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+				uint32_t d;
+				memcpy(&d, CMSG_DATA(c), sizeof(d));
+				if (d - u->drops < 0x80000000u)
+					u->drops = d;
+			}
 		dp->stats.rx_bytes += p->len;
 	}
 	dp->stats.rx_pkts += (unsigned)got;
@@ -344,6 +360,12 @@ static int udp_wait(gw_dp *dp, unsigned timeout_us)
 	dp->stats.idle_waits++;
 	int r = ppoll(&pfd, 1, &ts, NULL);
 	return r < 0 && errno != EINTR ? GW_ERR(GW_EIO) : GW_OK;
+}
+
+/* gw_dp_drops(): the kernel's count, as of the last datagram received. */
+static uint64_t udp_drops(gw_dp *dp)
+{
+	return ((struct udp_dp *)dp)->drops;
 }
 
 /* gw_dp_regions(): one allocation holds every packet's data. */
@@ -386,6 +408,7 @@ const struct gw_dp_ops gw_dp_udp_ops = {
 	.arm = udp_arm,
 	.disarm = udp_disarm,
 	.regions = udp_regions,
+	.drops = udp_drops,
 };
 GW_DP_BACKEND(gw_dp_udp_ops)
 

@@ -152,6 +152,13 @@ GW_API int gw_dp_regions(gw_dp *dp, gw_dp_region *r, unsigned max);
  * (GRADWIRE_0.3) */
 GW_API int gw_dp_dmabuf(gw_dp *dp);
 
+/* Packets lost before the backend saw them: udp, the socket's receive
+ * drops (a full buffer; the kernel's SO_RXQ_OVFL count as of the last
+ * datagram received); dpdk, the port's imissed + rx_nombuf. With
+ * gw_dp_stats it accounts for everything sent to dp. GW_EUNSUPPORTED where
+ * the backend cannot say. (GRADWIRE_0.3) */
+GW_API int64_t gw_dp_drops(gw_dp *dp);
+
 /* Counters of the layer above (a shard's, a worker's), for the backend's
  * own monitoring, kept with a snapshot of dp's counters: DPDK serves them
  * on its telemetry socket (dpdk-telemetry.py: /gradwire/ports,
