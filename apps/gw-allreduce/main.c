@@ -37,6 +37,10 @@
 struct opts {
 	uint64_t rank, rounds, seed, timeout_ms, rto_us, first_round, lag_ms, ports;
 	const char *aggs, *dump, *check;
+	/* --check --left R:K: rank R ran K rounds and left (loss-tolerant
+	 * eviction): its gradients count K rounds, its received sums are its
+	 * own. left_rank = UINT64_MAX: none. */
+	uint64_t left_rank, left_rounds;
 	bool have_rank, verify, json, host_shard, same_grad;
 	const char *gpu;
 	gw_endpoint shard[GW_COLL_SHARDS_MAX];
@@ -70,6 +74,8 @@ static void usage(FILE *f)
 "                     synthesis of the next gradient\n"
 "  --dump DIR         write recv.R.f32 (sum of results) and resid.R.f32\n"
 "  --check DIR        verify the dumps of all W ranks: nothing was lost\n"
+"  --left R:K         with --check: rank R ran K rounds and left (the others\n"
+"                     went on without it, loss-tolerant)\n"
 "  --timeout-ms MS    one allreduce gives up after (default 60000)\n"
 "  --rto-us US        retransmission timeout (default 5000)\n"
 "  --first-round R    round number of the first call (default 0)\n"
@@ -129,8 +135,17 @@ static int check(const struct cli *c, const struct opts *o)
 	float *g = malloc(n * sizeof(float));
 	float *recv0 = read_f32(o->check, "recv", 0, n);
 	int bad = !want || !have || !mag || !g || !recv0;
+	/* The sums every staying rank received: rank 0's, or the first one's
+	 * that stayed. */
+	uint64_t ref = o->left_rank == 0 && W > 1 ? 1 : 0;
+	if (ref) {
+		free(recv0);
+		recv0 = read_f32(o->check, "recv", ref, n);
+		bad = bad || !recv0;
+	}
 	for (uint64_t w = 0; !bad && w < W; w++) {
-		for (uint64_t r = 0; r < o->rounds; r++) {
+		uint64_t rounds = w == o->left_rank ? o->left_rounds : o->rounds;
+		for (uint64_t r = 0; r < rounds; r++) {
 			synth(g, n, o->seed, w, r);
 			for (uint64_t i = 0; i < n; i++) {
 				want[i] += g[i];
@@ -138,13 +153,14 @@ static int check(const struct cli *c, const struct opts *o)
 			}
 		}
 		float *res = read_f32(o->check, "resid", w, n);
-		float *rv = w ? read_f32(o->check, "recv", w, n) : NULL;
-		if (!res || (w && !rv)) {
+		int cmp = w != ref && w != o->left_rank;
+		float *rv = cmp ? read_f32(o->check, "recv", w, n) : NULL;
+		if (!res || (cmp && !rv)) {
 			bad = 1;
 		} else {
 			for (uint64_t i = 0; i < n; i++)
 				have[i] += res[i];
-			if (w && memcmp(rv, recv0, n * sizeof(float))) {
+			if (cmp && memcmp(rv, recv0, n * sizeof(float))) {
 				fprintf(stderr, "gw-allreduce: --check: rank %llu received "
 					"other sums than rank 0\n", (unsigned long long)w);
 				bad = 1;
@@ -261,6 +277,7 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		{"check", 1, 0, 'c'}, {"timeout-ms", 1, 0, 't'}, {"rto-us", 1, 0, 'o'},
 		{"first-round", 1, 0, 'f'}, {"lag-ms", 1, 0, 'L'}, {"host-shard", 0, 0, 'H'},
 		{"ports", 1, 0, 'P'}, {"same-grad", 0, 0, 'G'}, {"gpu", 1, 0, 'g'},
+		{"left", 1, 0, 'l'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
 	int ac = c->args.argc, opt, li;
@@ -295,6 +312,19 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		case 'c':
 			o->check = optarg;
 			break;
+		case 'l': {
+			char *colon = strchr(optarg, ':');
+			if (!colon) {
+				fprintf(stderr, "%s: --left: '%s' is not RANK:ROUNDS\n", c->prog, optarg);
+				ok = false;
+				break;
+			}
+			*colon = '\0';
+			ok = app_opt_u64(c->prog, "left", optarg, 0, GW_COLL_WORKERS_MAX - 1,
+					 &o->left_rank) &&
+			     app_opt_u64(c->prog, "left", colon + 1, 0, 1u << 30, &o->left_rounds);
+			break;
+		}
 		case 't':
 			ok = app_opt_u64(c->prog, "timeout-ms", optarg, 1, 3600000,
 					 &o->timeout_ms);
@@ -452,7 +482,7 @@ static int host_shard(const struct cli *c, const struct opts *o, const gw_coll_j
 int main(int argc, char **argv)
 {
 	struct cli c = {.prog = "gw-allreduce", .job_id = 1};
-	struct opts o = {.rounds = 3, .seed = 1, .verify = true, .ports = 1};
+	struct opts o = {.rounds = 3, .seed = 1, .verify = true, .ports = 1, .left_rank = UINT64_MAX};
 	if (cli_mpi_init(&argc, &argv, c.prog) < 0)
 		return 2;
 	int rc = parse(argc, argv, &c, &o);
