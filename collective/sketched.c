@@ -150,5 +150,5 @@ const struct coll_engine coll_sketched_engine = {
 	.allreduce = coll_no_allreduce, .allreduce_sketched = sk_allreduce,
 	/* the shard: sketched_agg.c */
 	.agg_init = sk_agg_init, .agg_fini = sk_agg_fini,
-	.agg_input = sk_agg_input, .agg_tick = sk_agg_tick,
+	.agg_input = sk_agg_input, .agg_tick = sk_agg_tick, .agg_gone = sk_agg_gone,
 };

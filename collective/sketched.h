@@ -70,5 +70,6 @@ int sk_agg_init(gw_agg *a, const gw_agg_config *cfg);
 void sk_agg_fini(gw_agg *a);
 int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now);
 int sk_agg_tick(gw_agg *a, uint64_t now);
+void sk_agg_gone(gw_agg *a, uint32_t w, uint64_t now);
 
 #endif /* GW_COLL_SKETCHED_H */

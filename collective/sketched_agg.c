@@ -16,6 +16,7 @@
  * r + 1 starts only once every worker has sent something of round r, which
  * proves it holds round r - 1's update: the update packets of r - 1 can go,
  * and r's stay to answer workers that missed them. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,6 +282,33 @@ static void receipt(gw_agg *a, int ph, uint32_t w, uint64_t now)
 }
 
 /* Decodes worker w's frame of phase ph, chunk c, into its part once. */
+/* Every worker not gone has sent all of phase ph. */
+static int all_live_complete(const gw_agg *a, int ph)
+{
+	const struct sk_agg *s = a->eng;
+	const struct coll_layout *L = &a->L;
+	if (!a->live.ngone)
+		return s->complete[ph] == L->job.workers;
+	for (uint32_t w = 0; w < L->job.workers; w++)
+		if (!a->live.gone[w] && s->nseen[ph][w] < L->sk.chunks[ph])
+			return 0;
+	return 1;
+}
+
+/* Reliable: the first gone worker the current phase still waits for, or
+ * -1. */
+static int32_t waits_on_gone(const gw_agg *a)
+{
+	const struct sk_agg *s = a->eng;
+	const struct coll_layout *L = &a->L;
+	if (!a->live.ngone || s->round == NO_ROUND || s->phase == PH_DONE)
+		return -1;
+	for (uint32_t w = 0; w < L->job.workers; w++)
+		if (a->live.gone[w] && s->nseen[s->phase][w] < L->sk.chunks[s->phase])
+			return (int32_t)w;
+	return -1;
+}
+
 static int take(gw_agg *a, int ph, uint32_t w, uint32_t c, const uint8_t *frame,
 		uint32_t flen, uint64_t now)
 {
@@ -305,21 +333,50 @@ static int take(gw_agg *a, int ph, uint32_t w, uint32_t c, const uint8_t *frame,
 		s->first_ns = now;
 	if (++s->nseen[ph][w] < L->sk.chunks[ph])
 		return GW_OK;
-	if (++s->complete[ph] == L->job.workers)
+	if (++s->complete[ph] == L->job.workers ||
+	    (L->job.mode == GW_COLL_LOSS_TOLERANT && all_live_complete(a, ph)))
 		return ph ? finish_b(a) : finish_a(a);
 	s->resent_ns[w] = 0;
 	receipt(a, ph, w, now);
 	return GW_OK;
 }
 
-/* Every worker has sent something of the current round: each holds the
- * update of the round before it, which may now be dropped. */
-static int all_in_round(const struct sk_agg *s, uint32_t W)
+/* Every worker (not gone) has sent something of the current round: each
+ * holds the update of the round before it, which may now be dropped. */
+static int all_in_round(const gw_agg *a, const struct sk_agg *s, uint32_t W)
 {
 	for (uint32_t w = 0; w < W; w++)
-		if (s->last_round[w] < s->round + 1)
+		if (s->last_round[w] < s->round + 1 && !a->live.gone[w])
 			return 0;
 	return 1;
+}
+
+void sk_agg_gone(gw_agg *a, uint32_t w, uint64_t now)
+{
+	(void)now;
+	struct sk_agg *s = a->eng;
+	const struct coll_layout *L = &a->L;
+	if (s->round == NO_ROUND || s->phase == PH_DONE)
+		return;
+	int ph = s->phase;
+	if (L->job.mode == GW_COLL_LOSS_TOLERANT) {
+		/* Evicted: a phase every live worker has sent finishes now. */
+		if (s->nseen[ph][w] < L->sk.chunks[ph] && all_live_complete(a, ph)) {
+			int rc = ph ? finish_b(a) : finish_a(a);
+			if (rc < 0 && !a->live.rc) {
+				a->live.rc = rc;
+				snprintf(a->live.why, sizeof(a->live.why), "shard %u: a phase "
+					 "finished without worker %u failed", a->shard, w);
+			}
+		}
+		return;
+	}
+	/* Reliable: the workers that sent the whole phase wait on w. */
+	if (s->nseen[ph][w] >= L->sk.chunks[ph])
+		return;
+	for (uint32_t v = 0; v < L->job.workers; v++)
+		if (v != w && a->wk[v].known && s->nseen[ph][v] == L->sk.chunks[ph])
+			agg_live_tell_dead(a, v, w);
 }
 
 int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
@@ -344,7 +401,7 @@ int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 	if (s->round != NO_ROUND && (r == s->round || r == s->round + 1))
 		s->last_round[w] = GW_MAX(s->last_round[w], r + 1);
 	if (s->round == NO_ROUND || (r == s->round + 1 && s->phase == PH_DONE &&
-				     all_in_round(s, L->job.workers))) {
+				     all_in_round(a, s, L->job.workers))) {
 		start_round(a, r);
 	} else if (r == s->round + 1) {
 		a->st.early++;   /* its sender re-sends once the round may start */
@@ -363,6 +420,13 @@ int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 		if (ph == PH_B && s->phase == PH_DONE) {
 			answer(a, &s->res[PH_B], w, h.round, ph, h.chunk, now);
 			return GW_OK;
+		}
+		if (L->job.mode == GW_COLL_RELIABLE) {
+			/* A phase that waits on a gone worker never finishes:
+			 * its sender (re-sending, so waiting) is told which. */
+			int32_t dead = waits_on_gone(a);
+			if (dead >= 0 && (uint32_t)dead != w)
+				agg_live_tell_dead(a, w, (uint32_t)dead);
 		}
 		return take(a, ph, w, h.chunk, frame, flen, now);
 	}

@@ -92,6 +92,35 @@ if start 4 400000 "--mode loss-tolerant --deadline-us 5000" \
     { echo "FAIL: loss-tolerant: the shard counted no worker gone"; cat "$T/agg.out"; fail=1; }
 fi
 
+# 2b. Sketched-SGD's two rounds, the same two ways.
+sk="--up countsketch --up-params rows=5,cols=2000 --topk 600"
+if start 3 100000 "$sk" "$sk --rounds 1000"; then
+  sleep 1.5; eval "kill -KILL \$W1"; T0=$(now)
+  for r in 0 2; do
+    waitw $r; rc=$?
+    if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] && grep -q "worker 1 is dead.*GW_EPEER" "$T/w.$r.err"; then
+      echo "ok: Sketched-SGD, reliable: rank $r failed ${TOOK} ms after rank 1's death"
+    else
+      echo "FAIL: Sketched-SGD, reliable: rank $r rc=$rc after ${TOOK} ms:"; tail -n 2 "$T/w.$r.err"; fail=1
+    fi
+  done
+  kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
+fi
+if start 3 100000 "$sk --mode loss-tolerant --deadline-us 5000" \
+         "$sk --mode loss-tolerant --deadline-us 5000 --rounds 40 --lag-ms 50"; then
+  sleep 1.5; eval "kill -KILL \$W1"
+  for r in 0 2; do
+    waitw $r; rc=$?
+    n=$(grep -c "round" "$T/w.$r.out")
+    if [ $rc -eq 0 ] && [ "$n" -eq 40 ]; then
+      echo "ok: Sketched-SGD, loss-tolerant: rank $r finished its 40 rounds"
+    else
+      echo "FAIL: Sketched-SGD, loss-tolerant: rank $r rc=$rc, $n of 40 rounds"; tail -n 2 "$T/w.$r.err"; fail=1
+    fi
+  done
+  kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
+fi
+
 # 3. the aggregator killed: every worker names shard 0.
 if start 3 400000 "" "--rounds 1000"; then
   sleep 1.5; kill -KILL "$AGG"; T0=$(now)
