@@ -1,7 +1,7 @@
 /* Fuzzes the 32-byte packet header of the dataplane (dataplane/pkt.c,
  * docs/wire-format.md §5): gw_pkt_parse(), gw_pkt_write() and
- * gw_pkt_payload_seed(), for all four packet types (DATA, ACK, and the
- * aggregation's UP and RESULT with their optional MAC). Each input is used
+ * gw_pkt_payload_seed(), for all five packet types (DATA, ACK, the
+ * aggregation's UP and RESULT with their optional MAC, and its CTRL). Each input is used
  * twice:
  *
  *  (a) as it is — what a receiver does with whatever arrives — in a heap
@@ -23,7 +23,7 @@
  *      reads the MAC.
  *  (b) as a valid packet derived from it: the header fields are the input's
  *      header bytes at their own offsets (magic and version forced; the
- *      type byte mod 4 picks the type: 1 DATA, 2 ACK, 3 UP, 0 RESULT;
+ *      type byte mod 5 picks the type: 1 DATA, 2 ACK, 3 UP, 0 RESULT, 4 CTRL;
  *      flags, sack_len, chunk and the payload fitted to the rules), the
  *      payload is the rest of the input (an ACK's bitmap, cut to 128
  *      bytes, bit 0 cleared; for UP and RESULT padded with zeros up to the
@@ -115,12 +115,20 @@ static int model_parse(const uint8_t *p, size_t len)
 		size_t mac = (flags & 0x08) ? 16 : 0;
 		if (plen < sack_len + 1 + mac || plen - mac - sack_len > 65535)
 			return GW_ELENGTH;
+	} else if (type == 5) {                 /* CTRL (§5.10): MAC only */
+		if ((flags & 0xf7) || sack_len)
+			return GW_ERESERVED;
+		if (plen != 160u + ((flags & 0x08) ? 16u : 0u))
+			return GW_ELENGTH;
 	} else {
 		return GW_ERESERVED;
 	}
 	if (gw_fuzz_ld32(p + 28) != model_checksum(p, len))
 		return GW_ECHECKSUM;
 	uint32_t chunk = gw_fuzz_ld32(p + 20);
+	if (type == 5)   /* no tensor or chunk; a kind of 1 .. 4 */
+		return gw_fuzz_ld32(p + 16) || chunk ? GW_ERESERVED
+		       : p[32] >= 1 && p[32] <= 4 ? GW_OK : GW_ECORRUPT;
 	if (type != 2 && chunk == 0xffffffffu)
 		return GW_ERANGE;
 	if (type == 1) {
@@ -158,9 +166,15 @@ static void check_accepted(const uint8_t *p, size_t len, const gw_pkt_hdr *h)
 	GW_FUZZ_CHECK(len >= GW_PKT_HDR_LEN);
 	size_t plen = len - GW_PKT_HDR_LEN;
 	GW_FUZZ_CHECKF(h->type == GW_PKT_DATA || h->type == GW_PKT_ACK ||
-			       h->type == GW_PKT_UP || h->type == GW_PKT_RESULT,
+			       h->type == GW_PKT_UP || h->type == GW_PKT_RESULT ||
+			       h->type == GW_PKT_CTRL,
 		       "type %u accepted", h->type);
-	if (h->type == GW_PKT_ACK) {
+	if (h->type == GW_PKT_CTRL) {
+		GW_FUZZ_CHECKF(!(h->flags & ~GW_PKT_F_MAC) && !h->sack_len,
+			       "CTRL flags 0x%02x sack_len %u accepted", h->flags, h->sack_len);
+		GW_FUZZ_CHECK(plen == 160u + ((h->flags & GW_PKT_F_MAC) ? GW_PKT_MAC_LEN : 0u));
+		GW_FUZZ_CHECK(!h->tensor && !h->chunk && p[32] >= 1 && p[32] <= 4);
+	} else if (h->type == GW_PKT_ACK) {
 		GW_FUZZ_CHECKF(h->flags == 0, "ACK with flags 0x%02x accepted",
 			       h->flags);
 		GW_FUZZ_CHECKF(h->sack_len == plen && h->sack_len <= GW_PKT_SACK_MAX,
@@ -286,8 +300,8 @@ static void check_flip(uint8_t *p, size_t len, const gw_pkt_hdr *w, size_t bit)
 /* (b): a valid packet made of the input's fields and the rest of it. */
 static void derived(const uint8_t *data, size_t size)
 {
-	static const uint8_t types[4] = {GW_PKT_RESULT, GW_PKT_DATA, GW_PKT_ACK,
-					 GW_PKT_UP};
+	static const uint8_t types[5] = {GW_PKT_RESULT, GW_PKT_DATA, GW_PKT_ACK,
+					 GW_PKT_UP, GW_PKT_CTRL};
 	uint8_t f[GW_PKT_HDR_LEN] = {0};
 	memcpy(f, data, size < sizeof(f) ? size : sizeof(f));
 	const uint8_t *rest = data + (size < sizeof(f) ? size : sizeof(f));
@@ -296,7 +310,7 @@ static void derived(const uint8_t *data, size_t size)
 	uint32_t ctrl = gw_fuzz_ld32(f + GW_PKT_OFF_CHECKSUM);
 
 	gw_pkt_hdr w = {
-		.type = types[f[GW_PKT_OFF_TYPE] & 3],
+		.type = types[f[GW_PKT_OFF_TYPE] % 5],
 		.flags = f[GW_PKT_OFF_FLAGS],
 		.sack_len = f[GW_PKT_OFF_SACK_LEN],
 		.rank = (uint16_t)(f[GW_PKT_OFF_RANK] | f[GW_PKT_OFF_RANK + 1] << 8),
@@ -317,6 +331,12 @@ static void derived(const uint8_t *data, size_t size)
 			w.chunk = 0;
 			w.flags |= GW_PKT_F_LAST;
 		}
+	} else if (w.type == GW_PKT_CTRL) {
+		/* §5.10: MAC as the input says, nothing else; 160 bytes (+ MAC) */
+		w.flags &= GW_PKT_F_MAC;
+		w.sack_len = 0;
+		w.tensor = w.chunk = 0;
+		plen = 160u + ((w.flags & GW_PKT_F_MAC) ? GW_PKT_MAC_LEN : 0u);
 	} else if (w.type == GW_PKT_ACK) {
 		w.flags = 0;
 		if (plen > GW_PKT_SACK_MAX)
@@ -351,6 +371,8 @@ static void derived(const uint8_t *data, size_t size)
 		memset(p + GW_PKT_HDR_LEN + take, 0, plen - take);
 	if (w.type == GW_PKT_ACK && plen)
 		p[GW_PKT_HDR_LEN] &= (uint8_t)~1u;
+	if (w.type == GW_PKT_CTRL)   /* a kind of 1 .. 4 */
+		p[GW_PKT_HDR_LEN] = (uint8_t)(1u + p[GW_PKT_HDR_LEN] % 4u);
 	gw_pkt_write(p, &w, gw_pkt_payload_seed(w.flags, w.sack_len,
 						p + GW_PKT_HDR_LEN, plen));
 
