@@ -126,9 +126,17 @@ static int model_parse(const uint8_t *p, size_t len)
 	if (gw_fuzz_ld32(p + 28) != model_checksum(p, len))
 		return GW_ECHECKSUM;
 	uint32_t chunk = gw_fuzz_ld32(p + 20);
-	if (type == 5)   /* no tensor or chunk; a kind of 1 .. 4 */
-		return gw_fuzz_ld32(p + 16) || chunk ? GW_ERESERVED
-		       : p[32] >= 1 && p[32] <= 4 ? GW_OK : GW_ECORRUPT;
+	if (type == 5) {   /* no tensor, chunk, reserved byte or role > 1; kind 1 .. 4 */
+		const uint8_t *b = p + 32;
+		int res = gw_fuzz_ld32(p + 16) || chunk || b[1] > 1 || b[2] || b[3];
+		for (int i = 12; i < 16; i++)
+			res |= b[i] != 0;
+		for (int i = 24; i < 32; i++)
+			res |= b[i] != 0;
+		for (int i = 65; i < 72; i++)
+			res |= b[i] != 0;
+		return res ? GW_ERESERVED : b[0] >= 1 && b[0] <= 4 ? GW_OK : GW_ECORRUPT;
+	}
 	if (type != 2 && chunk == 0xffffffffu)
 		return GW_ERANGE;
 	if (type == 1) {
@@ -173,7 +181,7 @@ static void check_accepted(const uint8_t *p, size_t len, const gw_pkt_hdr *h)
 		GW_FUZZ_CHECKF(!(h->flags & ~GW_PKT_F_MAC) && !h->sack_len,
 			       "CTRL flags 0x%02x sack_len %u accepted", h->flags, h->sack_len);
 		GW_FUZZ_CHECK(plen == 160u + ((h->flags & GW_PKT_F_MAC) ? GW_PKT_MAC_LEN : 0u));
-		GW_FUZZ_CHECK(!h->tensor && !h->chunk && p[32] >= 1 && p[32] <= 4);
+		GW_FUZZ_CHECK(!h->tensor && !h->chunk && p[32] >= 1 && p[32] <= 4 && p[33] <= 1);
 	} else if (h->type == GW_PKT_ACK) {
 		GW_FUZZ_CHECKF(h->flags == 0, "ACK with flags 0x%02x accepted",
 			       h->flags);
@@ -371,8 +379,15 @@ static void derived(const uint8_t *data, size_t size)
 		memset(p + GW_PKT_HDR_LEN + take, 0, plen - take);
 	if (w.type == GW_PKT_ACK && plen)
 		p[GW_PKT_HDR_LEN] &= (uint8_t)~1u;
-	if (w.type == GW_PKT_CTRL)   /* a kind of 1 .. 4 */
-		p[GW_PKT_HDR_LEN] = (uint8_t)(1u + p[GW_PKT_HDR_LEN] % 4u);
+	if (w.type == GW_PKT_CTRL) {   /* a kind of 1 .. 4, role 0 or 1, reserved 0 */
+		uint8_t *b = p + GW_PKT_HDR_LEN;
+		b[0] = (uint8_t)(1u + b[0] % 4u);
+		b[1] &= 1u;
+		b[2] = b[3] = 0;
+		memset(b + 12, 0, 4);
+		memset(b + 24, 0, 8);
+		memset(b + 65, 0, 7);
+	}
 	gw_pkt_write(p, &w, gw_pkt_payload_seed(w.flags, w.sack_len,
 						p + GW_PKT_HDR_LEN, plen));
 

@@ -5,6 +5,7 @@
  * each fuzz_worker_rx seed completes its calls, some with every kind of
  * hostile packet injected. Written by make_corpus through its
  * write_file(). */
+#include <stdio.h>
 #include <string.h>
 
 #include "fuzz_coll.h"
@@ -299,9 +300,27 @@ static void seeds_worker(seed_write_fn write)
 	worker_seed(write, "dev-3lc-topk-forged", dev | k, FC_3LC, FC_TOPK, 1500, 240, 3, 2, 0);
 }
 
+/* fuzz_ctrl: a byte of layout, then fields (kinds, roles, texts). */
+static void seeds_ctrl(seed_write_fn write)
+{
+	for (int keyed = 0; keyed < 2; keyed++)
+		for (int kind = 0; kind < 4; kind++) {
+			uint8_t s[64] = {(uint8_t)keyed, (uint8_t)kind, (uint8_t)(kind & 1), 3, 0,
+					 7, 0, 0, 0, 2};
+			memcpy(s + 17, "said goodbye", 12);
+			char name[32];
+			snprintf(name, sizeof(name), "k%d-kind%d", keyed, kind + 1);
+			write("ctrl", name, s, sizeof(s));
+		}
+}
+
 int seeds_coll(const char *name, seed_write_fn write)
 {
 	int hit = 0;
+	if (!name || !strcmp(name, "ctrl")) {
+		seeds_ctrl(write);
+		hit = 1;
+	}
 	if (!name || !strcmp(name, "agg_rx")) {
 		seeds_agg(write);
 		hit = 1;
