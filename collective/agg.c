@@ -198,6 +198,8 @@ int coll_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	}
 	atomic_store_explicit(&a->heard_ns[up.h.rank], now, memory_order_relaxed);
 	agg_live_seen(a, up.h.rank, now);
+	if (up.h.round + 1u > a->live.round && up.h.round != UINT32_MAX)
+		a->live.round = up.h.round + 1u;
 	return a->L.eng->agg_input(a, &up, now);
 }
 

@@ -20,7 +20,8 @@ int agg_live_init(gw_agg *a)
 	v->gone = calloc(a->L.job.workers, 1);
 	v->silent_ms = calloc(a->L.job.workers, sizeof(*v->silent_ms));
 	v->heard = calloc(a->L.job.workers, sizeof(*v->heard));
-	if (!v->gone || !v->silent_ms || !v->heard || pthread_mutex_init(&v->mu, NULL))
+	v->joined = calloc(a->L.job.workers, sizeof(*v->joined));
+	if (!v->gone || !v->silent_ms || !v->heard || !v->joined || pthread_mutex_init(&v->mu, NULL))
 		return GW_ERR(GW_ENOMEM);
 	v->ready = 1;
 	v->liveness_ns = 1000000ull * coll_liveness_default();
@@ -36,6 +37,7 @@ void agg_live_fini(gw_agg *a)
 	free(v->gone);
 	free(v->silent_ms);
 	free(v->heard);
+	free(v->joined);
 	v->ready = 0;
 }
 
@@ -45,7 +47,7 @@ void agg_live_send(gw_agg *a, uint32_t w, uint8_t kind, uint32_t subject, uint32
 {
 	uint8_t buf[GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN];
 	struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_SHARD, .from = a->shard,
-			      .round = 0, .subject = subject, .silent_ms = silent_ms};
+			      .round = a->live.round, .subject = subject, .silent_ms = silent_ms};
 	snprintf(m.text, sizeof(m.text), "%.*s", (int)sizeof(m.text) - 1, text ? text : "");
 	uint32_t len = coll_ctrl_write(&a->L, buf, &m);
 	coll_agg_send_ctrl(a, w, buf, len);
@@ -57,7 +59,8 @@ void agg_live_reply(gw_agg *a, unsigned di, const gw_endpoint *to, uint8_t kind,
 		    const char *text)
 {
 	uint8_t buf[GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN];
-	struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_SHARD, .from = a->shard};
+	struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_SHARD, .from = a->shard,
+			      .round = a->live.round};
 	snprintf(m.text, sizeof(m.text), "%.*s", (int)sizeof(m.text) - 1, text ? text : "");
 	uint32_t len = coll_ctrl_write(&a->L, buf, &m);
 	coll_agg_send_to(a, di, to, buf, len);
@@ -99,6 +102,10 @@ void agg_live_seen(gw_agg *a, uint32_t w, uint64_t now)
 	v->gone[w] = 0;
 	v->ngone--;
 	v->rejoined++;
+	/* It goes on from the round it is told (gw_comm_join), never
+	 * holding a result of the rounds before. */
+	v->joined[w] = v->round + 1u;
+	v->nback++;
 }
 
 void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
@@ -146,17 +153,26 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	 * only while none came. Another process claiming w from elsewhere
 	 * (a stale copy, a second start) neither keeps w alive nor says its
 	 * goodbye: it is counted, and its packets ignored. */
-	if (!a->wk[w].known) {
+	/* ... except a worker that is gone: a new process of that rank (a
+	 * restart) takes its place. */
+	int fresh = !a->wk[w].known || v->gone[w];
+	if (fresh) {
 		a->wk[w] = (struct wk){.ep = pkt->peer, .dp = di, .known = 1};
 	} else if (memcmp(&a->wk[w].ep, &pkt->peer, sizeof(pkt->peer))) {
 		v->impostors++;
 		return;
 	}
 	v->heard[w] = now;
-	if (m.kind == COLL_CTRL_BYE)
+	if (m.kind == COLL_CTRL_BYE) {
 		gone(a, w, COLL_GONE_LEFT, 0, now);
-	else if (m.kind == COLL_CTRL_HEARTBEAT)
+	} else if (m.kind == COLL_CTRL_HEARTBEAT) {
 		agg_live_seen(a, w, now);
+		/* A worker heard for the first time (or again) is answered at
+		 * once: it learns the job's round (gw_comm_join) without
+		 * waiting for the next heartbeat. */
+		if (fresh)
+			agg_live_send(a, w, COLL_CTRL_HEARTBEAT, 0, 0, NULL);
+	}
 }
 
 int agg_live_tick(gw_agg *a, uint64_t now)

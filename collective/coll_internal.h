@@ -196,6 +196,7 @@ struct comm_live {
 	uint64_t report_ns, next_report_ns;   /* gw_comm_set_report */
 	gw_report_fn report;
 	void *report_arg;
+	uint32_t *shard_round;         /* per shard: its CTRL's round (+1, 0: none) */
 	pthread_t thr;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -238,6 +239,7 @@ void comm_live_begin(gw_comm *c, uint64_t now);
 int comm_live_poll(gw_comm *c, uint64_t now);
 void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now);
 void comm_live_heard(gw_comm *c, uint32_t shard, uint64_t now);
+int comm_live_join(gw_comm *c, uint32_t timeout_ms, uint32_t *round);
 
 /* The dataplane that reaches shard s. */
 static inline gw_dp *coll_dp_to(const gw_comm *c, uint32_t shard)
@@ -271,6 +273,12 @@ struct agg_live {
 	uint32_t ngone;
 	uint64_t sent, received, evicted, rejoined, problems;
 	uint64_t impostors;        /* CTRL claiming a worker from elsewhere */
+	uint32_t *joined;          /* per worker: the round + 1 it came back at
+				    * (0: never gone); it holds nothing before */
+	uint32_t nback;            /* workers back, ever */
+	uint32_t round;            /* the highest round of an accepted UP + 1
+				    * (0: none yet): what a joining worker
+				    * is told, in every CTRL's round field */
 	int rc;                    /* GW_ECONFIG: serving stops at rc_at */
 	uint64_t rc_at;
 	char why[320];

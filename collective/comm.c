@@ -154,6 +154,29 @@ int gw_comm_set_liveness(gw_comm *c, uint32_t ms)
 	return rc;
 }
 
+int gw_comm_join(gw_comm *c, uint32_t timeout_ms, uint32_t *round)
+{
+	gw__detail_clear();
+	if (!c)
+		return GW_ERRF(GW_EINVAL, "comm: missing");
+	if (c->calls)
+		return GW_ERRF(GW_ESTATE, "join: before the first allreduce only");
+	if (c->L.job.mode != GW_COLL_LOSS_TOLERANT)
+		return GW_ERRF(GW_EUNSUPPORTED, "join: a reliable job cannot take a worker "
+			       "back (it failed when the worker died)");
+	if (!c->live.liveness_ns)
+		return GW_ERRF(GW_ESTATE, "join: liveness is off");
+	uint32_t r = 0;
+	pthread_mutex_lock(&c->call_mu);
+	int rc = comm_live_join(c, timeout_ms, &r);
+	if (rc == GW_OK && r > c->round)
+		c->round = r;
+	pthread_mutex_unlock(&c->call_mu);
+	if (rc == GW_OK && round)
+		*round = c->round;
+	return rc;
+}
+
 int gw_comm_set_report(gw_comm *c, uint32_t ms, gw_report_fn fn, void *arg)
 {
 	gw__detail_clear();

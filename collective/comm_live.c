@@ -75,7 +75,8 @@ int comm_live_init(gw_comm *c)
 {
 	struct comm_live *v = &c->live;
 	v->heard_ns = calloc(c->L.job.shards, sizeof(*v->heard_ns));
-	if (!v->heard_ns)
+	v->shard_round = calloc(c->L.job.shards, sizeof(*v->shard_round));
+	if (!v->heard_ns || !v->shard_round)
 		return GW_ERR(GW_ENOMEM);
 	if (pthread_mutex_init(&v->mu, NULL) || pthread_cond_init(&v->cv, NULL))
 		return GW_ERR(GW_ENOMEM);
@@ -125,6 +126,7 @@ void comm_live_fini(gw_comm *c)
 	pthread_cond_destroy(&v->cv);
 	pthread_mutex_destroy(&v->mu);
 	free(v->heard_ns);
+	free(v->shard_round);
 	v->ready = 0;
 }
 
@@ -183,6 +185,7 @@ void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now)
 	}
 	v->received++;
 	comm_live_heard(c, m.from, now);
+	v->shard_round[m.from] = m.round + 1u;
 	if (gw_endpoint_format(&c->shards[m.from], ep, sizeof(ep)) < 0)
 		snprintf(ep, sizeof(ep), "?");
 	struct coll_digest here;
@@ -213,6 +216,48 @@ void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now)
 		break;
 	default:   /* a heartbeat: heard above */
 		break;
+	}
+}
+
+/* gw_comm_join: hellos until every shard has answered, CTRL packets
+ * taken and everything else dropped (before this process's first call,
+ * nothing else is its own). */
+int comm_live_join(gw_comm *c, uint32_t timeout_ms, uint32_t *round)
+{
+	struct comm_live *v = &c->live;
+	uint64_t now = gw_now_ns(), end = now + 1000000ull * timeout_ms, hello = now;
+	uint32_t S = c->L.job.shards;
+	memset(v->shard_round, 0, S * sizeof(*v->shard_round));
+	for (;;) {
+		uint32_t have = 0, best = 0;
+		for (uint32_t s = 0; s < S; s++) {
+			have += v->shard_round[s] != 0;
+			best = GW_MAX(best, v->shard_round[s]);
+		}
+		if (have == S) {
+			/* The job's highest round + 1 is where it goes on. */
+			*round = best - 1u;
+			return GW_OK;
+		}
+		if (v->rc)
+			return gw__detail(v->rc, "%s", v->why);
+		if (now >= end)
+			return GW_ERRF(GW_ETIMEDOUT, "join: %u of %u shards answered in %u ms",
+				       have, S, timeout_ms);
+		if (now >= hello) {
+			live_send(c, COLL_CTRL_HEARTBEAT, NULL);
+			hello = now + 50000000ull;   /* until the old process is gone */
+		}
+		for (unsigned p = 0; p < c->ndp; p++) {
+			int n = gw_dp_rx_burst(c->dps[p], c->rx, COLL_RX_BURST);
+			for (int i = 0; i < n; i++)
+				if (coll_pkt_type(c->rx[i]) == GW_PKT_CTRL)
+					comm_live_input(c, c->rx[i], now);
+			if (n > 0)
+				gw_dp_free(c->dps[p], c->rx, (unsigned)n);
+		}
+		gw_dp_wait_any(c->dps, c->ndp, 2000);
+		now = gw_now_ns();
 	}
 }
 

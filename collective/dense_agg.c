@@ -188,6 +188,24 @@ static void ack_gone(const gw_agg *a, struct copy *cp)
 	}
 }
 
+/* Every worker holds cp's result, or is gone (it acknowledges nothing:
+ * slots are reused without it; loss-tolerant eviction). */
+static int all_acked(const gw_agg *a, const struct copy *cp)
+{
+	const struct coll_layout *L = &a->L;
+	if (cp->nacked == L->job.workers)
+		return 1;
+	if ((!a->live.ngone && !a->live.nback) || L->job.mode != GW_COLL_LOSS_TOLERANT)
+		return 0;
+	/* A worker back from the dead joined at a later round: it will never
+	 * acknowledge a result of the rounds before. */
+	for (uint32_t w = 0; w < L->job.workers; w++)
+		if (!a->live.gone[w] && !(cp->acked[w / 8] >> (w % 8) & 1) &&
+		    cp->round + 1u >= a->live.joined[w])
+			return 0;
+	return 1;
+}
+
 /* Reliable mode: the first gone worker cp still waits for, or -1. */
 static int32_t waits_on_gone(const gw_agg *a, const struct copy *cp)
 {
@@ -302,7 +320,12 @@ int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 		a->st.stale++;
 		return GW_OK;
 	} else {
-		if (cp->pos != EMPTY && (!cp->done || cp->nacked < L->job.workers)) {
+		/* Positions are consecutive across rounds, so a copy's next
+		 * one is always pos + 2 window: a worker further ahead (one
+		 * that joined at a later round, gw_comm_join) would take the
+		 * copy from under a position the others still need. */
+		if (cp->pos != EMPTY && (!cp->done || !all_acked(a, cp) ||
+					 p != cp->pos + 2ull * g->nslots)) {
 			/* Some worker may still need the old result (in loss-
 			 * tolerant mode a chunk finishes without the slow ones,
 			 * so a fast worker can run ahead of them): hold p back;

@@ -41,6 +41,7 @@ struct opts {
 	 * eviction): its gradients count K rounds, its received sums are its
 	 * own. left_rank = UINT64_MAX: none. */
 	uint64_t left_rank, left_rounds;
+	uint64_t rejoin_ms;        /* --rejoin: gw_comm_join before the first call */
 	bool have_rank, verify, json, host_shard, same_grad;
 	const char *gpu;
 	gw_endpoint shard[GW_COLL_SHARDS_MAX];
@@ -74,6 +75,8 @@ static void usage(FILE *f)
 "                     synthesis of the next gradient\n"
 "  --dump DIR         write recv.R.f32 (sum of results) and resid.R.f32\n"
 "  --check DIR        verify the dumps of all W ranks: nothing was lost\n"
+"  --rejoin MS        a restarted worker (loss-tolerant): join the running job\n"
+"                     at its round (gw_comm_join), waiting MS at most\n"
 "  --left R:K         with --check: rank R ran K rounds and left (the others\n"
 "                     went on without it, loss-tolerant)\n"
 "  --timeout-ms MS    one allreduce gives up after (default 60000)\n"
@@ -250,6 +253,7 @@ static void print_round_json(const struct opts *o, uint64_t r, const gw_coll_job
 {
 	const struct app_json_member m[] = {
 		APP_JS("tool", "gw-allreduce"), APP_JU("rank", o->rank), APP_JU("round", r),
+		APP_JU("job_round", info->round),
 		APP_JU("workers", job->workers), APP_JU("dim", job->dim),
 		APP_JU("chunk_elems", job->chunk_elems),
 		APP_JS("up", gw_codec_name(job->up_codec)),
@@ -277,7 +281,7 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		{"check", 1, 0, 'c'}, {"timeout-ms", 1, 0, 't'}, {"rto-us", 1, 0, 'o'},
 		{"first-round", 1, 0, 'f'}, {"lag-ms", 1, 0, 'L'}, {"host-shard", 0, 0, 'H'},
 		{"ports", 1, 0, 'P'}, {"same-grad", 0, 0, 'G'}, {"gpu", 1, 0, 'g'},
-		{"left", 1, 0, 'l'},
+		{"left", 1, 0, 'l'}, {"rejoin", 1, 0, 'J'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
 	int ac = c->args.argc, opt, li;
@@ -311,6 +315,9 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 			break;
 		case 'c':
 			o->check = optarg;
+			break;
+		case 'J':
+			ok = app_opt_u64(c->prog, "rejoin", optarg, 1, 600000, &o->rejoin_ms);
 			break;
 		case 'l': {
 			char *colon = strchr(optarg, ':');
@@ -398,6 +405,11 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		fprintf(stderr, "gw-allreduce: --ports: %llu, but a port per shard is %llu "
 			"(or 1 for all)\n", (unsigned long long)o->ports,
 			(unsigned long long)(c->shards ? c->shards : 1));
+		return -1;
+	}
+	if (o->rejoin_ms && o->verify) {
+		fprintf(stderr, "gw-allreduce: --rejoin: needs --no-verify (the model runs "
+			"the job from its first round)\n");
 		return -1;
 	}
 	if (o->same_grad && (o->verify || o->dump)) {
@@ -540,6 +552,17 @@ int main(int argc, char **argv)
 	}
 	if (cli_liveness(&c, comm, NULL) < 0)
 		goto done;
+	if (o.rejoin_ms) {
+		uint32_t at = 0;
+		int e = gw_comm_join(comm, (uint32_t)o.rejoin_ms, &at);
+		if (e < 0) {
+			fprintf(stderr, "gw-allreduce: --rejoin: %s (%s)\n", gw_error_detail(),
+				gw_error_name(e));
+			goto done;
+		}
+		fprintf(stderr, "gw-allreduce: rank %llu rejoins the job at round %u\n",
+			(unsigned long long)o.rank, at);
+	}
 	struct cli_stats sts = {.c = &c, .tool = "gw-allreduce", .role = "worker", .id = o.rank,
 				.comm = comm, .dps = dps, .ndp = (unsigned)o.ports};
 	if (cli_stats_start(&sts) < 0)

@@ -92,6 +92,31 @@ if start 4 400000 "--mode loss-tolerant --deadline-us 5000" \
     { echo "FAIL: loss-tolerant: the shard counted no worker gone"; cat "$T/agg.out"; fail=1; }
 fi
 
+# 2a. loss-tolerant: the killed worker restarted with its rank rejoins
+# (gw-allreduce --rejoin: gw_comm_join) at the job's round and finishes.
+tol="--mode loss-tolerant --deadline-us 5000"
+if start 3 200000 "$tol" "$tol --rounds 80 --lag-ms 40"; then
+  sleep 1.5; eval "kill -KILL \$W1"; sleep 0.3
+  "$APPS/gw-allreduce" --rank 1 --workers 3 --dim 200000 $tol --agg "$(sed -n 's/.*"endpoint":"\([^"]*\)".*/\1/p' "$T/agg.out" | head -n1)" \
+    --local 127.0.0.1:0 --no-verify --rounds 10 --lag-ms 40 --rejoin 5000 --json \
+    > "$T/w.1b.out" 2> "$T/w.1b.err"
+  rc=$?
+  at=$(sed -n 's/.*rejoins the job at round \([0-9]*\).*/\1/p' "$T/w.1b.err")
+  n=$(grep -c '"round"' "$T/w.1b.out")
+  ok=1
+  for r in 0 2; do waitw $r || ok=0; done
+  kill -INT "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
+  back=$(sed -n 's/.*"back":\([0-9]*\).*/\1/p' "$T/agg.out" | tail -n1)
+  first=$(sed -n 's/.*"job_round":\([0-9]*\).*/\1/p' "$T/w.1b.out" | head -n1)
+  if [ $rc -eq 0 ] && [ "$n" -eq 10 ] && [ "${at:-0}" -gt 0 ] && [ "$first" = "$at" ] &&
+     [ $ok = 1 ] && [ "${back:-0}" -ge 1 ]; then
+    echo "ok: loss-tolerant: a restarted rank 1 rejoined at round $at and ran its 10 rounds"
+  else
+    echo "FAIL: rejoin: rc=$rc rounds=$n at=${at:-none} first=${first:-none} others=$ok back=${back:-0}"
+    tail -n 3 "$T/w.1b.err" "$T/w.0.err" "$T/w.2.err"; fail=1
+  fi
+fi
+
 # 2b. Sketched-SGD's two rounds, the same two ways.
 sk="--up countsketch --up-params rows=5,cols=2000 --topk 600"
 if start 3 100000 "$sk" "$sk --rounds 1000"; then

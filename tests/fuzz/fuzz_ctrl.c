@@ -30,7 +30,7 @@ static struct coll_layout layout(int keyed)
 	L.payload = 1472;
 	if (keyed) {
 		L.keyed = 1;
-		for (int i = 0; i < GW_KEY_LEN; i++)
+		for (unsigned i = 0; i < GW_KEY_LEN; i++)
 			L.key[i] = (uint8_t)(i * 7 + 1);
 		L.key_fp = 0x0123456789abcdefull;
 	}

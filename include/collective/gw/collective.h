@@ -203,6 +203,18 @@ GW_API const char *gw_comm_gpu_handoff(const gw_comm *c);
  * GW_ECONFIG stay: later calls fail the same way. (GRADWIRE_0.3) */
 GW_API int gw_comm_set_liveness(gw_comm *c, uint32_t ms);
 
+/* Loss-tolerant rejoin: a worker restarted with the rank (and key) of one
+ * the job evicted calls this before its first allreduce. It says hello
+ * until every shard has answered (a shard takes a new process of a rank
+ * once the old one is gone: within the liveness interval of its death),
+ * and moves c to the round the job goes on with (*round, if not NULL):
+ * its calls from then on are that round's. Its parameters are the
+ * framework's to restore (gw-train: a broadcast from rank 0). 0, or
+ * GW_ETIMEDOUT naming how many shards answered, GW_EUNSUPPORTED in a
+ * reliable job, GW_ESTATE after a call or with liveness off.
+ * (GRADWIRE_0.3) */
+GW_API int gw_comm_join(gw_comm *c, uint32_t timeout_ms, uint32_t *round);
+
 /* Counters while running: fn(arg) every ms while a call of c runs (from
  * the calling thread, between packets, so what it reads is consistent);
  * between calls the caller reports itself. 0 turns it off. The same for a
