@@ -220,6 +220,12 @@ int cli_stats_start(struct cli_stats *s)
 	return 0;
 }
 
+void cli_stats_final(struct cli_stats *s)
+{
+	if (s->c && s->c->stats_ms && s->every_ms)
+		stats_line(s);
+}
+
 void cli_stats_tick(struct cli_stats *s)
 {
 	if (s->every_ms && app_now_ns() >= s->next_ns)

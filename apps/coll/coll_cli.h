@@ -79,6 +79,8 @@ struct cli_stats {
 };
 int cli_stats_start(struct cli_stats *s);
 void cli_stats_tick(struct cli_stats *s);
+/* The last line, at exit (with --stats-interval): the counters as they end. */
+void cli_stats_final(struct cli_stats *s);
 
 /* The shared options' help text. */
 void cli_job_usage(FILE *f);

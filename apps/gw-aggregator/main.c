@@ -232,6 +232,7 @@ int main(int argc, char **argv)
 	if (r < 0)
 		fprintf(stderr, "gw-aggregator: %s (%s)\n",
 			gw_error_detail()[0] ? gw_error_detail() : gw_strerror(r), gw_error_name(r));
+	cli_stats_final(&sts);
 	gw_agg_stats st;
 	gw_agg_faults ft;
 	gw_agg_stats_get(a, &st);

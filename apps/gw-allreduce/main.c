@@ -30,6 +30,7 @@
 #include <gw/gpudirect.h>
 
 #include "coll_cli.h"
+#include "toy.h"
 #include "coll_mpi.h"
 #include "gw_rand.h"
 #include "oracle.h"
@@ -42,6 +43,9 @@ struct opts {
 	 * own. left_rank = UINT64_MAX: none. */
 	uint64_t left_rank, left_rounds;
 	uint64_t rejoin_ms;        /* --rejoin: gw_comm_join before the first call */
+	double train_lr;           /* --train-lr: the toy training loop (toy.c) */
+	const char *param_file;    /* --param-file: rank 0 writes it, a rejoiner reads it */
+	uint64_t until_round;      /* --until-round: stop once the job's round is this */
 	bool have_rank, verify, json, host_shard, same_grad;
 	const char *gpu;
 	gw_endpoint shard[GW_COLL_SHARDS_MAX];
@@ -77,6 +81,14 @@ static void usage(FILE *f)
 "  --check DIR        verify the dumps of all W ranks: nothing was lost\n"
 "  --rejoin MS        a restarted worker (loss-tolerant): join the running job\n"
 "                     at its round (gw_comm_join), waiting MS at most\n"
+"  --train-lr LR      a toy training loop (soak runs): minimise |p - t|^2 / 2\n"
+"                     with every rank's gradient p - t + its own noise, the\n"
+"                     sum applied with step LR / W; rounds report the loss\n"
+"                     and a hash of p (replicas compare); needs --no-verify\n"
+"  --param-file F     with --train-lr: rank 0 writes p there after each round;\n"
+"                     with --rejoin, the rank starts from it\n"
+"  --until-round R    stop after the job's round R - 1 (with --rounds as a cap):\n"
+"                     a rejoining worker ends with the others\n"
 "  --left R:K         with --check: rank R ran K rounds and left (the others\n"
 "                     went on without it, loss-tolerant)\n"
 "  --timeout-ms MS    one allreduce gives up after (default 60000)\n"
@@ -249,11 +261,16 @@ static bool within_bound(const gw_coll_job *j, const float *const *g, const floa
 
 /* One --json line per round. */
 static void print_round_json(const struct opts *o, uint64_t r, const gw_coll_job *job,
-			     double dt, const gw_allreduce_info *info, const char *verdict)
+			     double dt, const gw_allreduce_info *info, const char *verdict,
+			     const struct toy *toy)
 {
+	char hash[20] = "";
+	if (toy)
+		snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)toy_hash(toy));
 	const struct app_json_member m[] = {
 		APP_JS("tool", "gw-allreduce"), APP_JU("rank", o->rank), APP_JU("round", r),
-		APP_JU("job_round", info->round),
+		APP_JU("job_round", info->round), APP_JG("loss", 9, toy ? toy_loss(toy) : 0),
+		APP_JS("params", hash),
 		APP_JU("workers", job->workers), APP_JU("dim", job->dim),
 		APP_JU("chunk_elems", job->chunk_elems),
 		APP_JS("up", gw_codec_name(job->up_codec)),
@@ -281,7 +298,8 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		{"check", 1, 0, 'c'}, {"timeout-ms", 1, 0, 't'}, {"rto-us", 1, 0, 'o'},
 		{"first-round", 1, 0, 'f'}, {"lag-ms", 1, 0, 'L'}, {"host-shard", 0, 0, 'H'},
 		{"ports", 1, 0, 'P'}, {"same-grad", 0, 0, 'G'}, {"gpu", 1, 0, 'g'},
-		{"left", 1, 0, 'l'}, {"rejoin", 1, 0, 'J'},
+		{"left", 1, 0, 'l'}, {"rejoin", 1, 0, 'J'}, {"train-lr", 1, 0, 'T'},
+		{"param-file", 1, 0, 'F'}, {"until-round", 1, 0, 'U'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
 	int ac = c->args.argc, opt, li;
@@ -318,6 +336,17 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 			break;
 		case 'J':
 			ok = app_opt_u64(c->prog, "rejoin", optarg, 1, 600000, &o->rejoin_ms);
+			break;
+		case 'T':
+			ok = app_opt_double(c->prog, "train-lr", optarg, 0, 1, APP_OPEN_LO,
+					    &o->train_lr);
+			break;
+		case 'F':
+			o->param_file = optarg;
+			break;
+		case 'U':
+			ok = app_opt_u64(c->prog, "until-round", optarg, 1, UINT32_MAX,
+					 &o->until_round);
 			break;
 		case 'l': {
 			char *colon = strchr(optarg, ':');
@@ -405,6 +434,10 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		fprintf(stderr, "gw-allreduce: --ports: %llu, but a port per shard is %llu "
 			"(or 1 for all)\n", (unsigned long long)o->ports,
 			(unsigned long long)(c->shards ? c->shards : 1));
+		return -1;
+	}
+	if (o->train_lr > 0 && (o->verify || o->dump)) {
+		fprintf(stderr, "gw-allreduce: --train-lr: needs --no-verify and no --dump\n");
 		return -1;
 	}
 	if (o->rejoin_ms && o->verify) {
@@ -507,6 +540,7 @@ int main(int argc, char **argv)
 	rc = 1;
 	gw_dp *dps[GW_COLL_SHARDS_MAX] = {0}, *dp = NULL, *sdp = NULL;
 	gw_comm *comm = NULL;
+	struct toy toy = {0};
 	gw_gpu *gpu = NULL;
 	float *dg = NULL, *dout = NULL;   /* --gpu: the tensors in its memory */
 	struct shard_thread shard = {0};
@@ -598,8 +632,15 @@ int main(int argc, char **argv)
 	}
 	bool modelled = o.verify;
 	double total = 0;
+	if (o.train_lr > 0) {
+		synth(g, n, o.seed, o.rank, 0);   /* the noise, fixed */
+		if (toy_init(&toy, n, o.train_lr, g, o.rejoin_ms ? o.param_file : NULL) < 0)
+			goto done;
+	}
 	for (uint64_t r = 0; r < o.rounds; r++) {
-		if (r == 0 || !o.same_grad)
+		if (toy.p)
+			toy_grad(&toy, g);
+		else if (r == 0 || !o.same_grad)
 			synth(g, n, o.seed, o.rank, r);
 		if (o.lag_ms)
 			nanosleep(&(struct timespec){.tv_sec = (time_t)(o.lag_ms / 1000),
@@ -635,6 +676,12 @@ int main(int argc, char **argv)
 		}
 		for (uint64_t i = 0; i < n; i++)
 			recv[i] += out[i];
+		if (toy.p) {
+			toy_step(&toy, out, job.workers);
+			if (o.param_file && o.rank == 0 && toy_save(&toy, o.param_file) < 0)
+				fprintf(stderr, "gw-allreduce: --param-file %s: cannot write\n",
+					o.param_file);
+		}
 		const char *verdict = "unchecked";
 		if (modelled) {
 			for (uint64_t w = 0; w < W; w++)
@@ -667,8 +714,9 @@ int main(int argc, char **argv)
 			}
 		}
 		cli_stats_tick(&sts);
+		int last = o.until_round && (uint64_t)info.round + 1 >= o.until_round;
 		if (o.json)
-			print_round_json(&o, r, &job, dt, &info, verdict);
+			print_round_json(&o, r, &job, dt, &info, verdict, toy.p ? &toy : NULL);
 		else
 			printf("rank %llu round %llu: %.3f ms, %.3g elements/s, %llu bytes up, "
 			       "%u short chunks (%u without this rank), %s\n",
@@ -676,7 +724,10 @@ int main(int argc, char **argv)
 			       (double)n / dt, (unsigned long long)info.bytes_up,
 			       info.short_chunks, info.left_out, verdict);
 		fflush(stdout);
+		if (last)
+			break;
 	}
+	cli_stats_final(&sts);
 	if (o.dump) {
 		const float *res = gw_comm_residual(comm);
 		if (res && gpu) {   /* in the executor's memory: the host's copy */
@@ -717,6 +768,7 @@ done:
 	oracle_dense_free(ref);
 	oracle_sketched_free(skm);
 	gw_comm_free(comm);
+	toy_free(&toy);
 	gw_gpu_free(gpu, dg);
 	gw_gpu_free(gpu, dout);
 	gw_gpu_close(gpu);
