@@ -242,7 +242,7 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 			a->live.next_report_ns = now + a->live.report_ns;
 			a->live.report(a->live.report_arg);
 		}
-		int lrc = agg_live_tick(a, now);
+		int lrc = agg_live_tick(a, now, got == 0);
 		coll_agg_flush(a);
 		if (lrc < 0)
 			return gw__detail(lrc, "%s", a->live.why);

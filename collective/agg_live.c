@@ -102,10 +102,6 @@ void agg_live_seen(gw_agg *a, uint32_t w, uint64_t now)
 	v->gone[w] = 0;
 	v->ngone--;
 	v->rejoined++;
-	/* It goes on from the round it is told (gw_comm_join), never
-	 * holding a result of the rounds before. */
-	v->joined[w] = v->round + 1u;
-	v->nback++;
 }
 
 void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
@@ -154,11 +150,18 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	 * (a stale copy, a second start) neither keeps w alive nor says its
 	 * goodbye: it is counted, and its packets ignored. */
 	/* ... except a worker that is gone: a new process of that rank (a
-	 * restart) takes its place. */
+	 * restart) takes its place. It goes on from the round it is told
+	 * (gw_comm_join), never holding a result of the rounds before. The
+	 * same process heard again after a silence is only back. */
+	int moved = a->wk[w].known && memcmp(&a->wk[w].ep, &pkt->peer, sizeof(pkt->peer));
 	int fresh = !a->wk[w].known || v->gone[w];
 	if (fresh) {
+		if (moved && v->gone[w]) {
+			v->joined[w] = v->round + 1u;
+			v->nback++;
+		}
 		a->wk[w] = (struct wk){.ep = pkt->peer, .dp = di, .known = 1};
-	} else if (memcmp(&a->wk[w].ep, &pkt->peer, sizeof(pkt->peer))) {
+	} else if (moved) {
 		v->impostors++;
 		return;
 	}
@@ -175,12 +178,14 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	}
 }
 
-int agg_live_tick(gw_agg *a, uint64_t now)
+int agg_live_tick(gw_agg *a, uint64_t now, int drained)
 {
 	struct agg_live *v = &a->live;
 	if (v->rc && now >= v->rc_at)
 		return v->rc;
-	if (!v->liveness_ns || now < v->next_ns)
+	/* Silence is judged only with nothing left to read: a shard that was
+	 * itself descheduled finds its backlog first, not dead workers. */
+	if (!v->liveness_ns || now < v->next_ns || !drained)
 		return GW_OK;
 	v->next_ns = now + v->liveness_ns / 8;
 	for (uint32_t w = 0; w < a->L.job.workers; w++) {

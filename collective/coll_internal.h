@@ -236,7 +236,7 @@ int comm_live_init(gw_comm *c);
 int comm_live_set(gw_comm *c, uint32_t ms);
 void comm_live_fini(gw_comm *c);
 void comm_live_begin(gw_comm *c, uint64_t now);
-int comm_live_poll(gw_comm *c, uint64_t now);
+int comm_live_poll(gw_comm *c, uint64_t now, int drained);
 void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now);
 void comm_live_heard(gw_comm *c, uint32_t shard, uint64_t now);
 int comm_live_join(gw_comm *c, uint32_t timeout_ms, uint32_t *round);
@@ -318,7 +318,7 @@ struct gw_agg {
 int agg_live_init(gw_agg *a);
 void agg_live_fini(gw_agg *a);
 void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now);
-int agg_live_tick(gw_agg *a, uint64_t now);
+int agg_live_tick(gw_agg *a, uint64_t now, int drained);
 void agg_live_seen(gw_agg *a, uint32_t w, uint64_t now);
 void agg_live_bye(gw_agg *a, const char *why);
 void agg_live_tell_dead(gw_agg *a, uint32_t to, uint32_t w);

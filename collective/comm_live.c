@@ -261,7 +261,7 @@ int comm_live_join(gw_comm *c, uint32_t timeout_ms, uint32_t *round)
 	}
 }
 
-int comm_live_poll(gw_comm *c, uint64_t now)
+int comm_live_poll(gw_comm *c, uint64_t now, int drained)
 {
 	struct comm_live *v = &c->live;
 	if (v->report && now >= v->next_report_ns) {
@@ -276,7 +276,9 @@ int comm_live_poll(gw_comm *c, uint64_t now)
 		live_send(c, COLL_CTRL_HEARTBEAT, NULL);
 		v->next_hb_ns = now + v->liveness_ns / 8;
 	}
-	for (uint32_t s = 0; s < c->L.job.shards; s++) {
+	/* A silent shard is judged with nothing left to read (our own
+	 * descheduling is not its death). */
+	for (uint32_t s = 0; drained && s < c->L.job.shards; s++) {
 		uint64_t last = GW_MAX(v->heard_ns[s], v->begin_ns);
 		if (now - last < v->liveness_ns)
 			continue;

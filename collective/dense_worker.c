@@ -727,9 +727,11 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 		if ((rc = flush(c)) < 0)
 			goto out;
 		progress |= rc > 0;
+		int drained = 1;
 		for (unsigned p = 0; p < c->ndp; p++) {
 			gw_dp *dp = c->dps[p];
 			int n = gw_dp_rx_burst(dp, c->rx, COLL_RX_BURST);
+			drained &= n <= 0;
 			if (n < 0) {
 				rc = n;
 				goto out;
@@ -762,7 +764,7 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 			}
 		}
 		now = gw_now_ns();
-		if ((rc = comm_live_poll(c, now)) < 0)
+		if ((rc = comm_live_poll(c, now, drained)) < 0)
 			goto out;
 		rc = GW_OK;
 		if (now >= scan_ns) {

@@ -356,7 +356,7 @@ int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
 			continue;
 		}
 		now = gw_now_ns();
-		if ((rc = comm_live_poll(c, now)) < 0)
+		if ((rc = comm_live_poll(c, now, n == 0)) < 0)
 			break;
 		if (now >= end) {
 			rc = coll_timeout(c, 0, "%s missing", ph ? "the update (round two)"

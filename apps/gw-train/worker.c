@@ -100,9 +100,10 @@ static int train(struct loop *L)
 			gw_allreduce_info info;
 			int err = sketched_step(L, avg, &info);
 			if (err < 0) {
-				fprintf(stderr, "%s: rank %u step %llu: allreduce: %s\n",
+				fprintf(stderr, "%s: rank %u step %llu: allreduce: %s (%s)\n",
 					L->c->prog, L->rank, (unsigned long long)step,
-					gw_strerror(err));
+					gw_error_detail()[0] ? gw_error_detail() : gw_strerror(err),
+					gw_error_name(err));
 				rc = -1;
 				break;
 			}
@@ -200,6 +201,8 @@ int train_worker(struct cli *c, struct train_opts *o)
 			gw_error_detail());
 		goto done;
 	}
+	if (cli_liveness(c, L.comm, NULL) < 0)
+		goto done;
 	if (train(&L) == 0)
 		rc = 0;
 	/* Replicas must end bit-identical; the tests compare these hashes. */

@@ -152,6 +152,14 @@ static int udp_open(const gw_dp_config *cfg, gw_dp **out)
 		rc = GW_ERR(GW_ENOMEM);
 		goto fail;
 	}
+	/* The pool resident from the start, as a DPDK mempool's hugepages
+	 * are: left to first touch, a long run's RSS crept up for minutes as
+	 * the free list reached packets it had not used yet (bench/soak.sh
+	 * saw +16 % over 10 minutes with no allocation at all). */
+	/* (a store per page: malloc + memset 0 is folded into calloc, which
+	 * touches nothing) */
+	for (size_t off = 0; off < (size_t)u->npkts * payload; off += 4096)
+		((volatile uint8_t *)u->mem)[off] = 0;
 	for (uint32_t i = 0; i < u->npkts; i++) {
 		u->pkts[i].pkt.data = u->mem + (size_t)i * payload;
 		u->pkts[i].pkt.room = payload;

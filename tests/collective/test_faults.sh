@@ -58,41 +58,53 @@ start() {
 # waitw R -> its exit status; TOOK: ms since T0
 waitw() { local p; eval "p=\$W$1"; wait "$p"; local rc=$?; TOOK=$((($(now) - T0) / 1000000)); return $rc; }
 
-# 1. reliable: a worker killed mid-job.
-if start 4 400000 "" "--rounds 1000"; then
-  sleep 1.5; eval "kill -KILL \$W2"; T0=$(now)
-  for r in 0 1 3; do
-    waitw $r; rc=$?
+# A worker SIGKILLed mid-job. reliable W DIM VICTIM LABEL "job options":
+# every survivor fails within the interval plus slack, with GW_EPEER
+# naming the victim. tolerant W DIM VICTIM LABEL "job options": the
+# survivors finish their 40 rounds, and the shard counts a worker gone.
+survivors() { local r; for ((r = 0; r < $1; r++)); do [ "$r" -ne "$2" ] && echo $r; done; }
+reliable() {
+  local w=$1 dim=$2 v=$3 label=$4 jopt=$5 r rc
+  start "$w" "$dim" "$jopt" "$jopt --rounds 1000" || return
+  sleep 1.5; eval "kill -KILL \$W$v"; T0=$(now)
+  for r in $(survivors "$w" "$v"); do
+    waitw "$r"; rc=$?
     if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] &&
-       grep -q "worker 2 is dead: silent for .* ms.*GW_EPEER" "$T/w.$r.err"; then
-      echo "ok: reliable: rank $r failed ${TOOK} ms after rank 2's death: $(grep -o 'worker 2 is dead.*' "$T/w.$r.err")"
+       grep -q "worker $v is dead: silent for .* ms.*GW_EPEER" "$T/w.$r.err"; then
+      echo "ok: $label, reliable: rank $r failed ${TOOK} ms after rank $v's death: $(grep -o "worker $v is dead.*" "$T/w.$r.err")"
     else
-      echo "FAIL: reliable: rank $r rc=$rc after ${TOOK} ms:"; tail -n 2 "$T/w.$r.err"; fail=1
+      echo "FAIL: $label, reliable: rank $r rc=$rc after ${TOOK} ms:"; tail -n 2 "$T/w.$r.err"; fail=1
     fi
   done
   kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
-fi
-
-# 2. loss-tolerant: the survivors finish every round.
-if start 4 400000 "--mode loss-tolerant --deadline-us 5000" \
-         "--mode loss-tolerant --deadline-us 5000 --rounds 40 --lag-ms 50"; then
-  sleep 1.5; eval "kill -KILL \$W2"; T0=$(now)
-  for r in 0 1 3; do
-    waitw $r; rc=$?
+}
+tolerant() {
+  local w=$1 dim=$2 v=$3 label=$4 jopt="$5 --mode loss-tolerant --deadline-us 5000" r rc n gone
+  start "$w" "$dim" "$jopt" "$jopt --rounds 40 --lag-ms 50" || return
+  sleep 1.5; eval "kill -KILL \$W$v"; T0=$(now)
+  for r in $(survivors "$w" "$v"); do
+    waitw "$r"; rc=$?
     n=$(grep -c "round" "$T/w.$r.out")
     if [ $rc -eq 0 ] && [ "$n" -eq 40 ]; then
-      echo "ok: loss-tolerant: rank $r finished its 40 rounds (${TOOK} ms after the death)"
+      echo "ok: $label, loss-tolerant: rank $r finished its 40 rounds (${TOOK} ms after the death)"
     else
-      echo "FAIL: loss-tolerant: rank $r rc=$rc, $n of 40 rounds"; tail -n 2 "$T/w.$r.err"; fail=1
+      echo "FAIL: $label, loss-tolerant: rank $r rc=$rc, $n of 40 rounds"; tail -n 2 "$T/w.$r.err"; fail=1
     fi
   done
   kill -INT "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
   gone=$(sed -n 's/.*"gone":\([0-9]*\).*/\1/p' "$T/agg.out" | tail -n1)
-  [ "${gone:-0}" -ge 1 ] && echo "ok: loss-tolerant: the shard counted $gone worker(s) gone" ||
-    { echo "FAIL: loss-tolerant: the shard counted no worker gone"; cat "$T/agg.out"; fail=1; }
-fi
+  [ "${gone:-0}" -ge 1 ] && echo "ok: $label, loss-tolerant: the shard counted $gone worker(s) gone" ||
+    { echo "FAIL: $label, loss-tolerant: the shard counted no worker gone"; cat "$T/agg.out"; fail=1; }
+}
 
-# 2a. loss-tolerant: the killed worker restarted with its rank rejoins
+# 1, 2. the dense allreduce and Sketched-SGD's two rounds, both ways.
+reliable 4 400000 2 dense ""
+tolerant 4 400000 2 dense ""
+sk="--up countsketch --up-params rows=5,cols=2000 --topk 600"
+reliable 3 100000 1 Sketched-SGD "$sk"
+tolerant 3 100000 1 Sketched-SGD "$sk"
+
+# 3. loss-tolerant: the killed worker restarted with its rank rejoins
 # (gw-allreduce --rejoin: gw_comm_join) at the job's round and finishes.
 tol="--mode loss-tolerant --deadline-us 5000"
 if start 3 200000 "$tol" "$tol --rounds 80 --lag-ms 40"; then
@@ -117,36 +129,7 @@ if start 3 200000 "$tol" "$tol --rounds 80 --lag-ms 40"; then
   fi
 fi
 
-# 2b. Sketched-SGD's two rounds, the same two ways.
-sk="--up countsketch --up-params rows=5,cols=2000 --topk 600"
-if start 3 100000 "$sk" "$sk --rounds 1000"; then
-  sleep 1.5; eval "kill -KILL \$W1"; T0=$(now)
-  for r in 0 2; do
-    waitw $r; rc=$?
-    if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] && grep -q "worker 1 is dead.*GW_EPEER" "$T/w.$r.err"; then
-      echo "ok: Sketched-SGD, reliable: rank $r failed ${TOOK} ms after rank 1's death"
-    else
-      echo "FAIL: Sketched-SGD, reliable: rank $r rc=$rc after ${TOOK} ms:"; tail -n 2 "$T/w.$r.err"; fail=1
-    fi
-  done
-  kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
-fi
-if start 3 100000 "$sk --mode loss-tolerant --deadline-us 5000" \
-         "$sk --mode loss-tolerant --deadline-us 5000 --rounds 40 --lag-ms 50"; then
-  sleep 1.5; eval "kill -KILL \$W1"
-  for r in 0 2; do
-    waitw $r; rc=$?
-    n=$(grep -c "round" "$T/w.$r.out")
-    if [ $rc -eq 0 ] && [ "$n" -eq 40 ]; then
-      echo "ok: Sketched-SGD, loss-tolerant: rank $r finished its 40 rounds"
-    else
-      echo "FAIL: Sketched-SGD, loss-tolerant: rank $r rc=$rc, $n of 40 rounds"; tail -n 2 "$T/w.$r.err"; fail=1
-    fi
-  done
-  kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
-fi
-
-# 3. the aggregator killed: every worker names shard 0.
+# 4. the aggregator killed: every worker names shard 0.
 if start 3 400000 "" "--rounds 1000"; then
   sleep 1.5; kill -KILL "$AGG"; T0=$(now)
   for r in 0 1 2; do
@@ -159,7 +142,7 @@ if start 3 400000 "" "--rounds 1000"; then
   done
 fi
 
-# 4. a worker 2.5 s between calls is alive (its heartbeats come from a
+# 5. a worker 2.5 s between calls is alive (its heartbeats come from a
 # thread), reliable mode, liveness 1 s.
 if start 3 100000 "" "--rounds 3" "" "--lag-ms 2500" ""; then
   ok=1
@@ -169,7 +152,7 @@ if start 3 100000 "" "--rounds 3" "" "--lag-ms 2500" ""; then
   kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
 fi
 
-# 5. a worker that leaves cleanly after 2 rounds (the others run 100).
+# 6. a worker that leaves cleanly after 2 rounds (the others run 100).
 if start 3 100000 "" "--rounds 100 --lag-ms 20" "" "--rounds 2" ""; then
   waitw 1; T0=$(now)
   for r in 0 2; do
@@ -208,7 +191,7 @@ if start 3 60000 "--mode loss-tolerant --deadline-us 20000" \
   fi
 fi
 
-# 6. settings that differ, named at the first packet.
+# 7. settings that differ, named at the first packet.
 mismatch() {  # label pattern "agg options" "worker options"
   if start 2 100000 "$3" "--rounds 3 $4"; then
     T0=$(now)
