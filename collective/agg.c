@@ -178,10 +178,6 @@ void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
 	}
 }
 
-void coll_agg_send_ctrl(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len)
-{
-	agg_queue(a, w, pkt, len);
-}
 
 int coll_agg_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 {

@@ -41,30 +41,30 @@ void agg_live_fini(gw_agg *a)
 	v->ready = 0;
 }
 
-/* A CTRL packet to worker w at its known address. */
-void agg_live_send(gw_agg *a, uint32_t w, uint8_t kind, uint32_t subject, uint32_t silent_ms,
-		   const char *text)
+/* A CTRL packet to an address on dataplane di (a worker's known one, or
+ * the sender of what is answered). */
+static void ctrl_to(gw_agg *a, unsigned di, const gw_endpoint *to, uint8_t kind,
+		    uint32_t subject, uint32_t silent_ms, const char *text)
 {
 	uint8_t buf[GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN];
 	struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_SHARD, .from = a->shard,
 			      .round = a->live.round, .subject = subject, .silent_ms = silent_ms};
 	snprintf(m.text, sizeof(m.text), "%.*s", (int)sizeof(m.text) - 1, text ? text : "");
 	uint32_t len = coll_ctrl_write(&a->L, buf, &m);
-	coll_agg_send_ctrl(a, w, buf, len);
+	coll_agg_send_to(a, di, to, buf, len);
 	a->live.sent++;
 }
 
-/* A CTRL packet straight back to the address pkt came from. */
+void agg_live_send(gw_agg *a, uint32_t w, uint8_t kind, uint32_t subject, uint32_t silent_ms,
+		   const char *text)
+{
+	ctrl_to(a, a->wk[w].dp, &a->wk[w].ep, kind, subject, silent_ms, text);
+}
+
 void agg_live_reply(gw_agg *a, unsigned di, const gw_endpoint *to, uint8_t kind,
 		    const char *text)
 {
-	uint8_t buf[GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN];
-	struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_SHARD, .from = a->shard,
-			      .round = a->live.round};
-	snprintf(m.text, sizeof(m.text), "%.*s", (int)sizeof(m.text) - 1, text ? text : "");
-	uint32_t len = coll_ctrl_write(&a->L, buf, &m);
-	coll_agg_send_to(a, di, to, buf, len);
-	a->live.sent++;
+	ctrl_to(a, di, to, kind, 0, 0, text);
 }
 
 static void note(gw_agg *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

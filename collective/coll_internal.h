@@ -329,8 +329,7 @@ void agg_live_reply(gw_agg *a, unsigned di, const gw_endpoint *to, uint8_t kind,
 /* A packet to an address on dataplane di (not a worker's known one). */
 void coll_agg_send_to(gw_agg *a, unsigned di, const gw_endpoint *to, const uint8_t *pkt,
 		      uint32_t len);
-/* coll_agg_send for CTRL packets (counted apart from results). */
-void coll_agg_send_ctrl(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len);
+
 
 /* Worker w's heard_ns: safe from any thread while the shard serves. */
 uint64_t coll_agg_heard(const gw_agg *a, uint32_t w);

@@ -316,9 +316,6 @@ int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 		}
 		if (cp->seen[h.rank / 8] & bit)
 			return GW_OK;
-	} else if (cp->pos != EMPTY && cp->pos > p) {
-		a->st.stale++;
-		return GW_OK;
 	} else {
 		/* Positions are consecutive across rounds, so a copy's next
 		 * one is always pos + 2 window: a worker further ahead (one
