@@ -162,10 +162,14 @@ static int set_endpoints(gw_member *m, const char *v)
 
 static int set_eal(struct eal *e, const char *name, const char *v)
 {
-	char *buf = malloc(strlen(v) + 8);
+	/* argv[0] with its NUL, then v's words each with a NUL: at most v's
+	 * bytes and one more (the last word's NUL, where v has no space after
+	 * it). */
+	static const char arg0[] = "gradwire";
+	char *buf = malloc(sizeof(arg0) + strlen(v) + 1);
 	if (!buf)
 		return GW_ERRF(GW_ENOMEM, "out of memory");
-	strcpy(buf, "gradwire");  /* argv[0] */
+	memcpy(buf, arg0, sizeof(arg0));
 	int argc = 1;
 	char *argv[EAL_ARGS_MAX + 1] = {buf};
 	char *w = buf + strlen(buf) + 1;

@@ -129,6 +129,29 @@ static void test_set_refuses_bad_options(void **state)
 	gw_member_free(m);
 }
 
+/* "eal" and "shard-eal" split on spaces into a buffer of their own: words
+ * one space apart fill it to the last byte (ASan, which the test suite runs
+ * this under, catches a byte past it), and 32 words are refused. */
+static void test_eal_words_fit_and_are_bounded(void **state)
+{
+	(void)state;
+	gw_member *m = gw_member_new();
+	assert_non_null(m);
+	char words[31 * 3 + 1] = "", more[32 * 3 + 1] = "";
+	for (int i = 0; i < 31; i++)
+		strcat(words, i ? " -x" : "-x");
+	snprintf(more, sizeof(more), "%s -x", words);
+	static const char *const ok[] = {"a", "-l 0", "  -l   0  ", "--no-huge --no-pci -m 64"};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(gw_member_set(m, "eal", ok[i]), 0);
+		assert_int_equal(gw_member_set(m, "shard-eal", ok[i]), 0);
+	}
+	assert_int_equal(gw_member_set(m, "eal", words), 0);
+	assert_int_equal(gw_member_set(m, "eal", more), GW_EINVAL);
+	assert_non_null(strstr(gw_error_detail(), "eal: more than 31 arguments"));
+	gw_member_free(m);
+}
+
 /* Raw, W = 3: every rank ends with 0 + g0 + g1 + g2, in rank order. */
 static void test_colocated_sum_in_rank_order(void **state)
 {
@@ -233,6 +256,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_set_refuses_bad_options),
+		cmocka_unit_test(test_eal_words_fit_and_are_bounded),
 		cmocka_unit_test(test_colocated_sum_in_rank_order),
 		cmocka_unit_test(test_timeout_names_the_silent_rank),
 		cmocka_unit_test(test_sketched_update_is_sparse_and_shared),
