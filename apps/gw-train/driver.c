@@ -118,6 +118,18 @@ static void show_tail(const char *path, int lines)
 	free(ring);
 }
 
+/* gw-launch's own lines and the workers' rejoins, from its log. */
+static void show_faults(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char buf[2048];
+	while (f && fgets(buf, sizeof(buf), f))
+		if (!strncmp(buf, "gw-launch: ", 11) || strstr(buf, " rejoins the job at "))
+			fputs(buf, stderr);
+	if (f)
+		fclose(f);
+}
+
 /* One whole job through gw-launch; rank 0's records go to run. raw: the
  * baseline, with raw up and down whatever the options say. */
 static int run_job(const struct train_opts *o, bool raw, const char *label, struct run *run)
@@ -141,6 +153,8 @@ static int run_job(const struct train_opts *o, bool raw, const char *label, stru
 		add(a, "--keep-logs");
 		add(a, o->keep_logs);
 	}
+	if (o->restart)
+		add_num(a, "--restart", "%.0f", (double)o->restart);
 	add_num(a, "--dim", "%.0f", (double)train_nparams(o));
 	for (unsigned i = 0; i < o->nfwd; i++) {
 		if (raw && (!strcmp(o->fwd[i][0], "up") || !strcmp(o->fwd[i][0], "down") ||
@@ -174,23 +188,36 @@ static int run_job(const struct train_opts *o, bool raw, const char *label, stru
 	add_num(a, "--momentum", "%.17g", o->momentum);
 	add_num(a, "--l2", "%.17g", o->l2);
 	add_num(a, "--timeout-ms", "%.0f", (double)o->timeout_ms);
+	if (o->step_ms)
+		add_num(a, "--step-ms", "%.0f", (double)o->step_ms);
 	if (o->rto_us)
 		add_num(a, "--rto-us", "%.0f", (double)o->rto_us);
 	if (o->target_acc >= 0)
 		add_num(a, "--target-acc", "%.17g", o->target_acc);
 	if (o->verbose)
 		add(a, "--verbose");
+	/* Restarts: the replicas every rank writes, for the one that rejoins. */
+	char state[] = "/tmp/gw-train-state.XXXXXX", replicas[sizeof(state) + 16] = "";
+	if (o->restart) {
+		if (!mkdtemp(state)) {
+			fprintf(stderr, "gw-train: cannot create a folder in /tmp: %s\n",
+				strerror(errno));
+			free(a);
+			return -1;
+		}
+		snprintf(replicas, sizeof(replicas), "%s/replica", state);
+		add(a, "--param-file");
+		add(a, replicas);
+	}
 
 	int out[2], errfd = -1, rc = -1;
 	if (!o->verbose && (errfd = mkstemp(errlog)) < 0) {
 		fprintf(stderr, "gw-train: cannot create a log in /tmp: %s\n", strerror(errno));
-		free(a);
-		return -1;
+		goto done;
 	}
 	if (pipe(out) < 0) {
 		fprintf(stderr, "gw-train: pipe: %s\n", strerror(errno));
-		free(a);
-		return -1;
+		goto done;
 	}
 	pid_t pid;
 	int e = app_spawn(&pid, a->v, out[1], errfd, out[0]);
@@ -223,6 +250,10 @@ static int run_job(const struct train_opts *o, bool raw, const char *label, stru
 	char how[48];
 	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && run->n > 0) {
 		rc = 0;
+		/* A loss-tolerant job that went on without a worker (or with it
+		 * restarted) says so. */
+		if (errfd >= 0)
+			show_faults(errlog);
 	} else {
 		fprintf(stderr, "gw-train: the %s job failed (%s); its last messages:\n",
 			label, st < 0 ? strerror(errno) : app_status_text(st, how, sizeof(how)));
@@ -233,6 +264,16 @@ done:
 	if (errfd >= 0) {
 		close(errfd);
 		unlink(errlog);
+	}
+	if (replicas[0]) {
+		char p[sizeof(replicas) + 32];
+		for (uint64_t r = 0; r < o->launch_workers; r++) {
+			snprintf(p, sizeof(p), "%s.%llu", replicas, (unsigned long long)r);
+			unlink(p);
+			strcat(p, ".tmp");
+			unlink(p);
+		}
+		rmdir(state);
 	}
 	free(a);
 	return rc;

@@ -33,6 +33,8 @@ static void usage(FILE *f)
 "  --l2 LAMBDA        linear: l2 regularisation (default 1e-6)\n"
 "  --evals K          evaluations per epoch (default 4)\n"
 "  --seed S           data split, initial model and order (default 1)\n"
+"  --step-ms MS       a step takes at least MS (sleeps): a larger model's compute,\n"
+"                     so that small data runs long enough to kill a worker\n"
 "launch (driver):\n"
 "  --link L           memif (default), udp or netns (see gw-launch)\n"
 "  --workers W        (default 4); --shards S (default 1)\n"
@@ -42,11 +44,17 @@ static void usage(FILE *f)
 "  --plot PREFIX      write PREFIX.png (loss and accuracy vs time and bytes)\n"
 "  --plot-only PREFIX F...  plot the runs recorded in files F (--json)\n"
 "  --keep-logs DIR    keep every process's log\n"
+"  --restart N        loss-tolerant: start a worker that dies again, N times in\n"
+"                     all; it rejoins with the newest replica another rank\n"
+"                     wrote (gw-launch --restart, worker --param-file)\n"
 "  --json             records as JSON lines\n"
 "  --verbose          show the processes' own output\n"
 "  --list-codecs      the registered codecs (name, dense or sparse-only)\n"
 "worker (set by gw-launch):\n"
-"  --rank R --agg LIST  --timeout-ms MS  --rto-us US\n\n");
+"  --rank R --agg LIST  --timeout-ms MS  --rto-us US\n"
+"  --param-file P     write this rank's replica to P.RANK after every step\n"
+"  --rejoin MS        restarted (loss-tolerant): join the running job, from the\n"
+"                     newest replica in P.* (needs --param-file)\n\n");
 	cli_job_usage(f);
 }
 
@@ -65,7 +73,7 @@ enum {
 	O_MODEL = 1, O_DATA, O_TRAIN, O_TEST, O_FEATURES, O_HIDDEN, O_CLASSES, O_EPOCHS,
 	O_TARGET, O_BATCH, O_LR, O_MOMENTUM, O_L2, O_EVALS, O_SEED, O_LINK, O_BASELINE,
 	O_BASEFROM, O_LABEL, O_PLOT, O_PLOTONLY, O_KEEP, O_JSON, O_VERBOSE, O_RANK, O_AGG,
-	O_TIMEOUT, O_RTO, O_HELP, O_LIST, O_MINEP,
+	O_TIMEOUT, O_RTO, O_HELP, O_LIST, O_MINEP, O_RESTART, O_PARAMFILE, O_REJOIN, O_STEPMS,
 };
 
 /* Registered codecs, and whether the allreduce (dense tensors) takes them. */
@@ -106,7 +114,9 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 		{"verbose", 0, 0, O_VERBOSE}, {"rank", 1, 0, O_RANK}, {"agg", 1, 0, O_AGG},
 		{"timeout-ms", 1, 0, O_TIMEOUT}, {"rto-us", 1, 0, O_RTO},
 		{"help", 0, 0, O_HELP}, {"list-codecs", 0, 0, O_LIST},
-		{"min-epochs", 1, 0, O_MINEP}, {0, 0, 0, 0},
+		{"min-epochs", 1, 0, O_MINEP}, {"restart", 1, 0, O_RESTART},
+		{"param-file", 1, 0, O_PARAMFILE}, {"rejoin", 1, 0, O_REJOIN},
+		{"step-ms", 1, 0, O_STEPMS}, {0, 0, 0, 0},
 	};
 	const char *p = c->prog;
 	bool lr_set = false, batch_set = false, feat_set = false;
@@ -198,6 +208,17 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 			ok = app_opt_u64(p, "timeout-ms", optarg, 1, 3600000, &o->timeout_ms);
 			break;
 		case O_RTO: ok = app_opt_u64(p, "rto-us", optarg, 10, 10000000, &o->rto_us); break;
+		case O_RESTART: ok = app_opt_u64(p, "restart", optarg, 1, 100, &o->restart); break;
+		case O_PARAMFILE:
+			ok = optarg[0] != 0;
+			if (!ok)
+				fprintf(stderr, "%s: --param-file: an empty path\n", p);
+			o->param_file = optarg;
+			break;
+		case O_STEPMS: ok = app_opt_u64(p, "step-ms", optarg, 0, 60000, &o->step_ms); break;
+		case O_REJOIN:
+			ok = app_opt_u64(p, "rejoin", optarg, 1, 600000, &o->rejoin_ms);
+			break;
 		case O_HELP:
 			usage(stdout);
 			exit(0);
@@ -214,6 +235,16 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 		}
 		if (!ok)
 			return -1;
+	}
+	if (o->rejoin_ms && !o->param_file) {
+		fprintf(stderr, "%s: --rejoin: needs --param-file (where the other ranks' "
+			"replicas are)\n", p);
+		return -1;
+	}
+	if (o->restart && (!c->mode || strcmp(c->mode, "loss-tolerant"))) {
+		fprintf(stderr, "%s: --restart: only a loss-tolerant job (--mode loss-tolerant) "
+			"goes on while a worker restarts\n", p);
+		return -1;
 	}
 	*first_file = c->args.first + optind;
 	if (!*plot_only && optind < ac) {

@@ -20,7 +20,7 @@ struct train_opts {
 	enum model_kind model;
 	const char *model_name;
 	const char *data_dir, *train_path, *test_path;
-	uint64_t epochs, min_epochs, batch, hidden, features, classes, evals, seed;
+	uint64_t epochs, min_epochs, batch, hidden, features, classes, evals, seed, step_ms;
 	double lr, momentum, l2, target_acc;     /* target_acc < 0: none */
 	bool json, verbose;
 	/* driver */
@@ -34,6 +34,9 @@ struct train_opts {
 	uint64_t rank, timeout_ms, rto_us;
 	bool have_rank;
 	const char *aggs;
+	uint64_t rejoin_ms;        /* --rejoin: a restarted worker joins the job */
+	const char *param_file;    /* --param-file: replicas written, a rejoiner's read */
+	uint64_t restart;          /* driver --restart: gw-launch's, loss-tolerant */
 };
 
 /* One evaluation point of a run, as rank 0 prints it (one JSON line). */

@@ -6,8 +6,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <xxhash.h>
 
+#include "checkpoint.h"
 #include "coll_mpi.h"
 #include "gw_rand.h"
 #include "train.h"
@@ -24,6 +26,16 @@ static void shuffle(uint32_t *v, uint32_t n, uint64_t seed)
 	}
 }
 
+/* Sleeps until step_ms after t0: the compute of a model larger than the
+ * one trained. */
+static void pace(double t0, uint64_t step_ms)
+{
+	double left = t0 + (double)step_ms / 1000 - app_now_s();
+	if (left > 0)
+		nanosleep(&(struct timespec){.tv_sec = (time_t)left,
+			  .tv_nsec = (long)((left - (double)(time_t)left) * 1e9)}, NULL);
+}
+
 struct loop {
 	struct cli *c;
 	struct train_opts *o;
@@ -33,6 +45,7 @@ struct loop {
 	float *params, *g;
 	uint32_t *mine, nmine;
 	unsigned rank;
+	uint64_t first_step;   /* where a rejoined worker starts: the job's round */
 };
 
 /* Evaluates (rank 0 also the training loss) and prints rank 0's record.
@@ -88,12 +101,16 @@ static int train(struct loop *L)
 	if (!avg)
 		return -1;
 	double t = 0;
-	uint64_t step = 0;
+	/* A rejoined worker takes up the step schedule at the job's round:
+	 * the same epoch's shuffle of its rows, from the step the others are
+	 * at. */
+	uint64_t step = L->first_step;
 	int rc = 0;
-	bool done = evaluate(L, 0, 0, 0);
-	for (uint64_t e = 0; !done && e < o->epochs; e++) {
+	bool done = step ? false : evaluate(L, 0, 0, 0);
+	for (uint64_t e = step / steps; !done && e < o->epochs; e++) {
 		shuffle(L->mine, L->nmine, o->seed ^ (e + 1) * GW_SPLITMIX_GAMMA ^ L->rank);
-		for (uint32_t s = 0; s < steps && !done; s++) {
+		for (uint32_t s = e == step / steps ? (uint32_t)(step % steps) : 0;
+		     s < steps && !done; s++) {
 			double t0 = app_now_s();
 			workload_grad(&L->wl, L->params, L->mine + (size_t)s * o->batch,
 				      (uint32_t)o->batch, L->g);
@@ -110,8 +127,14 @@ static int train(struct loop *L)
 			for (size_t i = 0; i < L->wl.nparams; i++)
 				avg[i] /= (float)W;
 			workload_step(&L->wl, L->params, avg);
+			if (o->step_ms)
+				pace(t0, o->step_ms);
 			t += app_now_s() - t0;
 			step++;
+			if (o->param_file &&
+			    checkpoint_save(&L->wl, L->params, step, o->param_file, L->rank) < 0)
+				fprintf(stderr, "%s: rank %u: --param-file %s.%u: cannot write\n",
+					L->c->prog, L->rank, o->param_file, L->rank);
 			/* evals evaluation points per epoch, the last at its end */
 			uint64_t k = o->evals;
 			if ((uint64_t)(s + 1) * k / steps != (uint64_t)s * k / steps)
@@ -122,6 +145,42 @@ static int train(struct loop *L)
 	}
 	free(avg);
 	return rc;
+}
+
+/* A restarted worker of a loss-tolerant job: joins at the job's round and
+ * takes the newest replica another rank wrote (parameters and optimiser
+ * state). The replica may be a step behind the round when the others are
+ * mid-step; the rejoined worker then trails them by that step's update. */
+static int rejoin(struct loop *L, char *err, size_t errlen)
+{
+	const struct train_opts *o = L->o;
+	uint32_t at = 0;
+	int e = gw_comm_join(L->comm, (uint32_t)o->rejoin_ms, &at);
+	if (e < 0) {
+		snprintf(err, errlen, "%s (%s)", gw_error_detail(), gw_error_name(e));
+		return -1;
+	}
+	/* The others are in round at, having taken `at` steps; the round waits
+	 * for this worker now (it is live again), so their replica after step
+	 * `at` is there to take within moments: then this replica is theirs
+	 * bit for bit. Failing that, the newest, and the gap is said. */
+	uint64_t step = 0;
+	int from = -1;
+	double until = app_now_s() + 2.0;
+	do {
+		from = checkpoint_load(&L->wl, L->params, o->param_file, L->rank,
+				       (unsigned)L->c->workers, &step, err, errlen);
+		if (from >= 0 && step >= at)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
+	} while (app_now_s() < until);
+	if (from < 0)
+		return -1;
+	L->first_step = at;
+	fprintf(stderr, "%s: rank %u rejoins the job at round %u, with rank %d's replica "
+		"after step %llu%s\n", L->c->prog, L->rank, at, from, (unsigned long long)step,
+		step == at ? " (the same)" : " (not the round's: the replicas differ)");
+	return 0;
 }
 
 int train_worker(struct cli *c, struct train_opts *o)
@@ -203,6 +262,10 @@ int train_worker(struct cli *c, struct train_opts *o)
 	}
 	if (cli_liveness(c, L.comm, NULL) < 0)
 		goto done;
+	if (o->rejoin_ms && rejoin(&L, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: rank %u: --rejoin: %s\n", c->prog, L.rank, err);
+		goto done;
+	}
 	if (train(&L) == 0)
 		rc = 0;
 	/* Replicas must end bit-identical; the tests compare these hashes. */

@@ -26,6 +26,11 @@ expect --workers "${D[@]}" --workers 0
 expect --dim "${D[@]}" --dim 100
 expect --backend "${D[@]}" --backend udp
 expect "--baseline-from" "${D[@]}" --baseline --baseline-from x.jsonl
+expect "--restart: only a loss-tolerant job" "${D[@]}" --restart 1
+expect --restart "${D[@]}" --mode loss-tolerant --restart 0
+expect --step-ms "${D[@]}" --step-ms -5
+expect "--rejoin: needs --param-file" "${D[@]}" --rank 0 --agg 127.0.0.1:1 --rejoin 1000
+expect --param-file "${D[@]}" --param-file ""
 expect --train --train "$tmp/missing.svm" --test "$tmp/blobs.test.svm"
 expect fetch-data --train "$tmp/missing.svm" --test "$tmp/blobs.test.svm"
 expect --test --train "$tmp/blobs.train.svm" --test "$tmp/missing.svm"
