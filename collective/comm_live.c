@@ -285,8 +285,14 @@ int comm_live_poll(gw_comm *c, uint64_t now, int drained)
 		char ep[48];
 		if (gw_endpoint_format(&c->shards[s], ep, sizeof(ep)) < 0)
 			snprintf(ep, sizeof(ep), "?");
-		live_fail(c, GW_EPEER, "shard %u (%s) is dead: silent for %llu ms%s", s, ep,
-			  (unsigned long long)((now - last) / 1000000u), v->hint);
+		/* Loss-tolerant jobs stop too: only the dead shard knew which
+		 * workers its last results reached (docs/collective.md,
+		 * "A dead shard"). */
+		live_fail(c, GW_EPEER, "shard %u (%s) is dead: silent for %llu ms%s%s", s, ep,
+			  (unsigned long long)((now - last) / 1000000u), v->hint,
+			  c->L.job.mode == GW_COLL_LOSS_TOLERANT
+				  ? "; a loss-tolerant job stops too: no other shard "
+				    "knows which workers its last results reached" : "");
 		return gw__detail(v->rc, "%s", v->why);
 	}
 	return GW_OK;

@@ -6,7 +6,8 @@
 #    interval plus slack, with GW_EPEER naming that worker;
 #  - loss-tolerant, the same: the survivors finish every round, the shard
 #    counts the worker gone;
-#  - the aggregator SIGKILLed: every worker fails naming shard 0;
+#  - the aggregator SIGKILLed: every worker fails naming shard 0; and in
+#    a loss-tolerant job of 2 shards, killing shard 1 stops it too;
 #  - a worker 2.5 s between calls (a long backward pass) is alive;
 #  - a worker that leaves cleanly: reliable, the others fail naming it;
 #    loss-tolerant, they go on;
@@ -141,6 +142,41 @@ if start 3 400000 "" "--rounds 1000"; then
     fi
   done
 fi
+
+# 4b. loss-tolerant, S = 2, shard 1 killed: the job stops too, every
+# worker naming shard 1 (docs/collective.md, "A dead shard": moving its
+# chunks to shard 0 could sum a gradient twice).
+rm -f "$T"/*.out "$T"/*.err
+eps=""
+for s in 0 1; do
+  "$APPS/gw-aggregator" --shard $s --shards 2 --workers 3 --dim 400000 --local 127.0.0.1:0 \
+    --json --idle-exit-ms 20000 --mode loss-tolerant > "$T/agg$s.out" 2> "$T/agg$s.err" &
+  eval "A$s=\$!"; pids+=("$!")
+  for ((i = 0; i < 100; i++)); do
+    ep=$(sed -n 's/.*"endpoint":"\([^"]*\)".*/\1/p' "$T/agg$s.out" 2>/dev/null | head -n1)
+    [ -n "$ep" ] && break
+    sleep 0.05
+  done
+  eps+=${eps:+,}$ep
+done
+for r in 0 1 2; do
+  "$APPS/gw-allreduce" --rank $r --workers 3 --shards 2 --dim 400000 --agg "$eps" \
+    --local 127.0.0.1:0 --no-verify --mode loss-tolerant --deadline-us 5000 --rounds 1000 \
+    > "$T/w.$r.out" 2> "$T/w.$r.err" &
+  eval "W$r=\$!"; pids+=("$!")
+done
+sleep 1.5; kill -KILL "$A1"; T0=$(now)
+for r in 0 1 2; do
+  waitw $r; rc=$?
+  if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] &&
+     grep -q "shard 1 (.*) is dead: silent for [0-9]* ms; a loss-tolerant job stops too" "$T/w.$r.err"; then
+    echo "ok: loss-tolerant, shard 1 of 2 killed: rank $r failed ${TOOK} ms later, naming shard 1"
+  else
+    echo "FAIL: loss-tolerant, shard 1 of 2 killed: rank $r rc=$rc after ${TOOK} ms:"
+    tail -n 2 "$T/w.$r.err"; fail=1
+  fi
+done
+kill "$A0" 2>/dev/null; wait "$A0" 2>/dev/null
 
 # 5. a worker 2.5 s between calls is alive (its heartbeats come from a
 # thread), reliable mode, liveness 1 s.
