@@ -161,16 +161,20 @@ static int finalize(gw_agg *a, struct copy *cp)
 }
 
 /* Every worker not gone has contributed to cp (a gone one's contribution
- * is kept when it came before it went). */
+ * is kept when it came before it went). A worker back from the dead that
+ * joined at a later round (gw_comm_join) sends nothing of the rounds
+ * before: waiting for it would hold each of their chunks to the deadline,
+ * the round it joined in seconds (bench/soak.sh's step time). */
 static int all_live_seen(const gw_agg *a, const struct copy *cp)
 {
 	const struct coll_layout *L = &a->L;
 	if (cp->nseen == L->job.workers)
 		return 1;
-	if (!a->live.ngone || cp->nseen + a->live.ngone < L->job.workers)
+	if ((!a->live.ngone && !a->live.nback) || L->job.mode != GW_COLL_LOSS_TOLERANT)
 		return 0;
 	for (uint32_t w = 0; w < L->job.workers; w++)
-		if (!a->live.gone[w] && !(cp->seen[w / 8] >> (w % 8) & 1))
+		if (!a->live.gone[w] && !(cp->seen[w / 8] >> (w % 8) & 1) &&
+		    cp->round + 1u >= a->live.joined[w])
 			return 0;
 	return 1;
 }

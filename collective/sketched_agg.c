@@ -282,15 +282,18 @@ static void receipt(gw_agg *a, int ph, uint32_t w, uint64_t now)
 }
 
 /* Decodes worker w's frame of phase ph, chunk c, into its part once. */
-/* Every worker not gone has sent all of phase ph. */
+/* Every worker not gone has sent all of phase ph; a worker back from the
+ * dead that joined at a later round (gw_comm_join) sends nothing of this
+ * one and is not waited for. */
 static int all_live_complete(const gw_agg *a, int ph)
 {
 	const struct sk_agg *s = a->eng;
 	const struct coll_layout *L = &a->L;
-	if (!a->live.ngone)
+	if (!a->live.ngone && !a->live.nback)
 		return s->complete[ph] == L->job.workers;
 	for (uint32_t w = 0; w < L->job.workers; w++)
-		if (!a->live.gone[w] && s->nseen[ph][w] < L->sk.chunks[ph])
+		if (!a->live.gone[w] && s->nseen[ph][w] < L->sk.chunks[ph] &&
+		    s->round + 1u >= a->live.joined[w])
 			return 0;
 	return 1;
 }
