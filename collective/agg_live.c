@@ -24,6 +24,7 @@ int agg_live_init(gw_agg *a)
 	if (!v->gone || !v->silent_ms || !v->heard || !v->joined || pthread_mutex_init(&v->mu, NULL))
 		return GW_ERR(GW_ENOMEM);
 	v->ready = 1;
+	v->incarnation = coll_incarnation();
 	v->liveness_ns = 1000000ull * coll_liveness_default();
 	return GW_OK;
 }
@@ -48,7 +49,8 @@ static void ctrl_to(gw_agg *a, unsigned di, const gw_endpoint *to, uint8_t kind,
 {
 	uint8_t buf[GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN];
 	struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_SHARD, .from = a->shard,
-			      .round = a->live.round, .subject = subject, .silent_ms = silent_ms};
+			      .round = a->live.round, .subject = subject, .silent_ms = silent_ms,
+			      .incarnation = a->live.incarnation};
 	snprintf(m.text, sizeof(m.text), "%.*s", (int)sizeof(m.text) - 1, text ? text : "");
 	uint32_t len = coll_ctrl_write(&a->L, buf, &m);
 	coll_agg_send_to(a, di, to, buf, len);
@@ -58,6 +60,11 @@ static void ctrl_to(gw_agg *a, unsigned di, const gw_endpoint *to, uint8_t kind,
 void agg_live_send(gw_agg *a, uint32_t w, uint8_t kind, uint32_t subject, uint32_t silent_ms,
 		   const char *text)
 {
+	/* A heartbeat names the process it is meant for (the worker's
+	 * incarnation), so that one queued for a process that has since been
+	 * replaced tells its successor nothing. */
+	if (kind == COLL_CTRL_HEARTBEAT)
+		subject = a->wk[w].incarnation;
 	ctrl_to(a, a->wk[w].dp, &a->wk[w].ep, kind, subject, silent_ms, text);
 }
 
@@ -154,16 +161,26 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	 * (gw_comm_join), never holding a result of the rounds before. The
 	 * same process heard again after a silence is only back. */
 	int moved = a->wk[w].known && memcmp(&a->wk[w].ep, &pkt->peer, sizeof(pkt->peer));
+	/* A new process at w's own address (memif and netns links give a
+	 * rank a fixed one): the old process is gone for certain, its
+	 * address being taken, and is not waited for. */
+	int reborn = a->wk[w].known && !moved && a->wk[w].incarnation && m.incarnation &&
+		     m.incarnation != a->wk[w].incarnation;
+	if (reborn && !v->gone[w])
+		gone(a, w, COLL_GONE_REPLACED, 0, now);
 	int fresh = !a->wk[w].known || v->gone[w];
 	if (fresh) {
-		if (moved && v->gone[w]) {
+		if ((moved || reborn) && v->gone[w]) {
 			v->joined[w] = v->round + 1u;
 			v->nback++;
 		}
-		a->wk[w] = (struct wk){.ep = pkt->peer, .dp = di, .known = 1};
+		a->wk[w] = (struct wk){.ep = pkt->peer, .dp = di, .known = 1,
+				       .incarnation = m.incarnation};
 	} else if (moved) {
 		v->impostors++;
 		return;
+	} else if (!a->wk[w].incarnation) {
+		a->wk[w].incarnation = m.incarnation;
 	}
 	v->heard[w] = now;
 	if (m.kind == COLL_CTRL_BYE) {
@@ -213,5 +230,7 @@ void agg_live_tell_dead(gw_agg *a, uint32_t to, uint32_t w)
 {
 	const struct agg_live *v = &a->live;
 	agg_live_send(a, to, COLL_CTRL_DEAD, w, v->silent_ms[w],
-		      v->gone[w] == COLL_GONE_LEFT ? "it said goodbye" : "silent");
+		      v->gone[w] == COLL_GONE_LEFT ? "it said goodbye"
+		      : v->gone[w] == COLL_GONE_REPLACED ? "a new process took its place"
+		      : "silent");
 }

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -12,7 +15,7 @@
 
 /* Body offsets (little-endian). */
 enum {
-	OFF_KIND = 0, OFF_ROLE = 1, OFF_SUBJECT = 4, OFF_SILENT = 8, OFF_DIM = 16,
+	OFF_KIND = 0, OFF_ROLE = 1, OFF_SUBJECT = 4, OFF_SILENT = 8, OFF_INCARN = 12, OFF_DIM = 16,
 	OFF_KEYFP = 32, OFF_WORKERS = 40, OFF_SHARDS = 44, OFF_CHUNK = 48,
 	OFF_PAYLOAD = 52, OFF_WINDOW = 56, OFF_ENGINE = 60, OFF_UP = 61, OFF_DOWN = 62,
 	OFF_MODE = 63, OFF_KEYED = 64, OFF_TEXT = 72,
@@ -30,6 +33,17 @@ uint32_t coll_liveness_default(void)
 			return (uint32_t)v;
 	}
 	return COLL_LIVENESS_DEF_MS;
+}
+
+uint32_t coll_incarnation(void)
+{
+	uint32_t x = 0;
+	if (getrandom(&x, sizeof(x), GRND_NONBLOCK) != (ssize_t)sizeof(x)) {
+		struct timespec t;
+		clock_gettime(CLOCK_REALTIME, &t);
+		x = (uint32_t)t.tv_nsec ^ (uint32_t)t.tv_sec * 2654435761u ^ (uint32_t)getpid();
+	}
+	return x ? x : 1u;
 }
 
 void coll_digest_of(const struct coll_layout *L, struct coll_digest *d)
@@ -119,6 +133,7 @@ uint32_t coll_ctrl_write(const struct coll_layout *L, uint8_t *p, struct coll_ct
 	b[OFF_ROLE] = m->role;
 	gw_st32(b + OFF_SUBJECT, m->subject);
 	gw_st32(b + OFF_SILENT, m->silent_ms);
+	gw_st32(b + OFF_INCARN, m->incarnation);
 	gw_st64(b + OFF_DIM, m->d.dim);
 	gw_st64(b + OFF_KEYFP, m->d.key_fp);
 	gw_st32(b + OFF_WORKERS, m->d.workers);
@@ -161,7 +176,7 @@ enum coll_verdict coll_ctrl_read(const struct coll_layout *L, const gw_pkt *pkt,
 	const uint8_t *b = pkt->data + GW_PKT_HDR_LEN;
 	*m = (struct coll_ctrl){.kind = b[OFF_KIND], .role = b[OFF_ROLE], .from = h.rank,
 		.round = h.round, .subject = gw_ld32(b + OFF_SUBJECT),
-		.silent_ms = gw_ld32(b + OFF_SILENT)};
+		.silent_ms = gw_ld32(b + OFF_SILENT), .incarnation = gw_ld32(b + OFF_INCARN)};
 	m->d = (struct coll_digest){.dim = gw_ld64(b + OFF_DIM),
 		.key_fp = gw_ld64(b + OFF_KEYFP), .workers = gw_ld32(b + OFF_WORKERS),
 		.shards = gw_ld32(b + OFF_SHARDS), .chunk_elems = gw_ld32(b + OFF_CHUNK),

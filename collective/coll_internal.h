@@ -197,6 +197,8 @@ struct comm_live {
 	gw_report_fn report;
 	void *report_arg;
 	uint32_t *shard_round;         /* per shard: its CTRL's round (+1, 0: none) */
+	uint32_t incarnation;          /* ours, in every CTRL we send */
+	uint32_t *shard_incarnation;   /* per shard: its process's (0: not heard) */
 	pthread_t thr;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -255,6 +257,7 @@ struct wk {                /* a worker, as the shard last heard from it */
 	gw_endpoint ep;
 	unsigned dp;
 	uint8_t known;
+	uint32_t incarnation;      /* its process's, from CTRL (0: none yet) */
 };
 
 struct txq {
@@ -263,10 +266,10 @@ struct txq {
 };
 
 /* The shard's liveness (agg_live.c). */
-enum { COLL_GONE_SILENT = 1, COLL_GONE_LEFT = 2 };
+enum { COLL_GONE_SILENT = 1, COLL_GONE_LEFT = 2, COLL_GONE_REPLACED = 3 };
 struct agg_live {
 	uint64_t liveness_ns, next_ns;
-	uint8_t *gone;             /* per worker: 0, COLL_GONE_SILENT or _LEFT */
+	uint8_t *gone;             /* per worker: 0 or COLL_GONE_* */
 	uint32_t *silent_ms;       /* per worker: how long, when found silent */
 	uint64_t *heard;           /* per worker: its last packet of any kind
 				    * (heard_ns counts gradients only) */
@@ -276,6 +279,7 @@ struct agg_live {
 	uint32_t *joined;          /* per worker: the round + 1 it came back at
 				    * (0: never gone); it holds nothing before */
 	uint32_t nback;            /* workers back, ever */
+	uint32_t incarnation;      /* this shard process's, in its CTRL */
 	uint32_t round;            /* the highest round of an accepted UP + 1
 				    * (0: none yet): what a joining worker
 				    * is told, in every CTRL's round field */
@@ -368,6 +372,10 @@ enum { COLL_ROLE_WORKER = 0, COLL_ROLE_SHARD = 1 };
 #define COLL_LIVENESS_DEF_MS 1000u
 /* COLL_LIVENESS_DEF_MS, or GW_LIVENESS_MS from the environment. */
 uint32_t coll_liveness_default(void);
+/* A random nonzero number a process picks for each communicator or shard
+ * it makes: a peer that hears another one from the same rank or shard
+ * knows a new process has taken its place (CTRL's incarnation). */
+uint32_t coll_incarnation(void);
 
 /* What every process of a job must agree on. */
 struct coll_digest {
@@ -382,6 +390,7 @@ struct coll_ctrl {
 	uint32_t round;            /* the sender's round */
 	uint32_t subject;          /* DEAD: the silent worker */
 	uint32_t silent_ms;        /* DEAD: how long */
+	uint32_t incarnation;      /* the sending process's (0: none said) */
 	struct coll_digest d;
 	char text[COLL_CTRL_TEXT]; /* BYE, MISMATCH: why (NUL-terminated) */
 };

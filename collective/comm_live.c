@@ -32,7 +32,7 @@ static void live_send(gw_comm *c, uint8_t kind, const char *text)
 		if (gw_dp_alloc(dp, &p, 1) != 1)
 			continue;   /* the next heartbeat tries again */
 		struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_WORKER, .from = c->rank,
-				      .round = c->round};
+				      .round = c->round, .incarnation = v->incarnation};
 		snprintf(m.text, sizeof(m.text), "%.*s", (int)sizeof(m.text) - 1, text ? text : "");
 		if (p->room < GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN) {
 			gw_dp_free(dp, &p, 1);
@@ -76,7 +76,9 @@ int comm_live_init(gw_comm *c)
 	struct comm_live *v = &c->live;
 	v->heard_ns = calloc(c->L.job.shards, sizeof(*v->heard_ns));
 	v->shard_round = calloc(c->L.job.shards, sizeof(*v->shard_round));
-	if (!v->heard_ns || !v->shard_round)
+	v->shard_incarnation = calloc(c->L.job.shards, sizeof(*v->shard_incarnation));
+	v->incarnation = coll_incarnation();
+	if (!v->heard_ns || !v->shard_round || !v->shard_incarnation)
 		return GW_ERR(GW_ENOMEM);
 	if (pthread_mutex_init(&v->mu, NULL) || pthread_cond_init(&v->cv, NULL))
 		return GW_ERR(GW_ENOMEM);
@@ -127,6 +129,7 @@ void comm_live_fini(gw_comm *c)
 	pthread_mutex_destroy(&v->mu);
 	free(v->heard_ns);
 	free(v->shard_round);
+	free(v->shard_incarnation);
 	v->ready = 0;
 }
 
@@ -185,7 +188,12 @@ void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now)
 	}
 	v->received++;
 	comm_live_heard(c, m.from, now);
-	v->shard_round[m.from] = m.round + 1u;
+	/* The job's round, for gw_comm_join, only from a heartbeat the shard
+	 * addressed to this process (its subject our incarnation): heartbeats
+	 * it queued for the process before us, flushed once a memif link came
+	 * back up, name a round the job has left behind. */
+	if (m.kind == COLL_CTRL_HEARTBEAT && m.subject == v->incarnation)
+		v->shard_round[m.from] = m.round + 1u;
 	if (gw_endpoint_format(&c->shards[m.from], ep, sizeof(ep)) < 0)
 		snprintf(ep, sizeof(ep), "?");
 	struct coll_digest here;
@@ -194,6 +202,16 @@ void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now)
 		live_fail(c, GW_ECONFIG, "shard %u (%s) was told otherwise: %s", m.from, ep, why);
 		return;
 	}
+	/* Another process answering as shard s (restarted at its address)
+	 * has none of the job's state: the chunks it held are lost. */
+	uint32_t *inc = &v->shard_incarnation[m.from];
+	if (m.incarnation && *inc && m.incarnation != *inc) {
+		live_fail(c, GW_EPEER, "shard %u (%s) was restarted: a new process without "
+			  "the job's state answers for it", m.from, ep);
+		return;
+	}
+	if (m.incarnation)
+		*inc = m.incarnation;
 	switch (m.kind) {
 	case COLL_CTRL_BYE:
 		live_fail(c, GW_EPEER, "shard %u (%s) left the job: %s", m.from, ep, m.text);

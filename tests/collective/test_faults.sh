@@ -7,7 +7,8 @@
 #  - loss-tolerant, the same: the survivors finish every round, the shard
 #    counts the worker gone;
 #  - the aggregator SIGKILLed: every worker fails naming shard 0; and in
-#    a loss-tolerant job of 2 shards, killing shard 1 stops it too;
+#    a loss-tolerant job of 2 shards, killing shard 1 stops it too; one
+#    started again at its address is named as restarted;
 #  - a worker 2.5 s between calls (a long backward pass) is alive;
 #  - a worker that leaves cleanly: reliable, the others fail naming it;
 #    loss-tolerant, they go on;
@@ -181,6 +182,31 @@ for r in 0 1 2; do
   fi
 done
 kill "$A0" 2>/dev/null; wait "$A0" 2>/dev/null
+
+# 4c. the aggregator SIGKILLed and started again at once at its address:
+# the new process answers for shard 0 without the job's state; every
+# worker finds the other incarnation and fails naming the restart.
+if start 3 400000 "" "--rounds 1000"; then
+  ep=$(sed -n 's/.*"endpoint":"\([^"]*\)".*/\1/p' "$T/agg.out" | head -n1)
+  sleep 1.5; kill -KILL "$AGG"; wait "$AGG" 2>/dev/null; T0=$(now)
+  "$APPS/gw-aggregator" --shard 0 --workers 3 --dim 400000 --local "$ep" --json \
+    --idle-exit-ms 20000 > "$T/agg2.out" 2> "$T/agg2.err" &
+  AGG=$!; pids+=("$AGG")
+  for r in 0 1 2; do
+    waitw $r; rc=$?
+    if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] &&
+       grep -q "shard 0 (.*) was restarted: a new process without the job's state" "$T/w.$r.err"; then
+      echo "ok: shard restarted at its address: rank $r failed ${TOOK} ms later, naming the restart"
+    elif [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] && grep -q "shard 0 (.*) is dead: silent" "$T/w.$r.err" &&
+         ! grep -q '"endpoint"' "$T/agg2.out"; then
+      echo "ok: shard restarted: it did not come up in time; rank $r named shard 0 dead"
+    else
+      echo "FAIL: shard restarted at its address: rank $r rc=$rc after ${TOOK} ms:"
+      tail -n 2 "$T/w.$r.err"; fail=1
+    fi
+  done
+  kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
+fi
 
 # 5. a worker 2.5 s between calls is alive (its heartbeats come from a
 # thread), reliable mode, liveness 1 s.

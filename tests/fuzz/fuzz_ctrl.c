@@ -9,7 +9,7 @@
  *      the wire bytes; written again with coll_ctrl_write() from what was
  *      read, it is the same packet (seq aside, the text up to its NUL).
  *  (b) as the fields of a CTRL the layout writes (kind, role, sender,
- *      round, subject, silence, text): read back, it is accepted with
+ *      round, subject, silence, incarnation, text): read back, it is accepted with
  *      exactly those fields and the layout's digest, and the digest shows
  *      no difference with itself; one flipped bit, anywhere, is rejected
  *      (checksum or MAC) — a flip in the checksum field included.
@@ -45,11 +45,12 @@ static void check_accepted(const struct coll_layout *L, const uint8_t *p, size_t
 	GW_FUZZ_CHECK(p[GW_PKT_OFF_TYPE] == GW_PKT_CTRL);
 	GW_FUZZ_CHECK(m->kind >= COLL_CTRL_HEARTBEAT && m->kind <= COLL_CTRL_MISMATCH);
 	GW_FUZZ_CHECK(m->role <= COLL_ROLE_SHARD && m->kind == b[0] && m->role == b[1]);
-	static const int reserved[][2] = {{2, 4}, {12, 16}, {24, 32}, {65, 72}};
+	static const int reserved[][2] = {{2, 4}, {24, 32}, {65, 72}};
 	for (size_t r = 0; r < sizeof(reserved) / sizeof(reserved[0]); r++)
 		for (int i = reserved[r][0]; i < reserved[r][1]; i++)
 			GW_FUZZ_CHECKF(!b[i], "reserved byte %d is %u", i, b[i]);
-	GW_FUZZ_CHECK(m->subject == gw_fuzz_ld32(b + 4) && m->silent_ms == gw_fuzz_ld32(b + 8));
+	GW_FUZZ_CHECK(m->subject == gw_fuzz_ld32(b + 4) && m->silent_ms == gw_fuzz_ld32(b + 8) &&
+		      m->incarnation == gw_fuzz_ld32(b + 12));
 	GW_FUZZ_CHECK(m->from == (uint16_t)(p[6] | p[7] << 8));
 	/* Written again from what was read: the same body. */
 	uint8_t q[GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN];
@@ -89,7 +90,8 @@ static void derived(const struct coll_layout *L, const uint8_t *data, size_t siz
 	memcpy(f, data, size < sizeof(f) ? size : sizeof(f));
 	struct coll_ctrl m = {.kind = (uint8_t)(1 + f[0] % 4), .role = f[1] & 1,
 			      .from = (uint16_t)(f[2] | f[3] << 8), .round = gw_fuzz_ld32(f + 4),
-			      .subject = gw_fuzz_ld32(f + 8), .silent_ms = gw_fuzz_ld32(f + 12)};
+			      .subject = gw_fuzz_ld32(f + 8), .silent_ms = gw_fuzz_ld32(f + 12),
+			      .incarnation = gw_fuzz_ld32(f + 44)};
 	for (size_t i = 0; i < 31; i++)
 		m.text[i] = (char)(f[16 + i] ? f[16 + i] : 0);
 	uint8_t p[GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN];
@@ -98,7 +100,8 @@ static void derived(const struct coll_layout *L, const uint8_t *data, size_t siz
 	struct coll_ctrl r;
 	GW_FUZZ_CHECK(coll_ctrl_read(L, &pkt, &r) == COLL_OK);
 	GW_FUZZ_CHECK(r.kind == m.kind && r.role == m.role && r.from == m.from &&
-		      r.round == m.round && r.subject == m.subject && r.silent_ms == m.silent_ms);
+		      r.round == m.round && r.subject == m.subject && r.silent_ms == m.silent_ms &&
+		      r.incarnation == m.incarnation);
 	GW_FUZZ_CHECK(!strncmp(r.text, m.text, COLL_CTRL_TEXT));
 	char why[160];
 	struct coll_digest mine;

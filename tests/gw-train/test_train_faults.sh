@@ -8,6 +8,8 @@
 #     parameters as rank 0 when it took the round's replica (it says so).
 #  2. reliable: rank 1 killed at epoch 5: gw-train fails within 5 s,
 #     naming the dead worker (gw-launch, or the survivors' liveness).
+#  3. loss-tolerant over memif (fixed addresses; skipped without DPDK):
+#     rank 2 killed and restarted rejoins at the round, as over UDP.
 # Nothing is left behind: no process of the job, no replica folder.
 source "$(dirname "$0")/gen.sh" "$1"
 gen_blobs "$tmp"
@@ -84,6 +86,34 @@ if wait_epoch "$tmp/r.out" 5 $pid; then
   fi
 else
   bad "reliable: epoch 5 never came"; tail -n 12 "$tmp/r.err"
+fi
+
+# 3. loss-tolerant over memif, where a rank's address is fixed: the shard
+# tells the restarted process from the dead one by its incarnation
+# (wire-format §5.10), and the rejoined replica again ends as rank 0's.
+probe=$(timeout 3 "$apps/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shconf \
+  --file-prefix=gwtf$$ --vdev=net_null0 -- --backend dpdk --shard 0 --workers 1 \
+  --dim 64 --local 10.0.0.1:1 --opts link_wait=0 2>&1 </dev/null)
+if printf '%s' "$probe" | grep -q "not built\|unsupported\|not supported"; then
+  echo "skip: memif: this build has no DPDK backend"
+else
+  mjob=("${job[@]}"); mjob[1]=memif
+  "$train" "${mjob[@]}" --mode loss-tolerant --restart 1 >"$tmp/m.out" 2>"$tmp/m.err" &
+  pid=$!
+  wait_epoch "$tmp/m.out" 10 $pid && kill_rank 2 || bad "memif: epoch 10 never came"
+  timeout 60 tail --pid=$pid -f /dev/null
+  wait $pid; rc=$?
+  join=$(grep -o "rank 2 rejoins the job at round [0-9]*, with rank [0-9]*'s replica after step [0-9]* ([^)]*)" "$tmp/m.err")
+  h0=$(grep -o "rank 0: final parameters xxh64 [0-9a-f]*" "$tmp/m.err" | awk '{print $NF}')
+  h2=$(grep -o "rank 2: final parameters xxh64 [0-9a-f]*" "$tmp/m.err" | awk '{print $NF}')
+  if [ $rc -ne 0 ] || [ -z "$join" ]; then
+    bad "memif: exit $rc, rejoin '${join}'"; tail -n 12 "$tmp/m.err"
+  elif [[ $join == *"(the same)"* ]]; then
+    [ -n "$h0" ] && [ "$h0" = "$h2" ] && echo "ok: memif: $join; rank 2 ends with rank 0's parameters" ||
+      bad "memif: rank 2 took the round's replica but ends unlike rank 0 ($h0, $h2)"
+  else
+    echo "note: memif: $join: replicas not compared"
+  fi
 fi
 
 sleep 0.2
