@@ -41,10 +41,8 @@ exact "topk 5% up, 50% down W=4" 4 4 --dim 200000 --up topk --down topk \
   --up-params fraction=0.05 --down-params fraction=0.5 -- --gpu emu
 # DPDK memif: the kernels write into the mempool's mbufs (its memory
 # chunks are the registered regions), a port per shard on each worker.
-probe=$(timeout 3 "$APPS/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shconf \
-  --file-prefix=gwgp$$ --vdev=net_null0 -- --backend dpdk --shard 0 --workers 1 \
-  --dim 64 --local 10.0.0.1:1 --opts link_wait=0 2>&1 </dev/null)
-if printf '%s' "$probe" | grep -q "not built\|unsupported\|not supported"; then
+source "$(dirname "$0")/../have_dpdk.sh"
+if ! have_dpdk "$APPS"; then
   echo "skip: memif: this build has no DPDK backend"
 else
   saved=$LINK LINK=memif

@@ -11,10 +11,8 @@ launch=$apps/gw-launch
 fail=0
 # Without the DPDK backend the shard says so at once; with it, it serves
 # a null device until timeout stops it.
-probe=$(timeout 3 "$apps/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shconf \
-  --file-prefix=gwlp$$ --vdev=net_null0 -- --backend dpdk --shard 0 --workers 1 \
-  --dim 64 --local 10.0.0.1:1 --opts link_wait=0 2>&1 </dev/null)
-if printf '%s' "$probe" | grep -q "not built\|unsupported\|not supported"; then
+source "$(dirname "$0")/../have_dpdk.sh"
+if ! have_dpdk "$apps"; then
   echo "SKIP: this build has no DPDK backend"; exit 77
 fi
 for WS in "2 1" "4 1" "4 2"; do

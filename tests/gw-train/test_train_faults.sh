@@ -91,10 +91,8 @@ fi
 # 3. loss-tolerant over memif, where a rank's address is fixed: the shard
 # tells the restarted process from the dead one by its incarnation
 # (wire-format §5.10), and the rejoined replica again ends as rank 0's.
-probe=$(timeout 3 "$apps/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shconf \
-  --file-prefix=gwtf$$ --vdev=net_null0 -- --backend dpdk --shard 0 --workers 1 \
-  --dim 64 --local 10.0.0.1:1 --opts link_wait=0 2>&1 </dev/null)
-if printf '%s' "$probe" | grep -q "not built\|unsupported\|not supported"; then
+source "$(dirname "$0")/../have_dpdk.sh"
+if ! have_dpdk "$apps"; then
   echo "skip: memif: this build has no DPDK backend"
 else
   mjob=("${job[@]}"); mjob[1]=memif

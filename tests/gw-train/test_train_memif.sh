@@ -3,10 +3,8 @@
 # the MLP on synthetic data to the end, with 3LC both ways.
 source "$(dirname "$0")/gen.sh" "$1"
 # Without the DPDK backend the shard says so at once (as in test_launch).
-probe=$(timeout 3 "$apps/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shconf \
-  --file-prefix=gwtp$$ --vdev=net_null0 -- --backend dpdk --shard 0 --workers 1 \
-  --dim 64 --local 10.0.0.1:1 --opts link_wait=0 2>&1 </dev/null)
-if printf '%s' "$probe" | grep -q "not built\|unsupported\|not supported"; then
+source "$(dirname "$0")/../have_dpdk.sh"
+if ! have_dpdk "$apps"; then
   echo "SKIP: this build has no DPDK backend (memif)"; exit 77
 fi
 gen_blobs "$tmp"
