@@ -160,6 +160,13 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	 * restart) takes its place. It goes on from the round it is told
 	 * (gw_comm_join), never holding a result of the rounds before. The
 	 * same process heard again after a silence is only back. */
+	/* A replaced process never comes back: its packets still on the way
+	 * (a duplicate, one held by reordering) must not evict its
+	 * successor. */
+	if (m.incarnation && m.incarnation == a->wk[w].replaced) {
+		v->impostors++;
+		return;
+	}
 	int moved = a->wk[w].known && memcmp(&a->wk[w].ep, &pkt->peer, sizeof(pkt->peer));
 	/* A new process at w's own address (memif and netns links give a
 	 * rank a fixed one): the old process is gone for certain, its
@@ -175,7 +182,10 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 			v->nback++;
 		}
 		a->wk[w] = (struct wk){.ep = pkt->peer, .dp = di, .known = 1,
-				       .incarnation = m.incarnation};
+				       .incarnation = m.incarnation,
+				       .replaced = (moved || reborn) &&
+							   m.incarnation != a->wk[w].incarnation
+						   ? a->wk[w].incarnation : a->wk[w].replaced};
 	} else if (moved) {
 		v->impostors++;
 		return;

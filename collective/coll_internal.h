@@ -258,6 +258,7 @@ struct wk {                /* a worker, as the shard last heard from it */
 	unsigned dp;
 	uint8_t known;
 	uint32_t incarnation;      /* its process's, from CTRL (0: none yet) */
+	uint32_t replaced;         /* the process's before it, if one was */
 };
 
 struct txq {

@@ -148,9 +148,10 @@ static int train(struct loop *L)
 }
 
 /* A restarted worker of a loss-tolerant job: joins at the job's round and
- * takes the newest replica another rank wrote (parameters and optimiser
- * state). The replica may be a step behind the round when the others are
- * mid-step; the rejoined worker then trails them by that step's update. */
+ * takes another rank's replica (parameters and optimiser state) after that
+ * round's step; if none comes within 2 s, the newest, and it says the
+ * replicas differ (it then trails or leads the others by the steps
+ * between). */
 static int rejoin(struct loop *L, char *err, size_t errlen)
 {
 	const struct train_opts *o = L->o;
