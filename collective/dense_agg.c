@@ -160,23 +160,31 @@ static int finalize(gw_agg *a, struct copy *cp)
 	return GW_OK;
 }
 
-/* Every worker not gone has contributed to cp (a gone one's contribution
- * is kept when it came before it went). A worker back from the dead that
- * joined at a later round (gw_comm_join) sends nothing of the rounds
- * before: waiting for it would hold each of their chunks to the deadline,
- * the round it joined in seconds (bench/soak.sh's step time). */
-static int all_live_seen(const gw_agg *a, const struct copy *cp)
+/* Every worker cp waits for is in bits (n of them set): all W, or in a
+ * loss-tolerant job every worker not gone (a gone one's contribution is
+ * kept when it came before it went; it acknowledges nothing) and not back
+ * from the dead at a later round than cp's (gw_comm_join: it sends and
+ * acknowledges nothing of the rounds before; waiting for it held each of
+ * their chunks to the deadline, the round it joined in seconds). */
+static int all_live_in(const gw_agg *a, const struct copy *cp, const uint8_t *bits,
+		       uint32_t n)
 {
 	const struct coll_layout *L = &a->L;
-	if (cp->nseen == L->job.workers)
+	if (n == L->job.workers)
 		return 1;
 	if ((!a->live.ngone && !a->live.nback) || L->job.mode != GW_COLL_LOSS_TOLERANT)
 		return 0;
 	for (uint32_t w = 0; w < L->job.workers; w++)
-		if (!a->live.gone[w] && !(cp->seen[w / 8] >> (w % 8) & 1) &&
+		if (!a->live.gone[w] && !(bits[w / 8] >> (w % 8) & 1) &&
 		    cp->round + 1u >= a->live.joined[w])
 			return 0;
 	return 1;
+}
+
+/* Every worker cp waits for has contributed to it. */
+static int all_live_seen(const gw_agg *a, const struct copy *cp)
+{
+	return all_live_in(a, cp, cp->seen, cp->nseen);
 }
 
 /* A gone worker acknowledges nothing: count it as having every result, so
@@ -192,22 +200,11 @@ static void ack_gone(const gw_agg *a, struct copy *cp)
 	}
 }
 
-/* Every worker holds cp's result, or is gone (it acknowledges nothing:
- * slots are reused without it; loss-tolerant eviction). */
+/* Every worker cp waits for holds its result (slots are reused without
+ * the others). */
 static int all_acked(const gw_agg *a, const struct copy *cp)
 {
-	const struct coll_layout *L = &a->L;
-	if (cp->nacked == L->job.workers)
-		return 1;
-	if ((!a->live.ngone && !a->live.nback) || L->job.mode != GW_COLL_LOSS_TOLERANT)
-		return 0;
-	/* A worker back from the dead joined at a later round: it will never
-	 * acknowledge a result of the rounds before. */
-	for (uint32_t w = 0; w < L->job.workers; w++)
-		if (!a->live.gone[w] && !(cp->acked[w / 8] >> (w % 8) & 1) &&
-		    cp->round + 1u >= a->live.joined[w])
-			return 0;
-	return 1;
+	return all_live_in(a, cp, cp->acked, cp->nacked);
 }
 
 /* Reliable mode: the first gone worker cp still waits for, or -1. */
