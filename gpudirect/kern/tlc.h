@@ -299,11 +299,13 @@ GW_HD void gw_kt_dec_check(const struct gw_kf_dec *d, uint32_t f, struct gw_kt_d
 	const uint8_t *b = d->frames[f];
 	struct gw_kf_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
 	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len, 1u << 4, 0, &h);
-	uint32_t u = rc ? 0 : gw_hd_ld32(b + GW_KF_HDR);
-	int nan = (u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu);
+	/* m is read only from a parameter block of its 4 bytes: a shorter
+	 * one ends the frame before m does. */
 	if (!rc && h.param_len != 4)
 		rc = GW_ELENGTH;
-	else if (!rc && !nan && ((u >> 31) || (u & 0x7f800000u) == 0x7f800000u))
+	uint32_t u = rc ? 0 : gw_hd_ld32(b + GW_KF_HDR);
+	int nan = (u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu);
+	if (!rc && !nan && ((u >> 31) || (u & 0x7f800000u) == 0x7f800000u))
 		rc = GW_ECORRUPT;
 	else if (!rc && h.start % 5)
 		rc = GW_ECORRUPT;
