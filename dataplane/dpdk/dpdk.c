@@ -96,6 +96,8 @@ static int dpdk_open(const gw_dp_config *cfg, gw_dp **out)
 	rc = gw_dpdk_port_claim(o.port);
 	if (rc < 0)
 		return rc;
+	/* The PMDs are loaded now: a memif one's unmap waits for our bursts. */
+	gw_dpdk_guard_install();
 	struct dpdk_dp *d = calloc(1, sizeof(*d));
 	if (!d) {
 		rc = GW_ERR(GW_ENOMEM);
@@ -103,6 +105,7 @@ static int dpdk_open(const gw_dp_config *cfg, gw_dp **out)
 	}
 	d->port = o.port;
 	d->epfd = -1;
+	d->guard = gw_dpdk_guard_port(o.port);
 	d->dp.local = cfg->local;
 	if (!d->dp.local.port)   /* like an unbound socket: an ephemeral port */
 		d->dp.local.port = (uint16_t)(49152 + (getpid() ^ rte_get_timer_cycles()) % 16384);

@@ -10,10 +10,12 @@
  *                 (validation), wait (spin, then interrupt or sleeping
  *                 back-off)
  *   dpdk_cksum.c  software UDP checksums (DPDK's, built for AVX2 too)
+ *   dpdk_guard.c  memif: a peer's departure waits for our bursts
  */
 #ifndef GW_DPDK_INTERNAL_H
 #define GW_DPDK_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -66,6 +68,8 @@ struct dpdk_dp {
 	unsigned backoff_us;
 	uint16_t stash_n, stash_i;
 	struct rte_mbuf *stash[DPDK_BURST_MAX];
+	bool guard;         /* memif: calls into the PMD enter the guard */
+	bool was_down;      /* the guard found the link down */
 };
 
 /* The gw_pkt of an mbuf of our pool, and back. */
@@ -76,6 +80,27 @@ static inline gw_pkt *dpdk_pkt(struct rte_mbuf *m)
 static inline struct rte_mbuf *dpdk_mbuf(gw_pkt *p)
 {
 	return (struct rte_mbuf *)p->priv;
+}
+
+/* dpdk_guard.c: memif's unmap waits for bursts inside a guarded port
+ * (the file says why). install hooks the PMD once it is loaded; port says
+ * whether a port needs the guard (and warns once if it cannot have it). */
+void gw_dpdk_guard_install(void);
+bool gw_dpdk_guard_installed(void);
+bool gw_dpdk_guard_port(uint16_t port);
+extern _Atomic unsigned gw_dpdk_guard_inside;
+/* Around every call into a guarded port's PMD that touches its rings
+ * (bursts, interrupt enable): false, with nothing entered, while its link
+ * is down. */
+bool gw_dpdk_enter_slow(struct dpdk_dp *d);
+static inline bool gw_dpdk_enter(struct dpdk_dp *d)
+{
+	return !d->guard || gw_dpdk_enter_slow(d);
+}
+static inline void gw_dpdk_leave(struct dpdk_dp *d)
+{
+	if (d->guard)
+		atomic_fetch_sub(&gw_dpdk_guard_inside, 1);
 }
 
 /* dpdk_telemetry.c: /gradwire/ports and /gradwire/stats,PORT. */

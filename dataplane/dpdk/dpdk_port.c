@@ -42,10 +42,21 @@ int gw_dpdk_eal_init(const gw_dp_config *cfg)
 	/* rte_eal_init() permutes argv and may keep pointers into it for the
 	 * life of the process: give it a copy of the array that stays. */
 	static char **argv;   /* static: it lives as long as the EAL */
-	argv = calloc((size_t)argc + 1, sizeof(*argv));
+	argv = calloc((size_t)argc + 2, sizeof(*argv));
 	if (!argv)
 		return GW_ERR(GW_ENOMEM);
 	memcpy(argv, src, (size_t)argc * sizeof(*argv));
+	/* DPDK 22.11 warns at every start that no legacy telemetry client
+	 * registered ("No legacy callbacks, legacy socket not created"): the
+	 * v2 socket, which gw_dp_publish serves, is there all the same. Only
+	 * that line is silenced, and only where the caller set no level of
+	 * its own for lib.telemetry. */
+	static char quiet[] = "--log-level=lib.telemetry:error";
+	bool telemetry_level = false;
+	for (int i = 1; i < argc; i++)
+		telemetry_level |= strstr(argv[i], "lib.telemetry") != NULL;
+	if (!telemetry_level)
+		argv[argc++] = quiet;
 	if (rte_eal_init(argc, argv) < 0) {
 		eal_failed = true;
 		return GW_ERRF(GW_EIO, "dpdk: rte_eal_init: %s", rte_strerror(rte_errno));

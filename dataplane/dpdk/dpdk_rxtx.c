@@ -122,7 +122,11 @@ int gw_dpdk_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 			 * the reference it is given here. */
 			rte_mbuf_refcnt_update(m[i], 1);
 		}
-		uint16_t q = b ? rte_eth_tx_burst(d->port, 0, m, (uint16_t)b) : 0;
+		uint16_t q = 0;
+		if (b && gw_dpdk_enter(d)) {
+			q = rte_eth_tx_burst(d->port, 0, m, (uint16_t)b);
+			gw_dpdk_leave(d);
+		}
 		for (unsigned i = q; i < b; i++) {
 			rte_mbuf_refcnt_update(m[i], -1);
 			bytes -= pkts[sent + i]->len;
@@ -219,8 +223,11 @@ int gw_dpdk_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 		got = GW_MIN(n, (unsigned)(d->stash_n - d->stash_i));
 		memcpy(m, d->stash + d->stash_i, got * sizeof(m[0]));
 		d->stash_i = (uint16_t)(d->stash_i + got);
+	} else if (n && gw_dpdk_enter(d)) {
+		got = rte_eth_rx_burst(d->port, 0, m, (uint16_t)n);
+		gw_dpdk_leave(d);
 	} else {
-		got = n ? rte_eth_rx_burst(d->port, 0, m, (uint16_t)n) : 0;
+		got = 0;
 	}
 	uint64_t bytes = 0;
 	for (unsigned i = 0; i < got; i++) {
@@ -256,16 +263,38 @@ static bool peek(struct dpdk_dp *d)
 	if (d->stash_i < d->stash_n)
 		return true;
 	d->stash_i = 0;
-	d->stash_n = rte_eth_rx_burst(d->port, 0, d->stash, DPDK_BURST_MAX);
+	d->stash_n = 0;
+	if (gw_dpdk_enter(d)) {
+		d->stash_n = rte_eth_rx_burst(d->port, 0, d->stash, DPDK_BURST_MAX);
+		gw_dpdk_leave(d);
+	}
 	return d->stash_n > 0;
+}
+
+/* The rx interrupt on or off; false (nothing done) while a guarded
+ * port's link is down: memif keeps the switch in its shared ring. */
+static bool intr_set(struct dpdk_dp *d, bool on)
+{
+	if (!gw_dpdk_enter(d))
+		return false;
+	if (on)
+		rte_eth_dev_rx_intr_enable(d->port, 0);
+	else
+		rte_eth_dev_rx_intr_disable(d->port, 0);
+	gw_dpdk_leave(d);
+	return true;
 }
 
 static int wait_intr(struct dpdk_dp *d, unsigned timeout_us)
 {
-	rte_eth_dev_rx_intr_enable(d->port, 0);
+	if (!intr_set(d, true)) {
+		/* Link down: nothing to wake us; look again a little later. */
+		rte_delay_us_sleep(GW_MAX(1u, GW_MIN(timeout_us, BACKOFF_MAX_US)));
+		return GW_OK;
+	}
 	/* A packet that arrived before the interrupt was armed raised none. */
 	if (peek(d)) {
-		rte_eth_dev_rx_intr_disable(d->port, 0);
+		intr_set(d, false);
 		return GW_OK;
 	}
 	d->dp.stats.idle_waits++;
@@ -279,7 +308,7 @@ static int wait_intr(struct dpdk_dp *d, unsigned timeout_us)
 		struct rte_epoll_event ev[4];
 		rte_epoll_wait(d->epfd, ev, 4, 0);
 	}
-	rte_eth_dev_rx_intr_disable(d->port, 0);
+	intr_set(d, false);
 	if (r < 0 && errno != EINTR)
 		return GW_ERR(GW_EIO);
 	if (r > 0) {
@@ -322,9 +351,8 @@ bool gw_dpdk_ready(gw_dp *dp)
 int gw_dpdk_arm(gw_dp *dp)
 {
 	struct dpdk_dp *d = (struct dpdk_dp *)dp;
-	if (!d->intr)
+	if (!d->intr || !intr_set(d, true))
 		return GW_ERR(GW_EUNSUPPORTED);
-	rte_eth_dev_rx_intr_enable(d->port, 0);
 	return d->epfd;
 }
 
@@ -333,7 +361,7 @@ void gw_dpdk_disarm(gw_dp *dp)
 	struct dpdk_dp *d = (struct dpdk_dp *)dp;
 	struct rte_epoll_event ev[4];
 	rte_epoll_wait(d->epfd, ev, 4, 0);   /* consumes what fired */
-	rte_eth_dev_rx_intr_disable(d->port, 0);
+	intr_set(d, false);
 }
 
 int gw_dpdk_wait(gw_dp *dp, unsigned timeout_us)
