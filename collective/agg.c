@@ -84,9 +84,25 @@ int gw_agg_set_liveness(gw_agg *a, uint32_t ms)
 		return GW_ERRF(GW_EINVAL, "agg: missing");
 	if (ms && ms < 10)
 		return GW_ERRF(GW_EINVAL, "liveness_ms: %u, below 10 (0 turns it off)", ms);
-	a->live.liveness_ns = 1000000ull * ms;
-	a->live.next_ns = 0;
+	agg_live_set(a, ms);
 	return GW_OK;
+}
+
+int gw_agg_set_startup(gw_agg *a, uint32_t ms)
+{
+	gw__detail_clear();
+	if (!a)
+		return GW_ERRF(GW_EINVAL, "agg: missing");
+	if (ms && ms < 10)
+		return GW_ERRF(GW_EINVAL, "startup_ms: %u, below 10 (0: no limit)", ms);
+	a->live.startup_ns = 1000000ull * ms;
+	return GW_OK;
+}
+
+void gw_agg_liveness_get(const gw_agg *a, gw_liveness_stats *s)
+{
+	if (a && s)
+		agg_live_stats(a, s);
 }
 
 int gw_agg_set_report(gw_agg *a, uint32_t ms, gw_report_fn fn, void *arg)
@@ -121,8 +137,9 @@ int gw_agg_problem(gw_agg *a, char *buf, size_t len)
 	return (int)strlen(buf);
 }
 
-void coll_agg_flush(gw_agg *a)
+uint32_t coll_agg_flush(gw_agg *a)
 {
+	uint32_t sent = 0;
 	for (unsigned d = 0; d < a->ndp; d++) {
 		struct txq *q = &a->txq[d];
 		if (!q->n)
@@ -130,10 +147,12 @@ void coll_agg_flush(gw_agg *a)
 		int n = gw_dp_tx_burst(a->dps[d], q->p, q->n);
 		if (n <= 0)
 			continue;
+		sent += (uint32_t)n;
 		gw_dp_free(a->dps[d], q->p, (unsigned)n);
 		memmove(q->p, q->p + n, (q->n - (uint32_t)n) * sizeof(*q->p));
 		q->n -= (uint32_t)n;
 	}
+	return sent;
 }
 
 uint32_t coll_agg_queued(const gw_agg *a, unsigned d)
@@ -239,14 +258,14 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 			a->live.report(a->live.report_arg);
 		}
 		int lrc = agg_live_tick(a, now, got == 0);
-		coll_agg_flush(a);
+		uint32_t moved = coll_agg_flush(a);
 		if (lrc < 0)
 			return gw__detail(lrc, "%s", a->live.why);
 		if (tolerant && now >= a->scan_ns) {
 			int rc = coll_agg_tick(a, now);
 			if (rc < 0)
 				return rc;
-			coll_agg_flush(a);
+			moved += coll_agg_flush(a);
 			a->scan_ns = now + scan_every;
 		}
 		if (got) {
@@ -255,20 +274,22 @@ int gw_agg_serve(gw_agg *a, volatile sig_atomic_t *stop, uint32_t idle_exit_ms)
 		}
 		if (idle_exit_ms && last_pkt && now - last_pkt >= 1000000ull * idle_exit_ms)
 			return GW_OK;
+		/* A packet that could not leave (a peer's full ring: a memif
+		 * client that does not read yet) is tried again after a short
+		 * sleep, not in a spin that takes the core its peer needs. */
 		int pending = 0;
 		for (unsigned d = 0; d < a->ndp; d++)
 			pending |= a->txq[d].n != 0;
-		if (pending)
-			continue;
+		if (pending && moved)
+			continue;   /* draining: go on at once */
 		/* One wait over every port: a memif shard has one per worker. */
-		unsigned us = COLL_IDLE_WAIT_US;
+		uint64_t us = pending ? COLL_TX_RETRY_US : COLL_IDLE_WAIT_US;
 		if (tolerant)
-			us = (unsigned)GW_MIN((uint64_t)us, scan_every / 1000u + 1);
-		if (a->live.liveness_ns)
-			us = (unsigned)GW_MIN((uint64_t)us, a->live.liveness_ns / 8000u + 1);
+			us = GW_MIN(us, scan_every / 1000u + 1);
+		us = GW_MIN(us, agg_live_wait_ns(a, now) / 1000u + 1);
 		if (a->live.report)
-			us = (unsigned)GW_MIN((uint64_t)us, a->live.report_ns / 1000u + 1);
-		if (gw_dp_wait_any(a->dps, a->ndp, us) < 0)
+			us = GW_MIN(us, a->live.report_ns / 1000u + 1);
+		if (gw_dp_wait_any(a->dps, a->ndp, (unsigned)us) < 0)
 			return GW_ERR(GW_EIO);
 	}
 	return GW_OK;

@@ -1,12 +1,23 @@
 /* The shard's liveness (docs/collective.md, "Faults"): it heartbeats to
- * the workers it knows, finds a worker silent for the liveness interval
- * or one that said goodbye, and hands that to its engine (reliable: the
- * chunks that can no longer finish are reported, by name, to the workers
- * waiting on them; loss-tolerant: the worker is evicted and the rest carry
- * on); a worker heard again is back. A worker whose CTRL shows it was told
- * otherwise (its digest) is answered with MISMATCH, and the shard stops
- * serving with GW_ECONFIG naming the setting; an unauthenticated one only
- * leaves a note (gw_agg_problem). */
+ * the workers it knows, judges each with its failure detector (coll_fd.h)
+ * over the gaps between the worker's packets, and hands a worker that is
+ * gone to its engine (reliable: the chunks that can no longer finish are
+ * reported, by name, to the workers waiting on them; loss-tolerant: the
+ * worker is evicted and the rest carry on); a worker heard again is back.
+ * A suspected worker is probed. A loss-tolerant job evicts it at once (it
+ * is back as soon as it is heard: eviction costs nothing that cannot come
+ * back), a reliable one only when the suspicion is confirmed, a further
+ * liveness interval of silence later (failing is for good). A worker not
+ * heard at all is not yet up: once the first worker is heard, the others
+ * are given the start-up time, then are gone, "never came up".
+ *
+ * Heartbeats leave on time whatever the backlog; silence is judged only
+ * with nothing left to read, so a shard that was itself descheduled finds
+ * its backlog first, not dead workers.
+ *
+ * A worker whose CTRL shows it was told otherwise (its digest) is answered
+ * with MISMATCH, and the shard stops serving with GW_ECONFIG naming the
+ * setting; an unauthenticated one only leaves a note (gw_agg_problem). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,16 +28,31 @@
 int agg_live_init(gw_agg *a)
 {
 	struct agg_live *v = &a->live;
-	v->gone = calloc(a->L.job.workers, 1);
-	v->silent_ms = calloc(a->L.job.workers, sizeof(*v->silent_ms));
-	v->heard = calloc(a->L.job.workers, sizeof(*v->heard));
-	v->joined = calloc(a->L.job.workers, sizeof(*v->joined));
-	if (!v->gone || !v->silent_ms || !v->heard || !v->joined || pthread_mutex_init(&v->mu, NULL))
+	uint32_t W = a->L.job.workers;
+	v->gone = calloc(W, 1);
+	v->silent_ms = calloc(W, sizeof(*v->silent_ms));
+	v->heard = calloc(W, sizeof(*v->heard));
+	v->joined = calloc(W, sizeof(*v->joined));
+	v->fd = calloc(W, sizeof(*v->fd));
+	v->suspect_ns = calloc(W, sizeof(*v->suspect_ns));
+	v->probe_ns = calloc(W, sizeof(*v->probe_ns));
+	v->probes = calloc(W, sizeof(*v->probes));
+	if (!v->gone || !v->silent_ms || !v->heard || !v->joined || !v->fd || !v->suspect_ns ||
+	    !v->probe_ns || !v->probes || pthread_mutex_init(&v->mu, NULL))
 		return GW_ERR(GW_ENOMEM);
 	v->ready = 1;
 	v->incarnation = coll_incarnation();
-	v->liveness_ns = 1000000ull * coll_liveness_default();
+	agg_live_set(a, coll_liveness_default());
+	v->startup_ns = 1000000ull * coll_startup_default();
 	return GW_OK;
+}
+
+void agg_live_set(gw_agg *a, uint32_t ms)
+{
+	struct agg_live *v = &a->live;
+	v->liveness_ns = 1000000ull * ms;
+	v->fdc = coll_fd_config(v->liveness_ns);
+	v->next_hb_ns = v->next_judge_ns = 0;
 }
 
 void agg_live_fini(gw_agg *a)
@@ -39,6 +65,10 @@ void agg_live_fini(gw_agg *a)
 	free(v->silent_ms);
 	free(v->heard);
 	free(v->joined);
+	free(v->fd);
+	free(v->suspect_ns);
+	free(v->probe_ns);
+	free(v->probes);
 	v->ready = 0;
 }
 
@@ -100,10 +130,26 @@ static void gone(gw_agg *a, uint32_t w, uint8_t why, uint32_t silent_ms, uint64_
 		a->L.eng->agg_gone(a, w, now);
 }
 
-void agg_live_seen(gw_agg *a, uint32_t w, uint64_t now)
+/* Any accepted packet of w: its detector learns the gap, a suspicion
+ * is cleared. */
+static void heard(gw_agg *a, uint32_t w, uint64_t now)
 {
 	struct agg_live *v = &a->live;
 	v->heard[w] = now;
+	if (!v->first_ns)
+		v->first_ns = now;
+	coll_fd_heard(&v->fd[w], &v->fdc, now, &v->gaps);
+	if (v->suspect_ns[w]) {
+		v->suspect_ns[w] = 0;
+		v->ls.cleared++;
+		v->ls.probes_answered += v->probes[w] != 0;
+	}
+}
+
+void agg_live_seen(gw_agg *a, uint32_t w, uint64_t now)
+{
+	struct agg_live *v = &a->live;
+	heard(a, w, now);
 	if (!v->gone[w])
 		return;
 	v->gone[w] = 0;
@@ -192,9 +238,13 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	} else if (!a->wk[w].incarnation) {
 		a->wk[w].incarnation = m.incarnation;
 	}
-	v->heard[w] = now;
+	heard(a, w, now);
 	if (m.kind == COLL_CTRL_BYE) {
 		gone(a, w, COLL_GONE_LEFT, 0, now);
+	} else if (m.kind == COLL_CTRL_PROBE) {
+		/* The worker suspects us: answer at once. */
+		agg_live_seen(a, w, now);
+		agg_live_send(a, w, COLL_CTRL_HEARTBEAT, 0, 0, NULL);
 	} else if (m.kind == COLL_CTRL_HEARTBEAT) {
 		agg_live_seen(a, w, now);
 		/* A worker heard for the first time (or again) is answered at
@@ -205,27 +255,97 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	}
 }
 
+static void probe(gw_agg *a, uint32_t w, uint64_t now)
+{
+	struct agg_live *v = &a->live;
+	agg_live_send(a, w, COLL_CTRL_PROBE, 0, 0, NULL);
+	v->probes[w]++;
+	v->ls.probes_sent++;
+	v->probe_ns[w] = now + v->fdc.hb_ns;
+}
+
+/* Worker w at now (nothing left to read). */
+static void judge(gw_agg *a, uint32_t w, uint64_t now)
+{
+	struct agg_live *v = &a->live;
+	const struct coll_fd *f = &v->fd[w];
+	if (v->gone[w])
+		return;
+	if (!a->wk[w].known) {
+		/* Not yet up: the job began when its first worker was heard. */
+		if (v->first_ns && v->startup_ns && now - v->first_ns >= v->startup_ns) {
+			v->ls.never_up++;
+			gone(a, w, COLL_GONE_NEVER, 0, now);
+		}
+		return;
+	}
+	uint32_t silent_ms = (uint32_t)GW_MIN(coll_fd_silence(f, now) / 1000000u,
+					      (uint64_t)UINT32_MAX);
+	if (!v->suspect_ns[w]) {
+		if (!coll_fd_suspect(f, &v->fdc, now))
+			return;
+		v->suspect_ns[w] = now;
+		v->probes[w] = 0;
+		v->ls.suspected++;
+		probe(a, w, now);
+		if (a->L.job.mode == GW_COLL_LOSS_TOLERANT)
+			gone(a, w, COLL_GONE_SILENT, GW_MAX(silent_ms, 1u), now);
+		return;
+	}
+	if (now - v->suspect_ns[w] < v->liveness_ns) {
+		if (now >= v->probe_ns[w])
+			probe(a, w, now);
+		return;
+	}
+	gone(a, w, COLL_GONE_SILENT, GW_MAX(silent_ms, 1u), now);
+}
+
 int agg_live_tick(gw_agg *a, uint64_t now, int drained)
 {
 	struct agg_live *v = &a->live;
 	if (v->rc && now >= v->rc_at)
 		return v->rc;
-	/* Silence is judged only with nothing left to read: a shard that was
-	 * itself descheduled finds its backlog first, not dead workers. */
-	if (!v->liveness_ns || now < v->next_ns || !drained)
+	if (!v->liveness_ns)
 		return GW_OK;
-	v->next_ns = now + v->liveness_ns / 8;
-	for (uint32_t w = 0; w < a->L.job.workers; w++) {
-		if (!a->wk[w].known || v->gone[w])
-			continue;
-		uint64_t heard = v->heard[w];
-		if (now - heard >= v->liveness_ns) {
-			gone(a, w, COLL_GONE_SILENT, (uint32_t)((now - heard) / 1000000u), now);
-			continue;
-		}
-		agg_live_send(a, w, COLL_CTRL_HEARTBEAT, 0, 0, NULL);
+	/* Heartbeats on time, backlog or not: a worker waiting on a slower
+	 * one hears nothing else from us. */
+	if (now >= v->next_hb_ns) {
+		for (uint32_t w = 0; w < a->L.job.workers; w++)
+			if (a->wk[w].known && !v->gone[w])
+				agg_live_send(a, w, COLL_CTRL_HEARTBEAT, 0, 0, NULL);
+		if (v->next_hb_ns)
+			coll_hist_add(&v->late, (now - v->next_hb_ns) / 1000u);
+		v->ls.hb_sent++;
+		v->next_hb_ns = now + v->fdc.hb_ns;
 	}
+	if (!drained || now < v->next_judge_ns)
+		return GW_OK;
+	v->next_judge_ns = now + v->fdc.hb_ns / 4;
+	for (uint32_t w = 0; w < a->L.job.workers; w++)
+		judge(a, w, now);
 	return GW_OK;
+}
+
+uint64_t agg_live_wait_ns(const gw_agg *a, uint64_t now)
+{
+	const struct agg_live *v = &a->live;
+	if (!v->liveness_ns)
+		return UINT64_MAX;
+	return v->next_hb_ns > now ? v->next_hb_ns - now : 0;
+}
+
+void agg_live_stats(const gw_agg *a, gw_liveness_stats *s)
+{
+	const struct agg_live *v = &a->live;
+	*s = v->ls;
+	s->hb_late_p50_us = coll_hist_quantile(&v->late, 0.5);
+	s->hb_late_p99_us = coll_hist_quantile(&v->late, 0.99);
+	s->hb_late_max_us = v->late.max_us;
+	s->gaps = v->gaps.count;
+	s->gap_p50_us = coll_hist_quantile(&v->gaps, 0.5);
+	s->gap_p99_us = coll_hist_quantile(&v->gaps, 0.99);
+	s->gap_p999_us = coll_hist_quantile(&v->gaps, 0.999);
+	s->gap_max_us = v->gaps.max_us;
 }
 
 void agg_live_bye(gw_agg *a, const char *why)
@@ -239,8 +359,22 @@ void agg_live_bye(gw_agg *a, const char *why)
 void agg_live_tell_dead(gw_agg *a, uint32_t to, uint32_t w)
 {
 	const struct agg_live *v = &a->live;
-	agg_live_send(a, to, COLL_CTRL_DEAD, w, v->silent_ms[w],
-		      v->gone[w] == COLL_GONE_LEFT ? "it said goodbye"
-		      : v->gone[w] == COLL_GONE_REPLACED ? "a new process took its place"
-		      : "silent");
+	char never[48];
+	const char *why = "silent";
+	if (v->gone[w] == COLL_GONE_LEFT)
+		why = "it said goodbye";
+	else if (v->gone[w] == COLL_GONE_REPLACED)
+		why = "a new process took its place";
+	else if (v->gone[w] == COLL_GONE_NEVER) {
+		/* The worker's message reads the text: "never came up ...". */
+		uint64_t ms = v->startup_ns / 1000000u;
+		if (ms % 1000u)
+			snprintf(never, sizeof(never), "never came up in %llu ms",
+				 (unsigned long long)ms);
+		else
+			snprintf(never, sizeof(never), "never came up in %llu s",
+				 (unsigned long long)(ms / 1000u));
+		why = never;
+	}
+	agg_live_send(a, to, COLL_CTRL_DEAD, w, v->silent_ms[w], why);
 }

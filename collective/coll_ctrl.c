@@ -21,18 +21,30 @@ enum {
 	OFF_MODE = 63, OFF_KEYED = 64, OFF_TEXT = 72,
 };
 
+/* A whole number of ms from the environment's name, within [lo, hi] or 0,
+ * or def. */
+static uint32_t env_ms(const char *name, uint32_t lo, uint32_t hi, uint32_t def)
+{
+	const char *e = getenv(name);
+	char *end;
+	if (e && *e) {
+		unsigned long v = strtoul(e, &end, 10);
+		if (!*end && v <= hi && (v == 0 || v >= lo))
+			return (uint32_t)v;
+	}
+	return def;
+}
+
 uint32_t coll_liveness_default(void)
 {
 	/* GW_LIVENESS_MS: an override for whole test suites (a slow emulated
 	 * guest, a harness on virtual time that must not see a thread). */
-	const char *e = getenv("GW_LIVENESS_MS");
-	char *end;
-	if (e && *e) {
-		unsigned long v = strtoul(e, &end, 10);
-		if (!*end && v <= 3600000ul && (v == 0 || v >= 10))
-			return (uint32_t)v;
-	}
-	return COLL_LIVENESS_DEF_MS;
+	return env_ms("GW_LIVENESS_MS", 10, 3600000, COLL_LIVENESS_DEF_MS);
+}
+
+uint32_t coll_startup_default(void)
+{
+	return env_ms("GW_STARTUP_MS", 10, 86400000, COLL_STARTUP_DEF_MS);
 }
 
 uint32_t coll_incarnation(void)

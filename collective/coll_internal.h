@@ -22,6 +22,7 @@
 #include <gw/sketch.h>
 #include <gw/wire.h>
 
+#include "coll_fd.h"
 #include "gw_util.h"
 
 #define COLL_WINDOW_DEF 64u
@@ -35,6 +36,7 @@
  * re-sent every queued chunk, for ever). */
 #define COLL_RTO_MAX_NS 200000000ull
 #define COLL_IDLE_WAIT_US 1000u
+#define COLL_TX_RETRY_US 50u      /* a shard whose transmit queue is stuck */
 
 /* ---- the job layout --------------------------------------------------- */
 
@@ -188,9 +190,17 @@ int coll_no_allreduce_sketched(struct gw_comm *c, const float *grad,
 /* Liveness (comm_live.c). */
 struct comm_live {
 	uint64_t liveness_ns;          /* 0: off */
-	uint64_t *heard_ns;            /* per shard: its last authenticated packet */
+	struct coll_fd_cfg fdc;        /* the detector's, from liveness_ns */
+	uint64_t startup_ns;           /* a shard never heard: given this long */
+	uint64_t first_call_ns;        /* the first call's start (0: none yet) */
+	struct coll_fd *fd;            /* per shard: its packets' gaps */
+	uint64_t *suspect_ns;          /* per shard: suspected since (0: not) */
+	uint64_t *probe_ns;            /* per shard: the next probe is due */
+	uint32_t *probes;              /* per shard: probes of this suspicion */
 	uint64_t begin_ns, next_hb_ns; /* this call's */
 	uint64_t sent, received;       /* CTRL packets */
+	gw_liveness_stats ls;          /* counters; the histograms below */
+	struct coll_hist late, gaps;   /* heartbeats' lateness, peers' gaps */
 	int rc;                        /* sticky: GW_EPEER, GW_ECONFIG */
 	char why[320], hint[240];
 	uint64_t report_ns, next_report_ns;   /* gw_comm_set_report */
@@ -238,10 +248,18 @@ int comm_live_init(gw_comm *c);
 int comm_live_set(gw_comm *c, uint32_t ms);
 void comm_live_fini(gw_comm *c);
 void comm_live_begin(gw_comm *c, uint64_t now);
+void comm_live_rebase(gw_comm *c, uint64_t now);
 int comm_live_poll(gw_comm *c, uint64_t now, int drained);
 void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now);
 void comm_live_heard(gw_comm *c, uint32_t shard, uint64_t now);
 int comm_live_join(gw_comm *c, uint32_t timeout_ms, uint32_t *round);
+void comm_live_stats(const gw_comm *c, gw_liveness_stats *s);
+
+/* A call's stretch of work without the dataplane (a first touch of out,
+ * a sketch of the gradient: seconds, on a loaded host): between offline
+ * and online the heartbeat thread may send, as between calls. */
+void coll_comm_offline(gw_comm *c);
+void coll_comm_online(gw_comm *c);
 
 /* The dataplane that reaches shard s. */
 static inline gw_dp *coll_dp_to(const gw_comm *c, uint32_t shard)
@@ -267,13 +285,22 @@ struct txq {
 };
 
 /* The shard's liveness (agg_live.c). */
-enum { COLL_GONE_SILENT = 1, COLL_GONE_LEFT = 2, COLL_GONE_REPLACED = 3 };
+enum { COLL_GONE_SILENT = 1, COLL_GONE_LEFT = 2, COLL_GONE_REPLACED = 3, COLL_GONE_NEVER = 4 };
 struct agg_live {
-	uint64_t liveness_ns, next_ns;
+	uint64_t liveness_ns, next_hb_ns, next_judge_ns;
+	struct coll_fd_cfg fdc;    /* the detector's, from liveness_ns */
+	uint64_t startup_ns;       /* a worker never heard: given this long */
+	uint64_t first_ns;         /* the first worker heard (0: none yet) */
 	uint8_t *gone;             /* per worker: 0 or COLL_GONE_* */
 	uint32_t *silent_ms;       /* per worker: how long, when found silent */
 	uint64_t *heard;           /* per worker: its last packet of any kind
 				    * (heard_ns counts gradients only) */
+	struct coll_fd *fd;        /* per worker: its packets' gaps */
+	uint64_t *suspect_ns;      /* per worker: suspected since (0: not) */
+	uint64_t *probe_ns;        /* per worker: the next probe is due */
+	uint32_t *probes;          /* per worker: probes of this suspicion */
+	gw_liveness_stats ls;      /* counters; the histograms below */
+	struct coll_hist late, gaps;
 	uint32_t ngone;
 	uint64_t sent, received, evicted, rejoined, problems;
 	uint64_t impostors;        /* CTRL claiming a worker from elsewhere */
@@ -321,12 +348,16 @@ struct gw_agg {
  * tells every worker the shard leaves, tell_dead tells worker `to` that w
  * is gone. */
 int agg_live_init(gw_agg *a);
+void agg_live_set(gw_agg *a, uint32_t ms);
 void agg_live_fini(gw_agg *a);
+/* How long the serve loop may sleep before the next heartbeat is due. */
+uint64_t agg_live_wait_ns(const gw_agg *a, uint64_t now);
 void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now);
 int agg_live_tick(gw_agg *a, uint64_t now, int drained);
 void agg_live_seen(gw_agg *a, uint32_t w, uint64_t now);
 void agg_live_bye(gw_agg *a, const char *why);
 void agg_live_tell_dead(gw_agg *a, uint32_t to, uint32_t w);
+void agg_live_stats(const gw_agg *a, gw_liveness_stats *s);
 void agg_live_send(gw_agg *a, uint32_t w, uint8_t kind, uint32_t subject,
 		   uint32_t silent_ms, const char *text);
 void agg_live_reply(gw_agg *a, unsigned di, const gw_endpoint *to, uint8_t kind,
@@ -352,7 +383,7 @@ int coll_agg_tick(gw_agg *a, uint64_t now);
 /* A copy of pkt[0..len) to worker w at its last known address, and the
  * flush of every queue. */
 void coll_agg_send(gw_agg *a, uint32_t w, const uint8_t *pkt, uint32_t len);
-void coll_agg_flush(gw_agg *a);
+uint32_t coll_agg_flush(gw_agg *a);   /* packets sent */
 /* Packets waiting in the transmit queue of dataplane d. */
 uint32_t coll_agg_queued(const gw_agg *a, unsigned d);
 
@@ -368,11 +399,17 @@ enum coll_verdict {
 
 #define COLL_CTRL_LEN 160u
 #define COLL_CTRL_TEXT 88u
-enum { COLL_CTRL_HEARTBEAT = 1, COLL_CTRL_BYE, COLL_CTRL_DEAD, COLL_CTRL_MISMATCH };
+/* PROBE: "are you there?", asked of a suspected peer, answered at once
+ * with a HEARTBEAT. */
+enum { COLL_CTRL_HEARTBEAT = 1, COLL_CTRL_BYE, COLL_CTRL_DEAD, COLL_CTRL_MISMATCH,
+       COLL_CTRL_PROBE, COLL_CTRL_KIND_MAX = COLL_CTRL_PROBE };
 enum { COLL_ROLE_WORKER = 0, COLL_ROLE_SHARD = 1 };
 #define COLL_LIVENESS_DEF_MS 1000u
+#define COLL_STARTUP_DEF_MS 30000u
 /* COLL_LIVENESS_DEF_MS, or GW_LIVENESS_MS from the environment. */
 uint32_t coll_liveness_default(void);
+/* COLL_STARTUP_DEF_MS, or GW_STARTUP_MS from the environment. */
+uint32_t coll_startup_default(void);
 /* A random nonzero number a process picks for each communicator or shard
  * it makes: a peer that hears another one from the same rank or shard
  * knows a new process has taken its place (CTRL's incarnation). */

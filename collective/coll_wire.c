@@ -72,7 +72,7 @@ static int ctrl_fields(const gw_pkt_hdr *h, const uint8_t *payload, size_t len)
 		for (unsigned i = reserved[r][0]; i < reserved[r][1]; i++)
 			if (payload[i])
 				return GW_ERR(GW_ERESERVED);
-	return payload[0] >= COLL_CTRL_HEARTBEAT && payload[0] <= COLL_CTRL_MISMATCH
+	return payload[0] >= COLL_CTRL_HEARTBEAT && payload[0] <= COLL_CTRL_KIND_MAX
 		       ? GW_OK : GW_ERR(GW_ECORRUPT);
 }
 

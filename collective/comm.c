@@ -103,6 +103,17 @@ static void call_begin(gw_comm *c)
 	comm_live_begin(c, gw_now_ns());
 }
 
+void coll_comm_offline(gw_comm *c)
+{
+	pthread_mutex_unlock(&c->call_mu);
+}
+
+void coll_comm_online(gw_comm *c)
+{
+	pthread_mutex_lock(&c->call_mu);
+	comm_live_rebase(c, gw_now_ns());
+}
+
 static int call_end(gw_comm *c, int rc)
 {
 	pthread_mutex_unlock(&c->call_mu);
@@ -152,6 +163,25 @@ int gw_comm_set_liveness(gw_comm *c, uint32_t ms)
 	int rc = comm_live_set(c, ms);
 	pthread_mutex_unlock(&c->call_mu);
 	return rc;
+}
+
+int gw_comm_set_startup(gw_comm *c, uint32_t ms)
+{
+	gw__detail_clear();
+	if (!c)
+		return GW_ERRF(GW_EINVAL, "comm: missing");
+	if (ms && ms < 10)
+		return GW_ERRF(GW_EINVAL, "startup_ms: %u, below 10 (0: no limit)", ms);
+	pthread_mutex_lock(&c->call_mu);
+	c->live.startup_ns = 1000000ull * ms;
+	pthread_mutex_unlock(&c->call_mu);
+	return GW_OK;
+}
+
+void gw_comm_liveness_get(const gw_comm *c, gw_liveness_stats *s)
+{
+	if (c && s)
+		comm_live_stats(c, s);
 }
 
 int gw_comm_join(gw_comm *c, uint32_t timeout_ms, uint32_t *round)

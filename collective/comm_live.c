@@ -9,12 +9,16 @@
  * call holds, so it never touches the dataplane while a call does; it only
  * sends (a result that arrives between calls waits for the next one).
  *
- * During a call a shard is dead when nothing authenticated came from it
- * for liveness since the call began (shards heartbeat too, so a shard
- * waiting on a slower worker is heard); a shard that reports a worker dead
- * (a chunk this worker waits for can never finish) or a setting that
- * differs ends the call at once. GW_EPEER and GW_ECONFIG stay: a job that
- * lost a peer or disagrees with itself does not get better. */
+ * During a call each shard is judged by its failure detector (coll_fd.h)
+ * over the gaps between its packets, counted from the call's start (we do
+ * not read between calls): a shard silent past the detector's threshold
+ * is suspected and probed, and is dead only when nothing came from it for
+ * the confirm interval (liveness) after that. A shard never heard is not
+ * yet up, and is given the start-up time from the first call instead. A
+ * shard that reports a worker dead (a chunk this worker waits for can
+ * never finish) or a setting that differs ends the call at once. GW_EPEER
+ * and GW_ECONFIG stay: a job that lost a peer or disagrees with itself
+ * does not get better. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,48 +27,70 @@
 
 #include "coll_internal.h"
 
-static void live_send(gw_comm *c, uint8_t kind, const char *text)
+static void live_send_to(gw_comm *c, uint32_t s, uint8_t kind, const char *text)
 {
 	struct comm_live *v = &c->live;
-	for (uint32_t s = 0; s < c->L.job.shards; s++) {
-		gw_dp *dp = coll_dp_to(c, s);
-		gw_pkt *p;
-		if (gw_dp_alloc(dp, &p, 1) != 1)
-			continue;   /* the next heartbeat tries again */
-		struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_WORKER, .from = c->rank,
-				      .round = c->round, .incarnation = v->incarnation};
-		snprintf(m.text, sizeof(m.text), "%.*s", (int)sizeof(m.text) - 1, text ? text : "");
-		if (p->room < GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN) {
-			gw_dp_free(dp, &p, 1);
-			continue;
-		}
-		p->len = coll_ctrl_write(&c->L, p->data, &m);
-		p->peer = c->shards[s];
-		if (gw_dp_tx_burst(dp, &p, 1) != 1)
-			gw_dp_free(dp, &p, 1);
-		else
-			v->sent++;
+	gw_dp *dp = coll_dp_to(c, s);
+	gw_pkt *p;
+	if (gw_dp_alloc(dp, &p, 1) != 1)
+		return;   /* the next heartbeat tries again */
+	struct coll_ctrl m = {.kind = kind, .role = COLL_ROLE_WORKER, .from = c->rank,
+			      .round = c->round, .incarnation = v->incarnation};
+	snprintf(m.text, sizeof(m.text), "%.*s", (int)sizeof(m.text) - 1, text ? text : "");
+	if (p->room < GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN) {
+		gw_dp_free(dp, &p, 1);
+		return;
 	}
+	p->len = coll_ctrl_write(&c->L, p->data, &m);
+	p->peer = c->shards[s];
+	if (gw_dp_tx_burst(dp, &p, 1) != 1)
+		gw_dp_free(dp, &p, 1);
+	else
+		v->sent++;
 }
 
+static void live_send(gw_comm *c, uint8_t kind, const char *text)
+{
+	for (uint32_t s = 0; s < c->L.job.shards; s++)
+		live_send_to(c, s, kind, text);
+}
+
+/* The heartbeat due at v->next_hb_ns, when it is due (its lateness
+ * counted). The caller holds the communicator's lock: the call's loop, or
+ * the thread between calls. */
+static void beat(gw_comm *c, uint64_t now)
+{
+	struct comm_live *v = &c->live;
+	if (now < v->next_hb_ns)
+		return;
+	live_send(c, COLL_CTRL_HEARTBEAT, NULL);
+	coll_hist_add(&v->late, (now - v->next_hb_ns) / 1000u);
+	v->ls.hb_sent++;
+	v->next_hb_ns = now + v->fdc.hb_ns;
+}
+
+/* Between calls, and while a call works without the dataplane
+ * (coll_comm_offline). One schedule with the call's loop: whoever holds
+ * the lock when a beat is due sends it. */
 static void *live_thread(void *arg)
 {
 	gw_comm *c = arg;
 	struct comm_live *v = &c->live;
 	pthread_mutex_lock(&v->mu);
+	uint64_t wake = gw_now_ns() + v->fdc.hb_ns;
 	while (!v->stop) {
-		struct timespec t;
-		clock_gettime(CLOCK_REALTIME, &t);
-		uint64_t ns = (uint64_t)t.tv_nsec + v->liveness_ns / 8;
-		t.tv_sec += (time_t)(ns / 1000000000u);
-		t.tv_nsec = (long)(ns % 1000000000u);
+		struct timespec t = {.tv_sec = (time_t)(wake / 1000000000u),
+				     .tv_nsec = (long)(wake % 1000000000u)};
 		pthread_cond_timedwait(&v->cv, &v->mu, &t);
 		if (v->stop)
 			break;
-		/* A call holds the dataplane (and heartbeats itself). */
+		uint64_t now = gw_now_ns();
 		if (pthread_mutex_trylock(&c->call_mu) == 0) {
-			live_send(c, COLL_CTRL_HEARTBEAT, NULL);
+			beat(c, now);
+			wake = v->next_hb_ns;
 			pthread_mutex_unlock(&c->call_mu);
+		} else {
+			wake = now + v->fdc.hb_ns;   /* a call beats itself */
 		}
 	}
 	pthread_mutex_unlock(&v->mu);
@@ -74,14 +100,25 @@ static void *live_thread(void *arg)
 int comm_live_init(gw_comm *c)
 {
 	struct comm_live *v = &c->live;
-	v->heard_ns = calloc(c->L.job.shards, sizeof(*v->heard_ns));
-	v->shard_round = calloc(c->L.job.shards, sizeof(*v->shard_round));
-	v->shard_incarnation = calloc(c->L.job.shards, sizeof(*v->shard_incarnation));
+	uint32_t S = c->L.job.shards;
+	v->shard_round = calloc(S, sizeof(*v->shard_round));
+	v->shard_incarnation = calloc(S, sizeof(*v->shard_incarnation));
+	v->fd = calloc(S, sizeof(*v->fd));
+	v->suspect_ns = calloc(S, sizeof(*v->suspect_ns));
+	v->probe_ns = calloc(S, sizeof(*v->probe_ns));
+	v->probes = calloc(S, sizeof(*v->probes));
 	v->incarnation = coll_incarnation();
-	if (!v->heard_ns || !v->shard_round || !v->shard_incarnation)
+	v->startup_ns = 1000000ull * coll_startup_default();
+	if (!v->shard_round || !v->shard_incarnation || !v->fd || !v->suspect_ns ||
+	    !v->probe_ns || !v->probes)
 		return GW_ERR(GW_ENOMEM);
-	if (pthread_mutex_init(&v->mu, NULL) || pthread_cond_init(&v->cv, NULL))
+	/* The thread's clock is gw_now_ns's: a wall clock set back would
+	 * stop the heartbeats. */
+	pthread_condattr_t ca;
+	if (pthread_condattr_init(&ca) || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) ||
+	    pthread_mutex_init(&v->mu, NULL) || pthread_cond_init(&v->cv, &ca))
 		return GW_ERR(GW_ENOMEM);
+	pthread_condattr_destroy(&ca);
 	v->ready = 1;
 	return comm_live_set(c, coll_liveness_default());
 }
@@ -105,11 +142,13 @@ int comm_live_set(gw_comm *c, uint32_t ms)
 	struct comm_live *v = &c->live;
 	live_stop(c);
 	v->liveness_ns = 1000000ull * ms;
+	v->fdc = coll_fd_config(v->liveness_ns);
 	if (!ms)
 		return GW_OK;
 	/* The first packet says who we are and what we were told: a shard
 	 * that disagrees answers before any gradient moves. */
 	live_send(c, COLL_CTRL_HEARTBEAT, NULL);
+	v->next_hb_ns = gw_now_ns() + v->fdc.hb_ns;
 	if (pthread_create(&v->thr, NULL, live_thread, c))
 		return GW_ERRF(GW_ENOMEM, "liveness: no thread");
 	v->running = 1;
@@ -127,9 +166,12 @@ void comm_live_fini(gw_comm *c)
 		live_send(c, COLL_CTRL_BYE, "the worker closed its communicator");
 	pthread_cond_destroy(&v->cv);
 	pthread_mutex_destroy(&v->mu);
-	free(v->heard_ns);
 	free(v->shard_round);
 	free(v->shard_incarnation);
+	free(v->fd);
+	free(v->suspect_ns);
+	free(v->probe_ns);
+	free(v->probes);
 	v->ready = 0;
 }
 
@@ -137,8 +179,22 @@ void comm_live_begin(gw_comm *c, uint64_t now)
 {
 	struct comm_live *v = &c->live;
 	v->begin_ns = now;
-	v->next_hb_ns = now;
 	v->hint[0] = '\0';
+	if (!v->first_call_ns)
+		v->first_call_ns = now;
+	comm_live_rebase(c, now);
+}
+
+void comm_live_rebase(gw_comm *c, uint64_t now)
+{
+	struct comm_live *v = &c->live;
+	/* Nothing was read since the last call, or while this one worked
+	 * offline: silence counts from here, and a suspicion of the last
+	 * call is for this one to find again. */
+	for (uint32_t s = 0; s < c->L.job.shards; s++) {
+		coll_fd_rebase(&v->fd[s], now);
+		v->suspect_ns[s] = 0;
+	}
 }
 
 /* Sticky: the first peer failure stays the job's. */
@@ -159,8 +215,21 @@ static int live_fail(gw_comm *c, int rc, const char *fmt, ...)
 
 void comm_live_heard(gw_comm *c, uint32_t shard, uint64_t now)
 {
-	if (shard < c->L.job.shards)
-		c->live.heard_ns[shard] = now;
+	struct comm_live *v = &c->live;
+	if (shard >= c->L.job.shards)
+		return;
+	coll_fd_heard(&v->fd[shard], &v->fdc, now, &v->gaps);
+	if (v->suspect_ns[shard]) {
+		v->suspect_ns[shard] = 0;
+		v->ls.cleared++;
+		v->ls.probes_answered += v->probes[shard] != 0;
+	}
+}
+
+static void endpoint_of(const gw_comm *c, uint32_t s, char *ep, size_t n)
+{
+	if (gw_endpoint_format(&c->shards[s], ep, n) < 0)
+		snprintf(ep, n, "?");
 }
 
 void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now)
@@ -194,8 +263,7 @@ void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now)
 	 * back up, name a round the job has left behind. */
 	if (m.kind == COLL_CTRL_HEARTBEAT && m.subject == v->incarnation)
 		v->shard_round[m.from] = m.round + 1u;
-	if (gw_endpoint_format(&c->shards[m.from], ep, sizeof(ep)) < 0)
-		snprintf(ep, sizeof(ep), "?");
+	endpoint_of(c, m.from, ep, sizeof(ep));
 	struct coll_digest here;
 	coll_digest_of(&c->L, &here);
 	if (coll_digest_diff(&here, &m.d, why, sizeof(why))) {
@@ -220,6 +288,11 @@ void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now)
 		live_fail(c, GW_ECONFIG, "shard %u (%s) refuses this worker: %s", m.from, ep,
 			  m.text);
 		break;
+	case COLL_CTRL_PROBE:
+		/* The shard suspects us: answer at once, not at the next beat. */
+		if (v->liveness_ns)
+			live_send_to(c, m.from, COLL_CTRL_HEARTBEAT, NULL);
+		break;
 	case COLL_CTRL_DEAD:
 		if (m.subject >= c->L.job.workers) {
 			c->st.bad++;
@@ -228,6 +301,9 @@ void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now)
 		if (m.silent_ms)
 			live_fail(c, GW_EPEER, "worker %u is dead: silent for %u ms (shard %u, "
 				  "%s)", m.subject, m.silent_ms, m.from, ep);
+		else if (!strncmp(m.text, "never came up", 13))
+			live_fail(c, GW_EPEER, "worker %u %s (shard %u, %s)", m.subject, m.text,
+				  m.from, ep);
 		else
 			live_fail(c, GW_EPEER, "worker %u left the job (shard %u, %s): %s",
 				  m.subject, m.from, ep, m.text);
@@ -279,6 +355,69 @@ int comm_live_join(gw_comm *c, uint32_t timeout_ms, uint32_t *round)
 	}
 }
 
+/* "30 s", or "1500 ms" where it is not whole seconds. */
+static void span(char *buf, size_t n, uint64_t ns)
+{
+	uint64_t ms = ns / 1000000u;
+	if (ms % 1000u)
+		snprintf(buf, n, "%llu ms", (unsigned long long)ms);
+	else
+		snprintf(buf, n, "%llu s", (unsigned long long)(ms / 1000u));
+}
+
+static void probe(gw_comm *c, uint32_t s, uint64_t now)
+{
+	struct comm_live *v = &c->live;
+	live_send_to(c, s, COLL_CTRL_PROBE, NULL);
+	v->probes[s]++;
+	v->ls.probes_sent++;
+	v->probe_ns[s] = now + v->fdc.hb_ns;
+}
+
+/* Shard s at now: GW_OK, or the call's failure. */
+static int judge(gw_comm *c, uint32_t s, uint64_t now)
+{
+	struct comm_live *v = &c->live;
+	const struct coll_fd *f = &v->fd[s];
+	char ep[48], t[32];
+	if (!f->last_ns) {
+		if (!v->startup_ns || now - v->first_call_ns < v->startup_ns)
+			return GW_OK;   /* not yet up */
+		endpoint_of(c, s, ep, sizeof(ep));
+		span(t, sizeof(t), v->startup_ns);
+		v->ls.never_up++;
+		return live_fail(c, GW_EPEER, "shard %u (%s) never came up in %s%s", s, ep, t,
+				 v->hint);
+	}
+	if (!v->suspect_ns[s]) {
+		if (coll_fd_suspect(f, &v->fdc, now)) {
+			v->suspect_ns[s] = now;
+			v->probes[s] = 0;
+			v->ls.suspected++;
+			probe(c, s, now);
+		}
+		return GW_OK;
+	}
+	/* Confirmed by a further liveness interval of silence. */
+	if (now - v->suspect_ns[s] < v->liveness_ns) {
+		if (now >= v->probe_ns[s])
+			probe(c, s, now);
+		return GW_OK;
+	}
+	endpoint_of(c, s, ep, sizeof(ep));
+	/* Loss-tolerant jobs stop too: only the dead shard knew which
+	 * workers its last results reached (docs/collective.md, "A dead
+	 * shard"). */
+	return live_fail(c, GW_EPEER, "shard %u (%s) is dead: silent for %llu ms (suspected "
+			 "after %llu ms, %u probes unanswered)%s%s", s, ep,
+			 (unsigned long long)(coll_fd_silence(f, now) / 1000000u),
+			 (unsigned long long)((v->suspect_ns[s] - f->last_ns) / 1000000u),
+			 v->probes[s], v->hint,
+			 c->L.job.mode == GW_COLL_LOSS_TOLERANT
+				 ? "; a loss-tolerant job stops too: no other shard knows "
+				   "which workers its last results reached" : "");
+}
+
 int comm_live_poll(gw_comm *c, uint64_t now, int drained)
 {
 	struct comm_live *v = &c->live;
@@ -290,28 +429,25 @@ int comm_live_poll(gw_comm *c, uint64_t now, int drained)
 		return gw__detail(v->rc, "%s", v->why);
 	if (!v->liveness_ns)
 		return GW_OK;
-	if (now >= v->next_hb_ns) {
-		live_send(c, COLL_CTRL_HEARTBEAT, NULL);
-		v->next_hb_ns = now + v->liveness_ns / 8;
-	}
+	beat(c, now);
 	/* A silent shard is judged with nothing left to read (our own
 	 * descheduling is not its death). */
-	for (uint32_t s = 0; drained && s < c->L.job.shards; s++) {
-		uint64_t last = GW_MAX(v->heard_ns[s], v->begin_ns);
-		if (now - last < v->liveness_ns)
-			continue;
-		char ep[48];
-		if (gw_endpoint_format(&c->shards[s], ep, sizeof(ep)) < 0)
-			snprintf(ep, sizeof(ep), "?");
-		/* Loss-tolerant jobs stop too: only the dead shard knew which
-		 * workers its last results reached (docs/collective.md,
-		 * "A dead shard"). */
-		live_fail(c, GW_EPEER, "shard %u (%s) is dead: silent for %llu ms%s%s", s, ep,
-			  (unsigned long long)((now - last) / 1000000u), v->hint,
-			  c->L.job.mode == GW_COLL_LOSS_TOLERANT
-				  ? "; a loss-tolerant job stops too: no other shard "
-				    "knows which workers its last results reached" : "");
-		return gw__detail(v->rc, "%s", v->why);
-	}
+	for (uint32_t s = 0; drained && s < c->L.job.shards; s++)
+		if (judge(c, s, now) < 0)
+			return gw__detail(v->rc, "%s", v->why);
 	return GW_OK;
+}
+
+void comm_live_stats(const gw_comm *c, gw_liveness_stats *s)
+{
+	const struct comm_live *v = &c->live;
+	*s = v->ls;
+	s->hb_late_p50_us = coll_hist_quantile(&v->late, 0.5);
+	s->hb_late_p99_us = coll_hist_quantile(&v->late, 0.99);
+	s->hb_late_max_us = v->late.max_us;
+	s->gaps = v->gaps.count;
+	s->gap_p50_us = coll_hist_quantile(&v->gaps, 0.5);
+	s->gap_p99_us = coll_hist_quantile(&v->gaps, 0.99);
+	s->gap_p999_us = coll_hist_quantile(&v->gaps, 0.999);
+	s->gap_max_us = v->gaps.max_us;
 }

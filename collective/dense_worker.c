@@ -663,40 +663,54 @@ static void unwind(gw_comm *c, struct call *k)
 	gw_encode_abandon(d->enc);
 }
 
+/* A call's start, off the dataplane: an aliased grad copied (the encoder
+ * may still read it once out is zeroed), the encoder begun, out zeroed.
+ * Device tensors: the kernels encode chunk batches (fill_dev); the host
+ * encoder is not used. */
+static int prepare(gw_comm *c, const float **grad, float *out, uint64_t dim)
+{
+	struct dense_worker *d = c->eng;
+	const float *g = *grad;
+	int rc = GW_OK;
+	if (g < out + dim && out < g + dim) {
+		if (d->gpu) {
+			if (!d->dev_gcopy && !(d->dev_gcopy = gw_gpu_alloc(d->gpu, dim * sizeof(float))))
+				return GW_ERRF(GW_ENOMEM, "gpu: no memory for a copy of grad");
+			if ((rc = gw_gpu_dcopy(d->gpu, d->dev_gcopy, g, dim)) < 0)
+				return rc;
+			g = d->dev_gcopy;
+		} else {
+			if (!d->gcopy && !(d->gcopy = malloc(dim * sizeof(float))))
+				return GW_ERR(GW_ENOMEM);
+			memcpy(d->gcopy, g, dim * sizeof(float));
+			g = d->gcopy;
+		}
+	}
+	*grad = g;
+	gw_tensor t = {.id = 0, .dim = dim, .values = g};
+	if (!d->gpu && !c->L.dense.sparse[0] && (rc = gw_encode_begin(d->enc, &t)) < 0)
+		return rc;
+	if (d->gpu)
+		return gw_gpu_zero(d->gpu, out, dim);
+	memset(out, 0, dim * sizeof(float));
+	return GW_OK;
+}
+
 int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info)
 {
 	struct dense_worker *d = c->eng;
 	const struct coll_layout *L = &c->L;
 	uint64_t dim = L->job.dim;
-	/* out is zeroed before results accumulate into it; the encoder may
-	 * still read grad then, so an aliased grad is copied first. */
-	int rc = GW_OK;
-	if (grad < out + dim && out < grad + dim) {
-		if (d->gpu) {
-			if (!d->dev_gcopy && !(d->dev_gcopy = gw_gpu_alloc(d->gpu, dim * sizeof(float))))
-				return GW_ERRF(GW_ENOMEM, "gpu: no memory for a copy of grad");
-			if ((rc = gw_gpu_dcopy(d->gpu, d->dev_gcopy, grad, dim)) < 0)
-				return rc;
-			grad = d->dev_gcopy;
-		} else {
-			if (!d->gcopy && !(d->gcopy = malloc(dim * sizeof(float))))
-				return GW_ERR(GW_ENOMEM);
-			memcpy(d->gcopy, grad, dim * sizeof(float));
-			grad = d->gcopy;
-		}
-	}
-	/* Device tensors: the kernels encode chunk batches (fill_dev); the
-	 * host encoder is not used. */
-	gw_tensor t = {.id = 0, .dim = dim, .values = grad};
-	if (!d->gpu && !L->dense.sparse[0] && (rc = gw_encode_begin(d->enc, &t)) < 0)
-		return rc;
-	d->grad = grad;
-	if (d->gpu)
-		rc = gw_gpu_zero(d->gpu, out, dim);
-	else
-		memset(out, 0, dim * sizeof(float));
+	int rc;
+	/* Copies, zeroing and the encoder's start touch no packet: the
+	 * heartbeats go on meanwhile (a first call's 64 MB out takes seconds
+	 * of page faults on a host with more pollers than cores). */
+	coll_comm_offline(c);
+	rc = prepare(c, &grad, out, dim);
+	coll_comm_online(c);
 	if (rc < 0)
 		return rc;
+	d->grad = grad;
 	memset(d->got, 0, L->chunks);
 	d->nshort = d->left_out = d->inflight = 0;
 	d->first_result_ns = 0;

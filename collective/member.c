@@ -28,6 +28,7 @@ struct gw_member {
 	gw_sketched_job sk;
 	uint64_t job_id, window, chunk_elems, deadline_us, rto_us, timeout_ms;
 	uint64_t liveness_ms;      /* UINT64_MAX: the library's default */
+	uint64_t startup_ms;       /* UINT64_MAX: the library's default */
 	uint8_t key[GW_KEY_LEN];
 	int keyed;
 	gw_endpoint *ext;          /* external shards, or NULL: co-located */
@@ -53,7 +54,7 @@ gw_member *gw_member_new(void)
 	if (!m)
 		return NULL;
 	strcpy(m->backend, "udp");
-	m->liveness_ms = UINT64_MAX;
+	m->liveness_ms = m->startup_ms = UINT64_MAX;
 	m->job_id = 1;    /* the CLIs' default: their shards serve this one */
 	gw_endpoint_parse("127.0.0.1:0", &m->local);
 	return m;
@@ -242,6 +243,7 @@ static const struct {
 	{"rto-us", 1, 10000000, offsetof(gw_member, rto_us)},
 	{"timeout-ms", 1, 3600000, offsetof(gw_member, timeout_ms)},
 	{"liveness-ms", 0, 3600000, offsetof(gw_member, liveness_ms)},
+	{"startup-ms", 0, 86400000, offsetof(gw_member, startup_ms)},
 };
 
 int gw_member_set(gw_member *m, const char *name, const char *v)
@@ -329,7 +331,7 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 	}
 	return GW_ERRF(GW_EINVAL, "%s: not an option (up, down, mode, shards, backend, local, "
 		       "opts, eal, shard-eal, job, window, chunk-elems, deadline-us, rto-us, "
-		       "timeout-ms, liveness-ms, key, key-file, topk, candidates, sketch-momentum, "
+		       "timeout-ms, liveness-ms, startup-ms, key, key-file, topk, candidates, sketch-momentum, "
 		       "gpu)", name);
 }
 
@@ -416,9 +418,12 @@ static int start_shard(gw_member *m, const gw_coll_job *job)
 	if (!m->sdp)
 		return GW_OK;
 	gw_agg_config acfg = {.job = *job, .shard = (uint16_t)m->rank};
-	if ((m->agg = gw_agg_create(&m->sdp, 1, &acfg)) && m->liveness_ms != UINT64_MAX &&
-	    gw_agg_set_liveness(m->agg, (uint32_t)m->liveness_ms) < 0)
-		return GW_EINVAL;   /* the detail names liveness_ms */
+	if ((m->agg = gw_agg_create(&m->sdp, 1, &acfg)) &&
+	    ((m->liveness_ms != UINT64_MAX &&
+	      gw_agg_set_liveness(m->agg, (uint32_t)m->liveness_ms) < 0) ||
+	     (m->startup_ms != UINT64_MAX &&
+	      gw_agg_set_startup(m->agg, (uint32_t)m->startup_ms) < 0)))
+		return GW_EINVAL;   /* the detail names liveness_ms or startup_ms */
 	if (!m->agg)
 		return gw__detail(GW_EINVAL, "co-located shard: %s", gw_error_detail());
 	if (!(m->thr = gw_agg_spawn(m->agg))) {
@@ -475,6 +480,8 @@ int gw_member_connect(gw_member *m, uint64_t dim, const char *shards)
 			rc = gw__detail(GW_EINVAL, "%s", gw_error_detail());
 		else if (m->liveness_ms != UINT64_MAX)
 			rc = gw_comm_set_liveness(m->comm, (uint32_t)m->liveness_ms);
+		if (rc == GW_OK && m->startup_ms != UINT64_MAX)
+			rc = gw_comm_set_startup(m->comm, (uint32_t)m->startup_ms);
 	}
 	if (rc == GW_OK && m->gpu[0]) {
 		/* Both leave a detail that starts "gpu: ". */

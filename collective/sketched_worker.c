@@ -306,7 +306,10 @@ int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
 	const struct coll_layout *L = &c->L;
 	const struct coll_sketch *k = &L->sk;
 	uint64_t d = L->job.dim;
-	/* Momentum and error accumulation (Algorithm 3, lines 5-6). */
+	/* Momentum and error accumulation (Algorithm 3, lines 5-6), and the
+	 * sketch: seconds of CPU for a large model, without the dataplane, so
+	 * the heartbeats go on meanwhile. */
+	coll_comm_offline(c);
 	for (uint64_t i = 0; i < d; i++) {
 		s->u[i] = k->momentum * s->u[i] + grad[i];
 		s->v[i] += s->u[i];
@@ -317,6 +320,7 @@ int sk_allreduce(gw_comm *c, const float *grad, gw_sparse_update *up,
 	}
 	int ph = 0;
 	int rc = encode_phase(c, 0, s->v, d);
+	coll_comm_online(c);
 	if (rc == GW_OK)
 		rc = send_phase(c, 0, 0);
 	uint64_t now = gw_now_ns(), end = now + c->timeout_ns;

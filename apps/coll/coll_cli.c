@@ -31,9 +31,15 @@ void cli_job_usage(FILE *f)
 "  --stats-interval MS  one JSON line of counters on stdout every MS while\n"
 "                       running (\"kind\":\"stats\"): dataplane, protocol,\n"
 "                       faults\n"
-"  --liveness-ms MS     a peer silent this long is dead (default 1000, or\n"
-"                       GW_LIVENESS_MS; 0: off): reliable jobs fail naming\n"
-"                       it, loss-tolerant jobs go on without a worker\n"
+"  --liveness-ms MS     a peer silent at least this long, and longer than\n"
+"                       its own history of gaps makes likely, is suspected\n"
+"                       and probed; silent MS more, it is dead (default\n"
+"                       1000, or GW_LIVENESS_MS; 0: off): reliable jobs\n"
+"                       fail naming it, loss-tolerant jobs go on without a\n"
+"                       worker (evicted when suspected, back when heard)\n"
+"  --startup-ms MS      a peer never heard is not yet up, and is waited\n"
+"                       for this long from the job's start (default 30000,\n"
+"                       or GW_STARTUP_MS; 0: the call timeout only)\n"
 "Sketched-SGD (--up countsketch --up-params rows=R,cols=C,seed=S):\n"
 "  --topk K             coordinates updated per step (default dim/100)\n"
 "  --candidates M       P*K queried in the second round (default 4*K)\n"
@@ -93,14 +99,26 @@ static const struct {
 
 int cli_liveness(const struct cli *c, gw_comm *comm, gw_agg *agg)
 {
-	if (!c->liveness_set)
-		return 0;
-	int rc = comm ? gw_comm_set_liveness(comm, (uint32_t)c->liveness_ms) : GW_OK;
-	if (rc == GW_OK && agg)
-		rc = gw_agg_set_liveness(agg, (uint32_t)c->liveness_ms);
-	if (rc < 0) {
-		fprintf(stderr, "%s: --liveness-ms: %s\n", c->prog, gw_error_detail());
-		return -1;
+	int rc = GW_OK;
+	if (c->liveness_set) {
+		uint32_t ms = (uint32_t)c->liveness_ms;
+		rc = comm ? gw_comm_set_liveness(comm, ms) : GW_OK;
+		if (rc == GW_OK && agg)
+			rc = gw_agg_set_liveness(agg, ms);
+		if (rc < 0) {
+			fprintf(stderr, "%s: --liveness-ms: %s\n", c->prog, gw_error_detail());
+			return -1;
+		}
+	}
+	if (c->startup_set) {
+		uint32_t ms = (uint32_t)c->startup_ms;
+		rc = comm ? gw_comm_set_startup(comm, ms) : GW_OK;
+		if (rc == GW_OK && agg)
+			rc = gw_agg_set_startup(agg, ms);
+		if (rc < 0) {
+			fprintf(stderr, "%s: --startup-ms: %s\n", c->prog, gw_error_detail());
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -164,6 +182,20 @@ static void stats_line(void *arg)
 		kv(&t, "ctrl_received", f.ctrl_received), kv(&t, "gone", f.gone);
 		kv(&t, "back", f.back), kv(&t, "gone_now", f.gone_now);
 		kv(&t, "impostors", f.impostors);
+	}
+	gw_liveness_stats l = {0};
+	if (s->agg)
+		gw_agg_liveness_get(s->agg, &l);
+	else if (s->comm)
+		gw_comm_liveness_get(s->comm, &l);
+	if (s->agg || s->comm) {
+		kv(&t, "suspected", l.suspected), kv(&t, "cleared", l.cleared);
+		kv(&t, "probes_sent", l.probes_sent), kv(&t, "probes_answered", l.probes_answered);
+		kv(&t, "never_up", l.never_up), kv(&t, "hb_sent", l.hb_sent);
+		kv(&t, "hb_late_p50_us", l.hb_late_p50_us), kv(&t, "hb_late_p99_us", l.hb_late_p99_us);
+		kv(&t, "hb_late_max_us", l.hb_late_max_us), kv(&t, "gaps", l.gaps);
+		kv(&t, "gap_p50_us", l.gap_p50_us), kv(&t, "gap_p99_us", l.gap_p99_us);
+		kv(&t, "gap_p999_us", l.gap_p999_us), kv(&t, "gap_max_us", l.gap_max_us);
 	}
 	if (s->comm) {
 		gw_comm_stats a;
@@ -248,6 +280,16 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 		if (c->liveness_ms && c->liveness_ms < 10) {
 			fprintf(stderr, "%s: --liveness-ms: %s is below 10 (0 turns it off)\n",
 				p, v);
+			return -1;
+		}
+		return 1;
+	}
+	if (!strcmp(name, "startup-ms")) {
+		c->startup_set = true;
+		if (!app_opt_u64(p, name, v, 0, 86400000, &c->startup_ms))
+			return -1;
+		if (c->startup_ms && c->startup_ms < 10) {
+			fprintf(stderr, "%s: --startup-ms: %s is below 10 (0: no limit)\n", p, v);
 			return -1;
 		}
 		return 1;

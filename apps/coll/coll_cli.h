@@ -33,6 +33,8 @@ struct cli {
 	bool mpi;                 /* endpoints come from mpirun (coll_mpi.h) */
 	uint64_t liveness_ms;     /* --liveness-ms, where liveness_set */
 	bool liveness_set;
+	uint64_t startup_ms;      /* --startup-ms, where startup_set */
+	bool startup_set;
 	uint64_t stats_ms;        /* --stats-interval (0: none) */
 	gw_endpoint local_ep;     /* --local, "auto" resolved */
 	struct app_args args;     /* EAL options -- app options (app_split_args) */
@@ -57,10 +59,11 @@ int cli_job_opt(struct cli *c, const char *name, const char *val);
 	{"mtu", 1, 0, CLI_OPT}, {"pool", 1, 0, CLI_OPT}, {"mpi", 0, 0, CLI_OPT}, \
 	{"topk", 1, 0, CLI_OPT}, {"candidates", 1, 0, CLI_OPT}, \
 	{"sketch-momentum", 1, 0, CLI_OPT}, {"liveness-ms", 1, 0, CLI_OPT}, \
-	{"stats-interval", 1, 0, CLI_OPT}
+	{"startup-ms", 1, 0, CLI_OPT}, {"stats-interval", 1, 0, CLI_OPT}
 
-/* --liveness-ms, where given, for a communicator and for a shard (either
- * may be NULL): 0, or -1 after printing the library's message. */
+/* --liveness-ms and --startup-ms, where given, for a communicator and
+ * for a shard (either may be NULL): 0, or -1 after printing the library's
+ * message. */
 int cli_liveness(const struct cli *c, gw_comm *comm, gw_agg *agg);
 
 /* --stats-interval: one JSON line of counters on stdout every stats_ms

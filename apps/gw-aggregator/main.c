@@ -48,8 +48,9 @@ static void usage(FILE *f)
 /* The counters as one JSON object. */
 #define STAT(name) APP_JU(#name, s->name)
 #define FAULT(name) APP_JU(#name, f->name)
-static void print_json(const gw_agg_stats *s, const gw_agg_faults *f, uint64_t shard,
-		       uint64_t rx_dropped)
+#define LIVE(name) APP_JU(#name, l->name)
+static void print_json(const gw_agg_stats *s, const gw_agg_faults *f,
+		       const gw_liveness_stats *l, uint64_t shard, uint64_t rx_dropped)
 {
 	const struct app_json_member m[] = {
 		APP_JS("tool", "gw-aggregator"), APP_JU("shard", shard), STAT(ups),
@@ -58,6 +59,8 @@ static void print_json(const gw_agg_stats *s, const gw_agg_faults *f, uint64_t s
 		STAT(foreign), STAT(bad), STAT(corrupt), STAT(unauthenticated), STAT(forged),
 		STAT(tx_refused), FAULT(ctrl_sent), FAULT(ctrl_received), FAULT(gone),
 		FAULT(back), FAULT(gone_now), FAULT(problems), FAULT(impostors),
+		LIVE(suspected), LIVE(cleared), LIVE(probes_sent), LIVE(never_up),
+		LIVE(hb_late_p99_us), LIVE(hb_late_max_us), LIVE(gap_p99_us), LIVE(gap_max_us),
 		APP_JU("rx_dropped", rx_dropped),
 	};
 	struct app_json j;
@@ -67,6 +70,7 @@ static void print_json(const gw_agg_stats *s, const gw_agg_faults *f, uint64_t s
 }
 #undef STAT
 #undef FAULT
+#undef LIVE
 
 /* The endpoint a --local port 0 got, printed at once: a launcher waits
  * for it before it starts the workers. */
@@ -90,11 +94,11 @@ static void print_endpoint(const gw_endpoint *ep, uint64_t shard, bool json)
 	fflush(stdout);
 }
 
-static void print_stats(const gw_agg_stats *s, const gw_agg_faults *f, uint64_t shard,
-			bool json, uint64_t rx_dropped)
+static void print_stats(const gw_agg_stats *s, const gw_agg_faults *f,
+			const gw_liveness_stats *l, uint64_t shard, bool json, uint64_t rx_dropped)
 {
 	if (json) {
-		print_json(s, f, shard, rx_dropped);
+		print_json(s, f, l, shard, rx_dropped);
 		return;
 	}
 	printf("gw-aggregator shard %llu: %llu chunks (%llu short), %llu ups, "
@@ -237,13 +241,15 @@ int main(int argc, char **argv)
 	gw_agg_faults ft;
 	gw_agg_stats_get(a, &st);
 	gw_agg_faults_get(a, &ft);
+	gw_liveness_stats lt;
+	gw_agg_liveness_get(a, &lt);
 	/* What the kernel or port dropped before the shard saw it. */
 	uint64_t dropped = 0;
 	for (unsigned i = 0; i < ports; i++) {
 		int64_t d = gw_dp_drops(dps[i]);
 		dropped += d > 0 ? (uint64_t)d : 0;
 	}
-	print_stats(&st, &ft, shard, json, dropped);
+	print_stats(&st, &ft, &lt, shard, json, dropped);
 	char note[320];
 	if (ft.problems && gw_agg_problem(a, note, sizeof(note)) > 0)
 		fprintf(stderr, "gw-aggregator: shard %llu: %llu problem(s), the latest: %s\n",

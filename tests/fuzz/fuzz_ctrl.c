@@ -43,7 +43,7 @@ static void check_accepted(const struct coll_layout *L, const uint8_t *p, size_t
 	GW_FUZZ_CHECK(len == GW_PKT_HDR_LEN + COLL_CTRL_LEN + (L->keyed ? GW_PKT_MAC_LEN : 0));
 	const uint8_t *b = p + GW_PKT_HDR_LEN;
 	GW_FUZZ_CHECK(p[GW_PKT_OFF_TYPE] == GW_PKT_CTRL);
-	GW_FUZZ_CHECK(m->kind >= COLL_CTRL_HEARTBEAT && m->kind <= COLL_CTRL_MISMATCH);
+	GW_FUZZ_CHECK(m->kind >= COLL_CTRL_HEARTBEAT && m->kind <= COLL_CTRL_KIND_MAX);
 	GW_FUZZ_CHECK(m->role <= COLL_ROLE_SHARD && m->kind == b[0] && m->role == b[1]);
 	static const int reserved[][2] = {{2, 4}, {24, 32}, {65, 72}};
 	for (size_t r = 0; r < sizeof(reserved) / sizeof(reserved[0]); r++)

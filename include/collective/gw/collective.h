@@ -193,15 +193,49 @@ GW_API int gw_comm_set_gpu(gw_comm *c, gw_gpu *g);
 GW_API const char *gw_comm_gpu_handoff(const gw_comm *c);
 
 /* Liveness: c heartbeats to its shards every ms / 8 (from a thread between
- * calls, so a long backward pass is alive) and a call fails with
- * GW_EPEER, naming the peer, when a shard is silent for ms or reports a
- * worker dead or gone, and with GW_ECONFIG, naming the setting, when a
- * shard was told otherwise (dim, workers, payload, codecs, key, ...).
- * Default 1000 ms from gw_comm_create (the environment's GW_LIVENESS_MS,
- * where set, replaces it for every communicator and shard); 0 turns it
- * off; below 10 is refused. A clean gw_comm_free says goodbye to the shards. GW_EPEER and
- * GW_ECONFIG stay: later calls fail the same way. (GRADWIRE_0.3) */
+ * calls, so a long backward pass is alive) and judges each shard with a
+ * failure detector over the gaps between its packets (docs/collective.md,
+ * "Faults"): a shard silent for at least ms, for longer than its own
+ * history makes likely (or for 5 ms whatever its history), is suspected
+ * and probed; one that stays silent ms more is dead, and the call fails
+ * with GW_EPEER naming it. So a dead shard is named 2 ms after it died
+ * (at most 6 ms for one whose packets came late before), and a live one
+ * that is only slow is not. A call also fails with GW_EPEER when a shard
+ * reports a worker dead or gone, and with GW_ECONFIG, naming the setting,
+ * when a shard was told otherwise (dim, workers, payload, codecs, key,
+ * ...). Default 1000 ms from gw_comm_create (the environment's
+ * GW_LIVENESS_MS, where set, replaces it for every communicator and
+ * shard); 0 turns it off; below 10 is refused. A clean gw_comm_free says
+ * goodbye to the shards. GW_EPEER and GW_ECONFIG stay: later calls fail
+ * the same way. (GRADWIRE_0.3) */
 GW_API int gw_comm_set_liveness(gw_comm *c, uint32_t ms);
+
+/* Start-up: a shard not heard from at all is "not yet up", not silent
+ * (its process may still be setting up its EAL, its links, its memory):
+ * calls wait for it up to ms after the first call began, then fail with
+ * GW_EPEER, "shard 1 (10.77.1.201:7000) never came up in 30 s". Default
+ * 30000 ms (GW_STARTUP_MS in the environment replaces it for every
+ * communicator and shard); 0: no limit of its own (the call's timeout
+ * still holds). (GRADWIRE_0.4) */
+GW_API int gw_comm_set_startup(gw_comm *c, uint32_t ms);
+
+/* What liveness saw: peers suspected and cleared by a probe's answer or
+ * a late packet, probes, and two distributions in µs (quantiles of a
+ * histogram with four buckets to an octave, so within 19 %): how late
+ * this process's heartbeats left after their time (its own starvation),
+ * and the gaps between its peers' packets that the detector learns from
+ * (theirs, and the network's). */
+typedef struct gw_liveness_stats {
+	uint64_t suspected, cleared;        /* peers suspected; of them, heard again */
+	uint64_t probes_sent, probes_answered;
+	uint64_t never_up;                  /* peers that never came up in time */
+	uint64_t hb_sent;                   /* heartbeats sent on schedule */
+	uint64_t hb_late_p50_us, hb_late_p99_us, hb_late_max_us;
+	uint64_t gaps;                      /* gap samples */
+	uint64_t gap_p50_us, gap_p99_us, gap_p999_us, gap_max_us;
+} gw_liveness_stats;
+/* Between calls, or from c's report function. (GRADWIRE_0.4) */
+GW_API void gw_comm_liveness_get(const gw_comm *c, gw_liveness_stats *s);
 
 /* Loss-tolerant rejoin: a worker restarted with the rank (and key) of one
  * the job evicted calls this before its first allreduce. It says hello
@@ -321,6 +355,14 @@ GW_API void gw_agg_stats_get(const gw_agg *a, gw_agg_stats *st);
  * returns GW_ECONFIG naming it. Default 1000 ms; 0 turns it off.
  * Call before serving. (GRADWIRE_0.3) */
 GW_API int gw_agg_set_liveness(gw_agg *a, uint32_t ms);
+/* Start-up (as gw_comm_set_startup): once the first worker is heard, a
+ * worker not heard within ms is gone, "never came up in 30 s" (reliable:
+ * every worker waiting on it is told; loss-tolerant: the job goes on
+ * without it until it comes). Call before serving. (GRADWIRE_0.4) */
+GW_API int gw_agg_set_startup(gw_agg *a, uint32_t ms);
+/* As gw_comm_liveness_get; from another thread while the shard serves,
+ * approximate. (GRADWIRE_0.4) */
+GW_API void gw_agg_liveness_get(const gw_agg *a, gw_liveness_stats *s);
 GW_API int gw_agg_set_report(gw_agg *a, uint32_t ms, gw_report_fn fn, void *arg);
 
 typedef struct gw_agg_faults {

@@ -29,8 +29,11 @@
  *   opts            backend options (impair_loss=P, ..., port=N)
  *   job (default 1, as the CLIs), window, chunk-elems, deadline-us,
  *                   rto-us, timeout-ms, liveness-ms (a peer silent this
- *                   long is dead; default 1000, 0: off; see
- *                   gw_comm_set_liveness)
+ *                   long, and longer than its history makes likely, is
+ *                   suspected, and dead as long again later; default 1000,
+ *                   0: off; see gw_comm_set_liveness), startup-ms (a peer
+ *                   never heard is waited for this long; default 30000;
+ *                   gw_comm_set_startup)
  *   key             64 hex digits: every packet is MACed; key-file: a file
  *   topk, candidates, sketch-momentum   Sketched-SGD's fields
  *   gpu             none (default), cuda or emu: gw_member_allreduce's grad
