@@ -2,8 +2,10 @@
 # Faults (docs/collective.md, "Faults"): processes started here one by one
 # (gw-launch would tear the job down at the first death itself), one
 # aggregator and W workers on 127.0.0.1, liveness 1000 ms:
-#  - reliable, a worker SIGKILLed mid-job: every survivor fails within the
-#    interval plus slack, with GW_EPEER naming that worker;
+#  - reliable, a worker SIGKILLed mid-job: every survivor fails within 3 s
+#    (the detection the docs promise on an unloaded loopback: suspected
+#    after the 1 s interval, confirmed 1 s later), with GW_EPEER naming
+#    that worker;
 #  - loss-tolerant, the same: the survivors finish every round, the shard
 #    counts the worker gone;
 #  - the aggregator SIGKILLed: every worker fails naming shard 0; and in
@@ -12,10 +14,13 @@
 #  - a worker 2.5 s between calls (a long backward pass) is alive;
 #  - a worker that leaves cleanly: reliable, the others fail naming it;
 #    loss-tolerant, they go on;
+#  - a live peer stopped (SIGSTOP) for 1.5 s, shard or worker, beside a
+#    straggler, is not taken for dead: the job finishes;
+#  - a peer that never comes up is named when the start-up time runs out;
 #  - settings that differ (payload, window, dim) are named at the first
 #    packet, in the workers' errors and the aggregator's log.
-# "Within" is 5 s here: the interval is 1 s and the call timeout, which
-# these bounds tell apart, 60 s.
+# "Within" is 3 s for a death (the call timeout, which these bounds tell
+# apart, is 60 s), 5 s for the rest.
 set -u
 APPS=$1
 T=$(mktemp -d /tmp/gw-faults.XXXXXX)
@@ -60,13 +65,13 @@ start() {
 # waitw R -> its exit status; TOOK: ms since T0
 waitw() { local p; eval "p=\$W$1"; wait "$p"; local rc=$?; TOOK=$((($(now) - T0) / 1000000)); return $rc; }
 
-# all_fail_naming LABEL ERE: workers 0-2 each fail within 5 s of T0 with
+# all_fail_naming LABEL ERE [MS]: workers 0-2 each fail within MS (5000) of T0 with
 # an error matching ERE.
 all_fail_naming() {
   local r rc
   for r in 0 1 2; do
     waitw $r; rc=$?
-    if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] && grep -qE "$2" "$T/w.$r.err"; then
+    if [ $rc -ne 0 ] && [ $TOOK -lt "${3:-5000}" ] && grep -qE "$2" "$T/w.$r.err"; then
       echo "ok: $1: rank $r failed ${TOOK} ms later: $(grep -oE "$2" "$T/w.$r.err" | head -n 1)"
     else
       echo "FAIL: $1: rank $r rc=$rc after ${TOOK} ms:"; tail -n 2 "$T/w.$r.err"; fail=1
@@ -85,7 +90,7 @@ reliable() {
   sleep 1.5; eval "kill -KILL \$W$v"; T0=$(now)
   for r in $(survivors "$w" "$v"); do
     waitw "$r"; rc=$?
-    if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] &&
+    if [ $rc -ne 0 ] && [ $TOOK -lt 3000 ] &&
        grep -q "worker $v is dead: silent for .* ms.*GW_EPEER" "$T/w.$r.err"; then
       echo "ok: $label, reliable: rank $r failed ${TOOK} ms after rank $v's death: $(grep -o "worker $v is dead.*" "$T/w.$r.err")"
     else
@@ -152,7 +157,7 @@ fi
 # 4. the aggregator killed: every worker names shard 0.
 if start 3 400000 "" "--rounds 1000"; then
   sleep 1.5; kill -KILL "$AGG"; T0=$(now)
-  all_fail_naming "shard killed" "shard 0 \([^)]*\) is dead: silent for [0-9]+ ms"
+  all_fail_naming "shard killed" "shard 0 \([^)]*\) is dead: silent for [0-9]+ ms" 3000
 fi
 
 # 4b. loss-tolerant, S = 2, shard 1 killed: the job stops too, every
@@ -179,7 +184,7 @@ for r in 0 1 2; do
 done
 sleep 1.5; kill -KILL "$A1"; T0=$(now)
 all_fail_naming "loss-tolerant, shard 1 of 2 killed" \
-  "shard 1 \([^)]*\) is dead: silent for [0-9]+ ms; a loss-tolerant job stops too"
+  "shard 1 \([^)]*\) is dead: silent for [0-9]+ ms \(suspected after [0-9]+ ms, [0-9]+ probes unanswered\); a loss-tolerant job stops too" 3000
 kill "$A0" 2>/dev/null; wait "$A0" 2>/dev/null
 
 # 4c. the aggregator SIGKILLed and started again at once at its address:
@@ -245,6 +250,54 @@ if start 3 60000 "--mode loss-tolerant --deadline-us 20000" \
        >/dev/null 2>&1; then
     echo "FAIL: --check took rank 1's 3 rounds as 2"; fail=1
   fi
+fi
+
+# 8. A live peer starved on purpose is not taken for dead (reliable, the
+# default liveness): SIGSTOP for 1.5 s, then SIGCONT, of the shard, then
+# of a worker; and a straggler 300 ms late into every call besides.
+stopped() {  # label "victim pid expression"
+  local r rc ok=1 v
+  if start 3 200000 "" "--rounds 40 --lag-ms 40" "" "" "--lag-ms 300"; then
+    sleep 1
+    eval "v=$2"
+    kill -STOP "$v"; sleep 1.5; kill -CONT "$v"
+    for r in 0 1 2; do waitw $r || { ok=0; rc=$?; }; done
+    if [ $ok = 1 ]; then
+      echo "ok: $1 stopped for 1.5 s: every worker finished its 40 rounds"
+    else
+      echo "FAIL: $1 stopped for 1.5 s was taken for dead:"; tail -n 2 "$T"/w.*.err; fail=1
+    fi
+    kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
+  fi
+}
+stopped "the shard" '$AGG'
+stopped "worker 1" '$W1'
+
+# 9. A peer that never comes up is named when the start-up time runs
+# out, not taken for silent: a worker whose shard is not there, and the
+# workers of a shard whose third worker never starts.
+nobody=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+T0=$(now)
+"$APPS/gw-allreduce" --rank 0 --workers 1 --dim 1000 --agg "127.0.0.1:$nobody" --local 127.0.0.1:0 \
+  --no-verify --rounds 1 --startup-ms 2000 > "$T/n.out" 2> "$T/n.err"
+rc=$?; TOOK=$((($(now) - T0) / 1000000))
+if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] && grep -q "shard 0 (127.0.0.1:$nobody) never came up in 2 s" "$T/n.err"; then
+  echo "ok: a shard that never came up, named after ${TOOK} ms: $(grep -o 'shard 0.*never came up in 2 s' "$T/n.err")"
+else
+  echo "FAIL: a shard that never came up: rc=$rc after ${TOOK} ms:"; cat "$T/n.err"; fail=1
+fi
+# (Rank 2 refuses its --rounds 0 before it says anything.)
+if start 3 100000 "--startup-ms 2000" "--rounds 5" "" "" "--rounds 0"; then
+  T0=$(now)
+  for r in 0 1; do
+    waitw $r; rc=$?
+    if [ $rc -ne 0 ] && [ $TOOK -lt 5000 ] && grep -q "worker 2 never came up in 2 s" "$T/w.$r.err"; then
+      echo "ok: rank $r named the worker that never came up: $(grep -o 'worker 2 never came up.*)' "$T/w.$r.err")"
+    else
+      echo "FAIL: a worker that never came up: rank $r rc=$rc after ${TOOK} ms:"; tail -n 2 "$T/w.$r.err"; fail=1
+    fi
+  done
+  kill "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
 fi
 
 # 7. settings that differ, named at the first packet.
