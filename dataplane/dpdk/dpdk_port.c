@@ -301,10 +301,19 @@ int gw_dpdk_port_start(struct dpdk_dp *d, uint16_t nb_rxd, uint16_t nb_txd,
 	return GW_OK;
 }
 
+/* A memif client whose link stays down is restarted (it connects again:
+ * its server may have refused it while it still held a departed client's
+ * connection), but only after RETRY_S: the handshake runs on both
+ * processes' interrupt threads and takes over a second on a loaded host,
+ * and a stop in the middle of it races the interrupt thread (seen: a
+ * worker's eal-intr-thread segfaulting in librte_eal while restarts came
+ * every 0.5 s). */
+#define RETRY_S 3
+
 bool gw_dpdk_link_wait(uint16_t port, unsigned timeout_ms)
 {
 	uint64_t hz = rte_get_timer_hz(), now = rte_get_timer_cycles();
-	uint64_t end = now + hz * timeout_ms / 1000, retry = now + hz / 2;
+	uint64_t end = now + hz * timeout_ms / 1000, retry = now + hz * RETRY_S;
 	bool reconnect = memif_client(port);
 	for (;;) {
 		struct rte_eth_link link;
@@ -320,7 +329,7 @@ bool gw_dpdk_link_wait(uint16_t port, unsigned timeout_ms)
 			rte_eth_dev_stop(port);
 			rte_eth_dev_start(port);
 			log_restore("pmd.net.memif", level);
-			retry = now + hz / 2;
+			retry = now + hz * RETRY_S;
 		}
 		rte_delay_us_sleep(10 * 1000);
 	}
