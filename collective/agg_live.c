@@ -337,15 +337,7 @@ uint64_t agg_live_wait_ns(const gw_agg *a, uint64_t now)
 void agg_live_stats(const gw_agg *a, gw_liveness_stats *s)
 {
 	const struct agg_live *v = &a->live;
-	*s = v->ls;
-	s->hb_late_p50_us = coll_hist_quantile(&v->late, 0.5);
-	s->hb_late_p99_us = coll_hist_quantile(&v->late, 0.99);
-	s->hb_late_max_us = v->late.max_us;
-	s->gaps = v->gaps.count;
-	s->gap_p50_us = coll_hist_quantile(&v->gaps, 0.5);
-	s->gap_p99_us = coll_hist_quantile(&v->gaps, 0.99);
-	s->gap_p999_us = coll_hist_quantile(&v->gaps, 0.999);
-	s->gap_max_us = v->gaps.max_us;
+	coll_liveness_stats(s, &v->ls, &v->late, &v->gaps);
 }
 
 void agg_live_bye(gw_agg *a, const char *why)

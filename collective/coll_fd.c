@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <gw/collective.h>
+
 #include "coll_fd.h"
 #include "gw_util.h"
 
@@ -133,4 +135,18 @@ uint64_t coll_hist_quantile(const struct coll_hist *h, double q)
 			return GW_MIN(bucket_top(i), h->max_us);
 	}
 	return h->max_us;
+}
+
+void coll_liveness_stats(gw_liveness_stats *s, const gw_liveness_stats *counters,
+			 const struct coll_hist *late, const struct coll_hist *gaps)
+{
+	*s = *counters;
+	s->hb_late_p50_us = coll_hist_quantile(late, 0.5);
+	s->hb_late_p99_us = coll_hist_quantile(late, 0.99);
+	s->hb_late_max_us = late->max_us;
+	s->gaps = gaps->count;
+	s->gap_p50_us = coll_hist_quantile(gaps, 0.5);
+	s->gap_p99_us = coll_hist_quantile(gaps, 0.99);
+	s->gap_p999_us = coll_hist_quantile(gaps, 0.999);
+	s->gap_max_us = gaps->max_us;
 }

@@ -51,6 +51,12 @@ void coll_hist_add(struct coll_hist *h, uint64_t us);
  * empty; max_us for q = 1. */
 uint64_t coll_hist_quantile(const struct coll_hist *h, double q);
 
+/* *s: counters, with the quantiles of late (heartbeats' lateness) and
+ * gaps (peers' gaps) filled in (gw_comm_liveness_get, gw_agg_liveness_get). */
+struct gw_liveness_stats;
+void coll_liveness_stats(struct gw_liveness_stats *s, const struct gw_liveness_stats *counters,
+			 const struct coll_hist *late, const struct coll_hist *gaps);
+
 /* The configuration of a liveness interval of ms: heartbeats every ms / 8,
  * floor ms, ceiling 5 ms. */
 struct coll_fd_cfg coll_fd_config(uint64_t liveness_ns);

@@ -97,29 +97,27 @@ static const struct {
 	{"pool", 64, 1u << 22, offsetof(struct cli, pool)},
 };
 
+/* One of the liveness times, for the communicator and the shard given. */
+static int set_ms(const struct cli *c, const char *opt, uint64_t ms, gw_comm *comm,
+		  int (*comm_fn)(gw_comm *, uint32_t), gw_agg *agg,
+		  int (*agg_fn)(gw_agg *, uint32_t))
+{
+	int rc = comm ? comm_fn(comm, (uint32_t)ms) : GW_OK;
+	if (rc == GW_OK && agg)
+		rc = agg_fn(agg, (uint32_t)ms);
+	if (rc < 0)
+		fprintf(stderr, "%s: --%s: %s\n", c->prog, opt, gw_error_detail());
+	return rc < 0 ? -1 : 0;
+}
+
 int cli_liveness(const struct cli *c, gw_comm *comm, gw_agg *agg)
 {
-	int rc = GW_OK;
-	if (c->liveness_set) {
-		uint32_t ms = (uint32_t)c->liveness_ms;
-		rc = comm ? gw_comm_set_liveness(comm, ms) : GW_OK;
-		if (rc == GW_OK && agg)
-			rc = gw_agg_set_liveness(agg, ms);
-		if (rc < 0) {
-			fprintf(stderr, "%s: --liveness-ms: %s\n", c->prog, gw_error_detail());
-			return -1;
-		}
-	}
-	if (c->startup_set) {
-		uint32_t ms = (uint32_t)c->startup_ms;
-		rc = comm ? gw_comm_set_startup(comm, ms) : GW_OK;
-		if (rc == GW_OK && agg)
-			rc = gw_agg_set_startup(agg, ms);
-		if (rc < 0) {
-			fprintf(stderr, "%s: --startup-ms: %s\n", c->prog, gw_error_detail());
-			return -1;
-		}
-	}
+	if (c->liveness_set && set_ms(c, "liveness-ms", c->liveness_ms, comm,
+				      gw_comm_set_liveness, agg, gw_agg_set_liveness) < 0)
+		return -1;
+	if (c->startup_set && set_ms(c, "startup-ms", c->startup_ms, comm, gw_comm_set_startup,
+				     agg, gw_agg_set_startup) < 0)
+		return -1;
 	return 0;
 }
 

@@ -41,6 +41,42 @@ static void eal(const struct job *j, struct argv *a, const char *prefix, unsigne
 	argv_add(a, "--log-level=pmd.net.memif:error");
 }
 
+/* [ip netns exec NS] EXE [EAL options --] --backend B --local LOCAL: a
+ * shard (id: its index) or a worker (its rank). memif joins two processes
+ * only: a shard has a port per worker and a worker one per shard, the
+ * link of shard s and worker w being the socket s<s>.w<w>. */
+static void head(const struct job *j, struct argv *a, const char *exe, bool shard, unsigned id,
+		 const char *local)
+{
+	const struct opts *o = j->o;
+	if (o->link == LINK_NETNS) {
+		argv_add(a, "ip");
+		argv_add(a, "netns");
+		argv_add(a, "exec");
+		if (shard)
+			argv_add(a, "gwhub");
+		else
+			argv_addf(a, "gwn%u", id);
+	}
+	argv_add(a, exe);
+	if (o->link == LINK_MEMIF) {
+		unsigned n = shard ? o->workers : o->shards;
+		char prefix[64];
+		snprintf(prefix, sizeof(prefix), shard ? "gwla%ds%u" : "gwlw%dw%u", (int)j->self, id);
+		/* A mempool per port: about 40 MB each with the default pool. */
+		eal(j, a, prefix, shard ? 128 + 48 * n : 192 + 64 * n);
+		for (unsigned i = 0; i < n; i++)
+			argv_addf(a, "--vdev=net_memif%u,role=%s,id=0,socket=%s/s%u.w%u.sock,"
+				  "socket-abstract=no", i, shard ? "server" : "client", j->run,
+				  shard ? id : i, shard ? i : id);
+		argv_add(a, "--");
+	}
+	argv_add(a, "--backend");
+	argv_add(a, o->link == LINK_MEMIF ? "dpdk" : o->link == LINK_RDMA ? "rdma" : "udp");
+	argv_add(a, "--local");
+	argv_add(a, local);
+}
+
 static void add_job(const struct job *j, struct argv *a)
 {
 	for (unsigned i = 0; i < j->o->njob; i++)
@@ -50,48 +86,20 @@ static void add_job(const struct job *j, struct argv *a)
 void job_shard_cmd(const struct job *j, unsigned s, struct argv *a)
 {
 	const struct opts *o = j->o;
-	switch (o->link) {
-	case LINK_MEMIF: {
-		argv_add(a, o->agg);
-		char prefix[64];
-		snprintf(prefix, sizeof(prefix), "gwla%ds%u", (int)j->self, s);
-		/* A mempool per port: about 40 MB each with the default pool. */
-		eal(j, a, prefix, 128 + 48 * o->workers);
-		for (unsigned w = 0; w < o->workers; w++)
-			argv_addf(a, "--vdev=net_memif%u,role=server,id=0,socket=%s/s%u.w%u.sock,"
-				  "socket-abstract=no", w, j->run, s, w);
-		argv_add(a, "--");
-		argv_add(a, "--backend");
-		argv_add(a, "dpdk");
+	char local[64];
+	/* memif and netns: a fixed address; else port 0, and the shard
+	 * prints what it got. */
+	if (o->link == LINK_MEMIF || o->link == LINK_NETNS)
+		snprintf(local, sizeof(local), "%s", j->eps[s]);
+	else
+		snprintf(local, sizeof(local), "%s:0", o->link == LINK_RDMA ? o->rdma_ip : "127.0.0.1");
+	head(j, a, o->agg, true, s, local);
+	if (o->link == LINK_MEMIF) {
 		argv_add(a, "--ports");
 		argv_addf(a, "%u", o->workers);
-		argv_add(a, "--local");
-		argv_add(a, j->eps[s]);
 		/* Its workers start after it: it must not wait for links. */
 		argv_add(a, "--opts");
 		argv_add(a, "link_wait=0");
-		break;
-	}
-	case LINK_NETNS:
-		argv_add(a, "ip");
-		argv_add(a, "netns");
-		argv_add(a, "exec");
-		argv_add(a, "gwhub");
-		argv_add(a, o->agg);
-		argv_add(a, "--backend");
-		argv_add(a, "udp");
-		argv_add(a, "--local");
-		argv_add(a, j->eps[s]);
-		break;
-	case LINK_RDMA:
-	case LINK_UDP:
-		argv_add(a, o->agg);
-		argv_add(a, "--backend");
-		argv_add(a, o->link == LINK_RDMA ? "rdma" : "udp");
-		argv_add(a, "--local");
-		/* Port 0: the shard prints what it got. */
-		argv_addf(a, "%s:0", o->link == LINK_RDMA ? o->rdma_ip : "127.0.0.1");
-		break;
 	}
 	argv_add(a, "--shard");
 	argv_addf(a, "%u", s);
@@ -107,46 +115,18 @@ void job_shard_cmd(const struct job *j, unsigned s, struct argv *a)
 void job_worker_cmd(const struct job *j, unsigned w, bool rejoin, struct argv *a)
 {
 	const struct opts *o = j->o;
-	switch (o->link) {
-	case LINK_MEMIF: {
-		argv_add(a, o->worker);
-		char prefix[64];
-		snprintf(prefix, sizeof(prefix), "gwlw%dw%u", (int)j->self, w);
-		eal(j, a, prefix, 192 + 64 * o->shards);
-		/* Port s is the link to shard s. */
-		for (unsigned s = 0; s < o->shards; s++)
-			argv_addf(a, "--vdev=net_memif%u,role=client,id=0,socket=%s/s%u.w%u.sock,"
-				  "socket-abstract=no", s, j->run, s, w);
-		argv_add(a, "--");
-		argv_add(a, "--backend");
-		argv_add(a, "dpdk");
-		argv_add(a, "--local");
-		argv_addf(a, "10.77.1.%u:7000", w + 1);
-		if (o->shards > 1) {
-			argv_add(a, "--ports");
-			argv_addf(a, "%u", o->shards);
-		}
-		break;
-	}
-	case LINK_NETNS:
-		argv_add(a, "ip");
-		argv_add(a, "netns");
-		argv_add(a, "exec");
-		argv_addf(a, "gwn%u", w);
-		argv_add(a, o->worker);
-		argv_add(a, "--backend");
-		argv_add(a, "udp");
-		argv_add(a, "--local");
-		argv_addf(a, "10.77.0.%u:7100", w + 1);
-		break;
-	case LINK_RDMA:
-	case LINK_UDP:
-		argv_add(a, o->worker);
-		argv_add(a, "--backend");
-		argv_add(a, o->link == LINK_RDMA ? "rdma" : "udp");
-		argv_add(a, "--local");
-		argv_addf(a, "%s:0", o->link == LINK_RDMA ? o->rdma_ip : "127.0.0.1");
-		break;
+	char local[64];
+	if (o->link == LINK_MEMIF)
+		snprintf(local, sizeof(local), "10.77.1.%u:7000", w + 1);
+	else if (o->link == LINK_NETNS)
+		snprintf(local, sizeof(local), "10.77.0.%u:7100", w + 1);
+	else
+		snprintf(local, sizeof(local), "%s:0", o->link == LINK_RDMA ? o->rdma_ip : "127.0.0.1");
+	head(j, a, o->worker, false, w, local);
+	/* memif: port s is the link to shard s. */
+	if (o->link == LINK_MEMIF && o->shards > 1) {
+		argv_add(a, "--ports");
+		argv_addf(a, "%u", o->shards);
 	}
 	argv_add(a, "--agg");
 	argv_add(a, j->aggs);
