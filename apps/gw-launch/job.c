@@ -15,6 +15,14 @@ void argv_add(struct argv *a, const char *s)
 	a->v[a->n] = NULL;
 }
 
+void argv_free(struct argv *a)
+{
+	for (unsigned i = 0; i < a->n; i++)
+		free(a->v[i]);
+	a->n = 0;
+	a->v[0] = NULL;
+}
+
 void argv_addf(struct argv *a, const char *fmt, ...)
 {
 	char buf[4096];

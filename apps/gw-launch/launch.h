@@ -51,6 +51,7 @@ struct argv {
 	unsigned n;
 };
 void argv_add(struct argv *a, const char *s);
+void argv_free(struct argv *a);
 void argv_addf(struct argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- job.c ---------------------------------------------------------------- */

@@ -378,6 +378,7 @@ static struct proc *start_shard(unsigned s)
 	snprintf(out, sizeof(out), "%s/agg.%u.out", j.logs, s);
 	snprintf(err, sizeof(err), "%s/agg.%u.err", j.logs, s);
 	struct proc *p = sup_spawn(&sup, ROLE_SHARD, s, &a, out, err, false);
+	argv_free(&a);
 	if (!p)
 		finish(1);
 	return p;
@@ -391,7 +392,9 @@ static void start_worker(unsigned w, bool rejoin)
 	snprintf(out, sizeof(out), "%s/w.%u.out", j.logs, w);
 	snprintf(err, sizeof(err), "%s/w.%u.err", j.logs, w);
 	/* A restart's logs follow the first run's. */
-	if (!sup_spawn(&sup, ROLE_WORKER, w, &a, out, err, rejoin))
+	struct proc *p = sup_spawn(&sup, ROLE_WORKER, w, &a, out, err, rejoin);
+	argv_free(&a);
+	if (!p)
 		finish(1);
 }
 
