@@ -197,6 +197,9 @@ static bool launcher_opt(const char *name, const char *v)
 	return true;
 }
 
+static void check(bool shards_given);
+static void find_programs(const char *argv0);
+
 static void parse(int argc, char **argv)
 {
 	o.shards = 1;
@@ -239,6 +242,13 @@ static void parse(int argc, char **argv)
 	o.wargc = argc - i;
 	if (!workers_given)
 		count("--workers", "", MAX_WORKERS);
+	check(shards_given);
+	find_programs(argv[0]);
+}
+
+/* What the options say together. */
+static void check(bool shards_given)
+{
 	if (o.colocate) {
 		if (o.link != LINK_UDP && o.link != LINK_NETNS)
 			die("--colocate: --link udp or netns (a %s port is opened once per process)",
@@ -261,8 +271,6 @@ static void parse(int argc, char **argv)
 		    "worker restarts");
 	if (o.restart && o.colocate)
 		die("--restart: not with --colocate (a worker's death takes its shard with it)");
-	if (!find_exe(o.wargv[0], o.worker, sizeof(o.worker)))
-		die("worker '%s': not found", o.wargv[0]);
 	for (unsigned w = 0; o.link == LINK_NETNS && w < o.workers; w++) {
 		char ns[64];
 		snprintf(ns, sizeof(ns), "/run/netns/gwn%u", w);
@@ -272,16 +280,6 @@ static void parse(int argc, char **argv)
 	}
 	if (o.link == LINK_NETNS && access("/run/netns/gwhub", F_OK))
 		die("--link netns: namespace gwhub missing");
-	/* gw-aggregator beside us, else in PATH. */
-	char self[PATH_MAX - 64];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	self[n > 0 ? n : 0] = '\0';
-	char *slash = strrchr(self, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(o.agg, sizeof(o.agg), "%s/gw-aggregator", self);
-	if (access(o.agg, X_OK) && !find_exe("gw-aggregator", o.agg, sizeof(o.agg)))
-		die("gw-aggregator: not found beside %s or on PATH", argv[0]);
 	if (!o.cores) {
 		static char cores[32];
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -294,6 +292,22 @@ static void parse(int argc, char **argv)
 		o.agg_extra[o.nagg++] = "--idle-exit-ms";
 		o.agg_extra[o.nagg++] = ms;
 	}
+}
+
+/* The worker as found, and gw-aggregator beside us, else in PATH. */
+static void find_programs(const char *argv0)
+{
+	if (!find_exe(o.wargv[0], o.worker, sizeof(o.worker)))
+		die("worker '%s': not found", o.wargv[0]);
+	char self[PATH_MAX - 64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	char *slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(o.agg, sizeof(o.agg), "%s/gw-aggregator", self);
+	if (access(o.agg, X_OK) && !find_exe("gw-aggregator", o.agg, sizeof(o.agg)))
+		die("gw-aggregator: not found beside %s or on PATH", argv0);
 }
 
 /* ---- the job ------------------------------------------------------------ */
