@@ -34,11 +34,8 @@ int agg_live_init(gw_agg *a)
 	v->heard = calloc(W, sizeof(*v->heard));
 	v->joined = calloc(W, sizeof(*v->joined));
 	v->fd = calloc(W, sizeof(*v->fd));
-	v->suspect_ns = calloc(W, sizeof(*v->suspect_ns));
-	v->probe_ns = calloc(W, sizeof(*v->probe_ns));
-	v->probes = calloc(W, sizeof(*v->probes));
-	if (!v->gone || !v->silent_ms || !v->heard || !v->joined || !v->fd || !v->suspect_ns ||
-	    !v->probe_ns || !v->probes || pthread_mutex_init(&v->mu, NULL))
+	if (!v->gone || !v->silent_ms || !v->heard || !v->joined || !v->fd ||
+	    pthread_mutex_init(&v->mu, NULL))
 		return GW_ERR(GW_ENOMEM);
 	v->ready = 1;
 	v->incarnation = coll_incarnation();
@@ -66,9 +63,6 @@ void agg_live_fini(gw_agg *a)
 	free(v->heard);
 	free(v->joined);
 	free(v->fd);
-	free(v->suspect_ns);
-	free(v->probe_ns);
-	free(v->probes);
 	v->ready = 0;
 }
 
@@ -138,11 +132,9 @@ static void heard(gw_agg *a, uint32_t w, uint64_t now)
 	v->heard[w] = now;
 	if (!v->first_ns)
 		v->first_ns = now;
-	coll_fd_heard(&v->fd[w], &v->fdc, now, &v->gaps);
-	if (v->suspect_ns[w]) {
-		v->suspect_ns[w] = 0;
+	if (coll_fd_heard(&v->fd[w], &v->fdc, now, &v->gaps)) {
 		v->ls.cleared++;
-		v->ls.probes_answered += v->probes[w] != 0;
+		v->ls.probes_answered += v->fd[w].probes != 0;
 	}
 }
 
@@ -255,20 +247,10 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
 	}
 }
 
-static void probe(gw_agg *a, uint32_t w, uint64_t now)
-{
-	struct agg_live *v = &a->live;
-	agg_live_send(a, w, COLL_CTRL_PROBE, 0, 0, NULL);
-	v->probes[w]++;
-	v->ls.probes_sent++;
-	v->probe_ns[w] = now + v->fdc.hb_ns;
-}
-
 /* Worker w at now (nothing left to read). */
 static void judge(gw_agg *a, uint32_t w, uint64_t now)
 {
 	struct agg_live *v = &a->live;
-	const struct coll_fd *f = &v->fd[w];
 	if (v->gone[w])
 		return;
 	if (!a->wk[w].known) {
@@ -279,25 +261,27 @@ static void judge(gw_agg *a, uint32_t w, uint64_t now)
 		}
 		return;
 	}
-	uint32_t silent_ms = (uint32_t)GW_MIN(coll_fd_silence(f, now) / 1000000u,
+	uint32_t silent_ms = (uint32_t)GW_MIN(coll_fd_silence(&v->fd[w], now) / 1000000u,
 					      (uint64_t)UINT32_MAX);
-	if (!v->suspect_ns[w]) {
-		if (!coll_fd_suspect(f, &v->fdc, now))
-			return;
-		v->suspect_ns[w] = now;
-		v->probes[w] = 0;
+	switch (coll_fd_judge(&v->fd[w], &v->fdc, now)) {
+	case COLL_FD_SUSPECT:
 		v->ls.suspected++;
-		probe(a, w, now);
+		agg_live_send(a, w, COLL_CTRL_PROBE, 0, 0, NULL);
+		v->ls.probes_sent++;
+		/* Loss-tolerant: evicted at once, back as soon as heard. */
 		if (a->L.job.mode == GW_COLL_LOSS_TOLERANT)
 			gone(a, w, COLL_GONE_SILENT, GW_MAX(silent_ms, 1u), now);
-		return;
+		break;
+	case COLL_FD_PROBE:
+		agg_live_send(a, w, COLL_CTRL_PROBE, 0, 0, NULL);
+		v->ls.probes_sent++;
+		break;
+	case COLL_FD_DEAD:
+		gone(a, w, COLL_GONE_SILENT, GW_MAX(silent_ms, 1u), now);
+		break;
+	case COLL_FD_FINE:
+		break;
 	}
-	if (now - v->suspect_ns[w] < v->liveness_ns) {
-		if (now >= v->probe_ns[w])
-			probe(a, w, now);
-		return;
-	}
-	gone(a, w, COLL_GONE_SILENT, GW_MAX(silent_ms, 1u), now);
 }
 
 int agg_live_tick(gw_agg *a, uint64_t now, int drained)

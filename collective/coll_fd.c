@@ -35,8 +35,8 @@ static void sample(struct coll_fd *f, uint64_t gap_ns)
 	f->sumsq += (double)us * us;
 }
 
-void coll_fd_heard(struct coll_fd *f, const struct coll_fd_cfg *c, uint64_t now,
-		   struct coll_hist *gaps)
+int coll_fd_heard(struct coll_fd *f, const struct coll_fd_cfg *c, uint64_t now,
+		  struct coll_hist *gaps)
 {
 	if (f->last_ns && now > f->last_ns) {
 		uint64_t gap = now - f->last_ns;
@@ -48,12 +48,16 @@ void coll_fd_heard(struct coll_fd *f, const struct coll_fd_cfg *c, uint64_t now,
 	}
 	if (now > f->last_ns)
 		f->last_ns = now;
+	int cleared = f->suspect_ns != 0;
+	f->suspect_ns = 0;
+	return cleared;
 }
 
 void coll_fd_rebase(struct coll_fd *f, uint64_t now)
 {
 	if (f->last_ns && now > f->last_ns)
 		f->last_ns = now;
+	f->suspect_ns = 0;
 }
 
 /* μ and σ of the gaps in ns. Until a few samples came, the heartbeat
@@ -92,6 +96,28 @@ int coll_fd_suspect(const struct coll_fd *f, const struct coll_fd_cfg *c, uint64
 	if (!f->last_ns || t < c->floor_ns)
 		return 0;
 	return t >= c->ceiling_ns || coll_fd_phi(f, c, now) >= c->phi;
+}
+
+enum coll_fd_verdict coll_fd_judge(struct coll_fd *f, const struct coll_fd_cfg *c,
+				   uint64_t now)
+{
+	enum coll_fd_verdict v = COLL_FD_FINE;
+	if (!f->suspect_ns) {
+		if (!coll_fd_suspect(f, c, now))
+			return COLL_FD_FINE;
+		f->suspect_ns = now;
+		f->probes = 0;
+		v = COLL_FD_SUSPECT;
+	} else if (now - f->suspect_ns >= c->floor_ns) {
+		return COLL_FD_DEAD;   /* confirmed: a further floor of silence */
+	} else if (now >= f->probe_ns) {
+		v = COLL_FD_PROBE;
+	} else {
+		return COLL_FD_FINE;
+	}
+	f->probes++;
+	f->probe_ns = now + c->hb_ns;
+	return v;
 }
 
 /* Bucket of us: 4 per octave, exact below 4 µs. */

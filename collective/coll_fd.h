@@ -13,9 +13,10 @@
  * silences must be longer to be suspected; one that keeps time is
  * suspected soon after the floor.
  *
- * The detector only says "suspect". Whoever owns it confirms: a reliable
- * job probes the peer and fails only when nothing comes for the confirm
- * interval after the suspicion (comm_live.c, agg_live.c). */
+ * A suspect is probed every heartbeat period, and is dead when nothing
+ * came from it for one more floor after the suspicion (coll_fd_judge);
+ * what a suspicion and a death mean is the owner's (comm_live.c,
+ * agg_live.c: a loss-tolerant shard evicts a suspect at once). */
 #ifndef GW_COLL_FD_H
 #define GW_COLL_FD_H
 
@@ -37,6 +38,9 @@ struct coll_fd {
 	uint32_t gap_us[COLL_FD_SAMPLES];
 	uint32_t n, next;               /* samples held, where the next goes */
 	double sum, sumsq;              /* of the samples held, in µs */
+	uint64_t suspect_ns;            /* suspected since (0: not) */
+	uint64_t probe_ns;              /* the next probe is due */
+	uint32_t probes;                /* probes of the latest suspicion */
 };
 
 /* A histogram of durations in µs, four buckets to an octave (±19 %), for
@@ -63,17 +67,27 @@ struct coll_fd_cfg coll_fd_config(uint64_t liveness_ns);
 
 void coll_fd_reset(struct coll_fd *f);
 /* A packet of the peer at now; the gap it ends, when it is a sample, goes
- * into gaps (may be NULL). */
-void coll_fd_heard(struct coll_fd *f, const struct coll_fd_cfg *c, uint64_t now,
-		   struct coll_hist *gaps);
-/* Silence counts from now on without a sample: a worker that did not read
- * between calls starts each call this way. */
+ * into gaps (may be NULL). 1 when it ends a suspicion (f->probes says
+ * whether probes were out), else 0. */
+int coll_fd_heard(struct coll_fd *f, const struct coll_fd_cfg *c, uint64_t now,
+		  struct coll_hist *gaps);
+/* Silence counts from now on without a sample, and a suspicion is
+ * dropped: a worker that did not read between calls starts each call
+ * this way. */
 void coll_fd_rebase(struct coll_fd *f, uint64_t now);
 /* φ of the silence at now (0 for a peer never heard). */
 double coll_fd_phi(const struct coll_fd *f, const struct coll_fd_cfg *c, uint64_t now);
 /* 1 when the silence at now is a suspicion: at least the floor and φ
  * above the threshold, or at least the ceiling. */
 int coll_fd_suspect(const struct coll_fd *f, const struct coll_fd_cfg *c, uint64_t now);
+/* What the owner does about the peer at now (nothing left to read):
+ * SUSPECT, newly suspected, and PROBE, a probe due again, both mean
+ * "send a probe" (counted in f->probes); DEAD, no packet for the floor
+ * since the suspicion. A peer never heard is FINE: start-up is the
+ * owner's. */
+enum coll_fd_verdict { COLL_FD_FINE, COLL_FD_SUSPECT, COLL_FD_PROBE, COLL_FD_DEAD };
+enum coll_fd_verdict coll_fd_judge(struct coll_fd *f, const struct coll_fd_cfg *c,
+				   uint64_t now);
 /* The silence at now (0 for a peer never heard). */
 static inline uint64_t coll_fd_silence(const struct coll_fd *f, uint64_t now)
 {

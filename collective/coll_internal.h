@@ -193,10 +193,7 @@ struct comm_live {
 	struct coll_fd_cfg fdc;        /* the detector's, from liveness_ns */
 	uint64_t startup_ns;           /* a shard never heard: given this long */
 	uint64_t first_call_ns;        /* the first call's start (0: none yet) */
-	struct coll_fd *fd;            /* per shard: its packets' gaps */
-	uint64_t *suspect_ns;          /* per shard: suspected since (0: not) */
-	uint64_t *probe_ns;            /* per shard: the next probe is due */
-	uint32_t *probes;              /* per shard: probes of this suspicion */
+	struct coll_fd *fd;            /* per shard: its detector */
 	uint64_t begin_ns, next_hb_ns; /* this call's */
 	uint64_t sent, received;       /* CTRL packets */
 	gw_liveness_stats ls;          /* counters; the histograms below */
@@ -295,10 +292,7 @@ struct agg_live {
 	uint32_t *silent_ms;       /* per worker: how long, when found silent */
 	uint64_t *heard;           /* per worker: its last packet of any kind
 				    * (heard_ns counts gradients only) */
-	struct coll_fd *fd;        /* per worker: its packets' gaps */
-	uint64_t *suspect_ns;      /* per worker: suspected since (0: not) */
-	uint64_t *probe_ns;        /* per worker: the next probe is due */
-	uint32_t *probes;          /* per worker: probes of this suspicion */
+	struct coll_fd *fd;        /* per worker: its detector */
 	gw_liveness_stats ls;      /* counters; the histograms below */
 	struct coll_hist late, gaps;
 	uint32_t ngone;

@@ -13,7 +13,7 @@
  * over the gaps between its packets, counted from the call's start (we do
  * not read between calls): a shard silent past the detector's threshold
  * is suspected and probed, and is dead only when nothing came from it for
- * the confirm interval (liveness) after that. A shard never heard is not
+ * a further liveness interval. A shard never heard is not
  * yet up, and is given the start-up time from the first call instead. A
  * shard that reports a worker dead (a chunk this worker waits for can
  * never finish) or a setting that differs ends the call at once. GW_EPEER
@@ -104,13 +104,9 @@ int comm_live_init(gw_comm *c)
 	v->shard_round = calloc(S, sizeof(*v->shard_round));
 	v->shard_incarnation = calloc(S, sizeof(*v->shard_incarnation));
 	v->fd = calloc(S, sizeof(*v->fd));
-	v->suspect_ns = calloc(S, sizeof(*v->suspect_ns));
-	v->probe_ns = calloc(S, sizeof(*v->probe_ns));
-	v->probes = calloc(S, sizeof(*v->probes));
 	v->incarnation = coll_incarnation();
 	v->startup_ns = 1000000ull * coll_startup_default();
-	if (!v->shard_round || !v->shard_incarnation || !v->fd || !v->suspect_ns ||
-	    !v->probe_ns || !v->probes)
+	if (!v->shard_round || !v->shard_incarnation || !v->fd)
 		return GW_ERR(GW_ENOMEM);
 	/* The thread's clock is gw_now_ns's: a wall clock set back would
 	 * stop the heartbeats. */
@@ -169,9 +165,6 @@ void comm_live_fini(gw_comm *c)
 	free(v->shard_round);
 	free(v->shard_incarnation);
 	free(v->fd);
-	free(v->suspect_ns);
-	free(v->probe_ns);
-	free(v->probes);
 	v->ready = 0;
 }
 
@@ -191,10 +184,8 @@ void comm_live_rebase(gw_comm *c, uint64_t now)
 	/* Nothing was read since the last call, or while this one worked
 	 * offline: silence counts from here, and a suspicion of the last
 	 * call is for this one to find again. */
-	for (uint32_t s = 0; s < c->L.job.shards; s++) {
+	for (uint32_t s = 0; s < c->L.job.shards; s++)
 		coll_fd_rebase(&v->fd[s], now);
-		v->suspect_ns[s] = 0;
-	}
 }
 
 /* Sticky: the first peer failure stays the job's. */
@@ -218,11 +209,9 @@ void comm_live_heard(gw_comm *c, uint32_t shard, uint64_t now)
 	struct comm_live *v = &c->live;
 	if (shard >= c->L.job.shards)
 		return;
-	coll_fd_heard(&v->fd[shard], &v->fdc, now, &v->gaps);
-	if (v->suspect_ns[shard]) {
-		v->suspect_ns[shard] = 0;
+	if (coll_fd_heard(&v->fd[shard], &v->fdc, now, &v->gaps)) {
 		v->ls.cleared++;
-		v->ls.probes_answered += v->probes[shard] != 0;
+		v->ls.probes_answered += v->fd[shard].probes != 0;
 	}
 }
 
@@ -365,15 +354,6 @@ static void span(char *buf, size_t n, uint64_t ns)
 		snprintf(buf, n, "%llu s", (unsigned long long)(ms / 1000u));
 }
 
-static void probe(gw_comm *c, uint32_t s, uint64_t now)
-{
-	struct comm_live *v = &c->live;
-	live_send_to(c, s, COLL_CTRL_PROBE, NULL);
-	v->probes[s]++;
-	v->ls.probes_sent++;
-	v->probe_ns[s] = now + v->fdc.hb_ns;
-}
-
 /* Shard s at now: GW_OK, or the call's failure. */
 static int judge(gw_comm *c, uint32_t s, uint64_t now)
 {
@@ -389,19 +369,14 @@ static int judge(gw_comm *c, uint32_t s, uint64_t now)
 		return live_fail(c, GW_EPEER, "shard %u (%s) never came up in %s%s", s, ep, t,
 				 v->hint);
 	}
-	if (!v->suspect_ns[s]) {
-		if (coll_fd_suspect(f, &v->fdc, now)) {
-			v->suspect_ns[s] = now;
-			v->probes[s] = 0;
-			v->ls.suspected++;
-			probe(c, s, now);
-		}
+	enum coll_fd_verdict vd = coll_fd_judge(&v->fd[s], &v->fdc, now);
+	if (vd == COLL_FD_FINE)
 		return GW_OK;
-	}
-	/* Confirmed by a further liveness interval of silence. */
-	if (now - v->suspect_ns[s] < v->liveness_ns) {
-		if (now >= v->probe_ns[s])
-			probe(c, s, now);
+	if (vd != COLL_FD_DEAD) {
+		/* Suspected now (probed at once), or a probe due again. */
+		v->ls.suspected += vd == COLL_FD_SUSPECT;
+		live_send_to(c, s, COLL_CTRL_PROBE, NULL);
+		v->ls.probes_sent++;
 		return GW_OK;
 	}
 	endpoint_of(c, s, ep, sizeof(ep));
@@ -411,8 +386,8 @@ static int judge(gw_comm *c, uint32_t s, uint64_t now)
 	return live_fail(c, GW_EPEER, "shard %u (%s) is dead: silent for %llu ms (suspected "
 			 "after %llu ms, %u probes unanswered)%s%s", s, ep,
 			 (unsigned long long)(coll_fd_silence(f, now) / 1000000u),
-			 (unsigned long long)((v->suspect_ns[s] - f->last_ns) / 1000000u),
-			 v->probes[s], v->hint,
+			 (unsigned long long)((f->suspect_ns - f->last_ns) / 1000000u),
+			 f->probes, v->hint,
 			 c->L.job.mode == GW_COLL_LOSS_TOLERANT
 				 ? "; a loss-tolerant job stops too: no other shard knows "
 				   "which workers its last results reached" : "");

@@ -3,6 +3,7 @@
  * peer that kept time suspected soon after it; a peer whose packets came
  * late under load not suspected at a silence it showed before, yet still
  * at the ceiling; bursts are not samples; a rebase restarts the silence;
+ * a suspect is probed every period and dead a floor later unless heard;
  * and the histogram's quantiles bound the truth within a bucket. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -119,6 +120,41 @@ static void rebase_restarts_the_silence(void **st)
 	assert_int_equal(g.last_ns, 0);
 }
 
+static void suspect_probed_then_dead_unless_heard(void **st)
+{
+	(void)st;
+	struct coll_fd_cfg c = cfg();
+	struct coll_fd f;
+	coll_fd_reset(&f);
+	uint64_t t = beats(&f, &c, 1000 * MS, 125, 2, 64);
+	assert_int_equal(coll_fd_judge(&f, &c, t + 900 * MS), COLL_FD_FINE);
+	uint64_t s0 = t + 1000 * MS;
+	assert_int_equal(coll_fd_judge(&f, &c, s0), COLL_FD_SUSPECT);
+	assert_int_equal(f.probes, 1);
+	/* Probed again each period, not in between. */
+	assert_int_equal(coll_fd_judge(&f, &c, s0 + 100 * MS), COLL_FD_FINE);
+	assert_int_equal(coll_fd_judge(&f, &c, s0 + 125 * MS), COLL_FD_PROBE);
+	assert_int_equal(f.probes, 2);
+	/* Confirmed a floor after the suspicion, not before. */
+	assert_int_equal(coll_fd_judge(&f, &c, s0 + 999 * MS) == COLL_FD_DEAD, 0);
+	assert_int_equal(coll_fd_judge(&f, &c, s0 + 1000 * MS), COLL_FD_DEAD);
+	/* Heard while suspected (a probe's answer): cleared, fine again,
+	 * and the probes it took still readable. */
+	struct coll_fd g;
+	coll_fd_reset(&g);
+	uint64_t u = beats(&g, &c, 1000 * MS, 125, 2, 64);
+	assert_int_equal(coll_fd_judge(&g, &c, u + 1000 * MS), COLL_FD_SUSPECT);
+	assert_int_equal(coll_fd_heard(&g, &c, u + 1500 * MS, NULL), 1);
+	assert_int_equal(g.probes, 1);
+	assert_int_equal(coll_fd_judge(&g, &c, u + 2000 * MS), COLL_FD_FINE);
+	assert_int_equal(coll_fd_heard(&g, &c, u + 2001 * MS, NULL), 0);
+	/* A rebase drops a suspicion too. (The 1.5 s gap it was just heard
+	 * after widened its history: the ceiling suspects it for sure.) */
+	assert_int_equal(coll_fd_judge(&g, &c, u + 7001 * MS), COLL_FD_SUSPECT);
+	coll_fd_rebase(&g, u + 7100 * MS);
+	assert_int_equal(coll_fd_judge(&g, &c, u + 7200 * MS), COLL_FD_FINE);
+}
+
 static void hist_quantiles_bound_the_truth(void **st)
 {
 	(void)st;
@@ -145,6 +181,7 @@ int main(void)
 		cmocka_unit_test(starved_peer_gets_longer_but_not_past_the_ceiling),
 		cmocka_unit_test(bursts_are_not_samples),
 		cmocka_unit_test(rebase_restarts_the_silence),
+		cmocka_unit_test(suspect_probed_then_dead_unless_heard),
 		cmocka_unit_test(hist_quantiles_bound_the_truth),
 	};
 	return cmocka_run_group_tests_name("coll-fd", tests, NULL, NULL);
