@@ -91,16 +91,22 @@ static void add_job(const struct job *j, struct argv *a)
 		argv_add(a, j->o->job[i]);
 }
 
+/* udp and rdma: the link's address, port 0 (the kernel or the device
+ * picks; a shard prints what it got). */
+static void port0(const struct opts *o, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s:0", o->link == LINK_RDMA ? o->rdma_ip : "127.0.0.1");
+}
+
 void job_shard_cmd(const struct job *j, unsigned s, struct argv *a)
 {
 	const struct opts *o = j->o;
 	char local[64];
-	/* memif and netns: a fixed address; else port 0, and the shard
-	 * prints what it got. */
+	/* memif and netns: a fixed address. */
 	if (o->link == LINK_MEMIF || o->link == LINK_NETNS)
 		snprintf(local, sizeof(local), "%s", j->eps[s]);
 	else
-		snprintf(local, sizeof(local), "%s:0", o->link == LINK_RDMA ? o->rdma_ip : "127.0.0.1");
+		port0(o, local, sizeof(local));
 	head(j, a, o->agg, true, s, local);
 	if (o->link == LINK_MEMIF) {
 		argv_add(a, "--ports");
@@ -129,7 +135,7 @@ void job_worker_cmd(const struct job *j, unsigned w, bool rejoin, struct argv *a
 	else if (o->link == LINK_NETNS)
 		snprintf(local, sizeof(local), "10.77.0.%u:7100", w + 1);
 	else
-		snprintf(local, sizeof(local), "%s:0", o->link == LINK_RDMA ? o->rdma_ip : "127.0.0.1");
+		port0(o, local, sizeof(local));
 	head(j, a, o->worker, false, w, local);
 	/* memif: port s is the link to shard s. */
 	if (o->link == LINK_MEMIF && o->shards > 1) {

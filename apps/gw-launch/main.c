@@ -312,6 +312,12 @@ static void find_programs(const char *argv0)
 
 /* ---- the job ------------------------------------------------------------ */
 
+/* A process's log file: agg.S.EXT or w.R.EXT. */
+static void log_path(char *buf, size_t n, enum role role, unsigned id, const char *ext)
+{
+	snprintf(buf, n, "%s/%s.%u.%s", j.logs, role == ROLE_WORKER ? "w" : "agg", id, ext);
+}
+
 static void why(const struct proc *p)
 {
 	char name[32], how[48], path[4200], line[4096];
@@ -319,8 +325,7 @@ static void why(const struct proc *p)
 		proc_how(p->status, how, sizeof(how)));
 	if (p->role == ROLE_WORKER && !o.quiet)
 		return;   /* its lines were on the console */
-	snprintf(path, sizeof(path), "%s/%s.%u.err", j.logs, p->role == ROLE_WORKER ? "w" : "agg",
-		 p->id);
+	log_path(path, sizeof(path), p->role, p->id, "err");
 	/* Its last 8 lines. */
 	FILE *f = fopen(path, "r");
 	char tail[8][4096];
@@ -384,29 +389,20 @@ static void interrupted(void)
 	finish(130);
 }
 
-static struct proc *start_shard(unsigned s)
+/* Starts shard or worker id with the command line job.c made for it, its
+ * output in agg.S.out/err or w.R.out/err (a restart's appended to the
+ * first run's). */
+static void start(enum role role, unsigned id, bool rejoin)
 {
 	struct argv a = {.n = 0};
 	char out[4200], err[4200];
-	job_shard_cmd(&j, s, &a);
-	snprintf(out, sizeof(out), "%s/agg.%u.out", j.logs, s);
-	snprintf(err, sizeof(err), "%s/agg.%u.err", j.logs, s);
-	struct proc *p = sup_spawn(&sup, ROLE_SHARD, s, &a, out, err, false);
-	argv_free(&a);
-	if (!p)
-		finish(1);
-	return p;
-}
-
-static void start_worker(unsigned w, bool rejoin)
-{
-	struct argv a = {.n = 0};
-	char out[4200], err[4200];
-	job_worker_cmd(&j, w, rejoin, &a);
-	snprintf(out, sizeof(out), "%s/w.%u.out", j.logs, w);
-	snprintf(err, sizeof(err), "%s/w.%u.err", j.logs, w);
-	/* A restart's logs follow the first run's. */
-	struct proc *p = sup_spawn(&sup, ROLE_WORKER, w, &a, out, err, rejoin);
+	if (role == ROLE_SHARD)
+		job_shard_cmd(&j, id, &a);
+	else
+		job_worker_cmd(&j, id, rejoin, &a);
+	log_path(out, sizeof(out), role, id, "out");
+	log_path(err, sizeof(err), role, id, "err");
+	struct proc *p = sup_spawn(&sup, role, id, &a, out, err, rejoin);
 	argv_free(&a);
 	if (!p)
 		finish(1);
@@ -415,13 +411,12 @@ static void start_worker(unsigned w, bool rejoin)
 /* Every shard started, and each one ready with its endpoint known. */
 static void start_shards(void)
 {
-	struct proc *shard[MAX_SHARDS];
 	for (unsigned s = 0; s < o.shards; s++) {
 		if (o.link == LINK_MEMIF)
 			snprintf(j.eps[s], sizeof(j.eps[s]), "10.77.1.%u:7000", 200 + s);
 		else if (o.link == LINK_NETNS)
 			snprintf(j.eps[s], sizeof(j.eps[s]), "10.77.0.254:%u", 7000 + s);
-		shard[s] = start_shard(s);
+		start(ROLE_SHARD, s, false);
 	}
 	bool waiting[MAX_SHARDS];
 	char what[1024];
@@ -452,7 +447,6 @@ static void start_shards(void)
 			fprintf(stderr, PROG ": after 60 s, %s\n", what);
 			finish(1);
 		}
-		(void)shard;
 	}
 }
 
@@ -488,7 +482,7 @@ static void supervise(void)
 				restarts++;
 				fprintf(stderr, PROG ": loss-tolerant: the others go on; worker %u "
 					"restarted (%u of %u), rejoining\n", p->id, restarts, o.restart);
-				start_worker(p->id, true);
+				start(ROLE_WORKER, p->id, true);
 			} else {
 				fprintf(stderr, PROG ": loss-tolerant: the others go on without "
 					"worker %u\n", p->id);
@@ -620,7 +614,7 @@ int main(int argc, char **argv)
 	}
 	write_aggs();
 	for (unsigned w = 0; w < o.workers; w++)
-		start_worker(w, false);
+		start(ROLE_WORKER, w, false);
 	supervise();
 	finish(stop_shards());
 }
