@@ -15,6 +15,12 @@ void argv_add(struct argv *a, const char *s)
 	a->v[a->n] = NULL;
 }
 
+void argv_optu(struct argv *a, const char *name, unsigned v)
+{
+	argv_add(a, name);
+	argv_addf(a, "%u", v);
+}
+
 void argv_free(struct argv *a)
 {
 	for (unsigned i = 0; i < a->n; i++)
@@ -109,18 +115,14 @@ void job_shard_cmd(const struct job *j, unsigned s, struct argv *a)
 		port0(o, local, sizeof(local));
 	head(j, a, o->agg, true, s, local);
 	if (o->link == LINK_MEMIF) {
-		argv_add(a, "--ports");
-		argv_addf(a, "%u", o->workers);
+		argv_optu(a, "--ports", o->workers);
 		/* Its workers start after it: it must not wait for links. */
 		argv_add(a, "--opts");
 		argv_add(a, "link_wait=0");
 	}
-	argv_add(a, "--shard");
-	argv_addf(a, "%u", s);
-	argv_add(a, "--shards");
-	argv_addf(a, "%u", o->shards);
-	argv_add(a, "--workers");
-	argv_addf(a, "%u", o->workers);
+	argv_optu(a, "--shard", s);
+	argv_optu(a, "--shards", o->shards);
+	argv_optu(a, "--workers", o->workers);
 	add_job(j, a);
 	for (unsigned i = 0; i < o->nagg; i++)
 		argv_add(a, o->agg_extra[i]);
@@ -139,17 +141,13 @@ void job_worker_cmd(const struct job *j, unsigned w, bool rejoin, struct argv *a
 	head(j, a, o->worker, false, w, local);
 	/* memif: port s is the link to shard s. */
 	if (o->link == LINK_MEMIF && o->shards > 1) {
-		argv_add(a, "--ports");
-		argv_addf(a, "%u", o->shards);
+		argv_optu(a, "--ports", o->shards);
 	}
 	argv_add(a, "--agg");
 	argv_add(a, j->aggs);
-	argv_add(a, "--rank");
-	argv_addf(a, "%u", w);
-	argv_add(a, "--workers");
-	argv_addf(a, "%u", o->workers);
-	argv_add(a, "--shards");
-	argv_addf(a, "%u", o->shards);
+	argv_optu(a, "--rank", w);
+	argv_optu(a, "--workers", o->workers);
+	argv_optu(a, "--shards", o->shards);
 	if (o->colocate)
 		argv_add(a, "--host-shard");
 	add_job(j, a);

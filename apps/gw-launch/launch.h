@@ -52,6 +52,7 @@ struct argv {
 };
 void argv_add(struct argv *a, const char *s);
 void argv_free(struct argv *a);
+void argv_optu(struct argv *a, const char *name, unsigned v);   /* NAME V */
 void argv_addf(struct argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- job.c ---------------------------------------------------------------- */
