@@ -230,11 +230,14 @@ static int set_string(char **dst, const char *v)
 	return GW_OK;
 }
 
-/* The whole-number options: range and field. */
+/* The whole-number options: range and field; off_below: 0, or the least
+ * value other than 0 (0 turns liveness off, but a millisecond interval is
+ * no interval: the library refuses it, and so does this, at once). */
 static const struct {
 	const char *name;
 	uint64_t lo, hi;
 	size_t off;
+	uint64_t off_below;
 } nums[] = {
 	{"job", 0, UINT32_MAX, offsetof(gw_member, job_id)},
 	{"window", 1, GW_COLL_WINDOW_MAX, offsetof(gw_member, window)},
@@ -242,8 +245,8 @@ static const struct {
 	{"deadline-us", 1, 60000000, offsetof(gw_member, deadline_us)},
 	{"rto-us", 1, 10000000, offsetof(gw_member, rto_us)},
 	{"timeout-ms", 1, 3600000, offsetof(gw_member, timeout_ms)},
-	{"liveness-ms", 0, 3600000, offsetof(gw_member, liveness_ms)},
-	{"startup-ms", 0, 86400000, offsetof(gw_member, startup_ms)},
+	{"liveness-ms", 0, 3600000, offsetof(gw_member, liveness_ms), 10},
+	{"startup-ms", 0, 86400000, offsetof(gw_member, startup_ms), 10},
 };
 
 int gw_member_set(gw_member *m, const char *name, const char *v)
@@ -256,10 +259,18 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 	if (m->comm || (m->dp && strcmp(name, "gpu")))
 		return GW_ERRF(GW_ESTATE, "%s: options are fixed once the member is %s",
 			       name, m->comm ? "connected" : "open");
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
-		if (!strcmp(name, nums[i].name))
-			return set_u64(name, v, nums[i].lo, nums[i].hi,
-				       (uint64_t *)((char *)m + nums[i].off));
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		if (strcmp(name, nums[i].name))
+			continue;
+		uint64_t x;
+		int rc = set_u64(name, v, nums[i].lo, nums[i].hi, &x);
+		if (rc == GW_OK && x && x < nums[i].off_below)
+			return GW_ERRF(GW_EINVAL, "%s: %llu is below %llu (0 turns it off)", name,
+				       (unsigned long long)x, (unsigned long long)nums[i].off_below);
+		if (rc == GW_OK)
+			*(uint64_t *)((char *)m + nums[i].off) = x;
+		return rc;
+	}
 	if (!strcmp(name, "up")) {
 		int sk = !strcmp(v, "sketched-sgd") || !strcmp(v, "countsketch") ||
 			 !strncmp(v, "countsketch:", 12);

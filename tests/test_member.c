@@ -100,6 +100,8 @@ static void test_set_refuses_bad_options(void **state)
 		{"down", "3lc:sparsity=5", "down: parameter sparsity"},
 		{"mode", "fast", "mode: 'fast'"},
 		{"timeout-ms", "0", "timeout-ms: '0'"},
+		{"liveness-ms", "5", "liveness-ms: 5 is below 10"},
+		{"startup-ms", "5", "startup-ms: 5 is below 10"},
 		{"window", "12x", "window: '12x'"},
 		{"shards", "1.2.3.4", "shards: '1.2.3.4'"},
 		{"backend", "verbs", "backend: 'verbs' is not a backend built here ("},

@@ -132,7 +132,7 @@ static void rank_args(const char *v)
 		die("--rank-args: '%s' is not RANK:ARGS", v);
 	unsigned long r = strtoul(v, NULL, 10);
 	if (r >= MAX_WORKERS)   /* and below --workers, once that is known */
-		die("--rank-args: rank %lu is not below --workers", r);
+		die("--rank-args: rank %lu is not below --workers (at most %u)", r, MAX_WORKERS);
 	char *old = o.rank_extra[r];
 	size_t n = (old ? strlen(old) : 0) + strlen(colon + 1) + 2;
 	char *s = malloc(n);
