@@ -112,6 +112,8 @@ struct proc *sup_spawn(struct sup *s, enum role role, unsigned id, const struct 
 /* Waits up to ms for something to happen: relays copied, exits reaped.
  * The ended process (its status in ->status; one a call), or NULL; *sig
  * is set when SIGINT or SIGTERM came, *late when the deadline passed. */
+/* CLOCK_MONOTONIC in ns. */
+uint64_t now_ns(void);
 struct proc *sup_wait(struct sup *s, unsigned ms, bool *sig, bool *late);
 /* Signals every live process, and SIGKILLs (naming them) those still
  * there after grace_ms; reaps them all and drains the relays. */

@@ -420,7 +420,7 @@ static void start_shards(void)
 	}
 	bool waiting[MAX_SHARDS];
 	char what[1024];
-	for (unsigned tick = 0;; tick++) {
+	for (uint64_t give_up = now_ns() + 60000000000ull;;) {
 		unsigned left = 0;
 		for (unsigned s = 0; s < o.shards; s++) {
 			job_read_endpoint(&j, s);
@@ -443,7 +443,7 @@ static void start_shards(void)
 			fprintf(stderr, PROG ": timed out after %s s: %s\n", timeout_arg, what);
 			finish(124);
 		}
-		if (tick >= 1200) {
+		if (now_ns() >= give_up) {   /* by the clock: output wakes sup_wait */
 			fprintf(stderr, PROG ": after 60 s, %s\n", what);
 			finish(1);
 		}
@@ -522,7 +522,8 @@ static int stop_shards(void)
 	for (unsigned i = 0; i < sup.n; i++)
 		if (sup.p[i].live && sup.p[i].role == ROLE_SHARD)
 			kill(sup.p[i].pid, SIGINT);
-	for (unsigned tick = 0; tick < 100; tick++) {
+	/* 10 s by the clock: output wakes sup_wait early. */
+	for (uint64_t end = now_ns() + 10000000000ull; now_ns() < end;) {
 		bool any = false, sig, late;
 		for (unsigned i = 0; i < sup.n; i++)
 			any |= sup.p[i].live && sup.p[i].role == ROLE_SHARD;

@@ -27,7 +27,7 @@ static sigset_t orig_mask;
 static struct proc *ended[sizeof(((struct sup *)0)->p) / sizeof(struct proc)];
 static unsigned nended;
 
-static uint64_t now_ns(void)
+uint64_t now_ns(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -302,10 +302,17 @@ void sup_stop_all(struct sup *s, int sig, unsigned grace_ms)
 			proc_name(&s->p[i], name, sizeof(name)), sigabbrev_np(sig), grace_ms / 1000);
 		kill(s->p[i].pid, SIGKILL);
 	}
-	while (live_count(s)) {
+	/* A process stuck in the kernel (state D) does not die even of
+	 * SIGKILL: named after 5 s, and not waited for, so the job ends. */
+	end = now_ns() + 5000000000ull;
+	while (live_count(s) && now_ns() < end) {
 		poll_once(s, 100, NULL);
 		reap(s);
 	}
+	for (unsigned i = 0; i < s->n; i++)
+		if (s->p[i].live)
+			fprintf(stderr, PROG ": %s survived SIGKILL for 5 s (stuck in the "
+				"kernel?): left behind\n", proc_name(&s->p[i], name, sizeof(name)));
 	nended = 0;
 	/* The relays end once nothing holds their pipes: the logs are whole
 	 * when we exit (a process's own children may keep one a while). */
