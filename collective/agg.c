@@ -16,6 +16,7 @@ void gw_agg_free(gw_agg *a)
 	agg_live_fini(a);
 	if (a->L.eng)
 		a->L.eng->agg_fini(a);
+	coll_layout_fini(&a->L);
 	if (a->txq)
 		for (unsigned d = 0; d < a->ndp; d++)
 			gw_dp_free(a->dps[d], a->txq[d].p, a->txq[d].n);

@@ -152,7 +152,18 @@ int gw_coll_job_check(const gw_coll_job *job)
 	int rc = job ? coll_layout_init(&L, job, &why) : GW_ERR(GW_EINVAL);
 	if (rc < 0)
 		gw__detail(rc, "%s", why ? why : "job: missing");
+	if (job)
+		coll_layout_fini(&L);
 	return rc;
+}
+
+void coll_layout_fini(struct coll_layout *L)
+{
+	if (L->job.engine == GW_COLL_DENSE) {
+		free(L->dense.t);
+		L->dense.t = NULL;
+		L->dense.nt = 0;
+	}
 }
 
 static int coll_layout_key(struct coll_layout *L, const gw_coll_job *job,
@@ -193,6 +204,7 @@ int coll_layout_open(struct coll_layout *L, const gw_coll_job *job, uint32_t pay
 	j.up_params = job->up_params;
 	j.down_params = job->down_params;
 	j.key = job->key;
+	j.engine_params = job->engine_params;
 	rc = L->eng->chunk_fits(&j, L->job.chunk_elems, payload_max, NULL, &why);
 	if (rc < 0)
 		return gw__detail(rc, "%s (payload %u bytes)",

@@ -16,6 +16,7 @@
 /* Body offsets (little-endian). */
 enum {
 	OFF_KIND = 0, OFF_ROLE = 1, OFF_SUBJECT = 4, OFF_SILENT = 8, OFF_INCARN = 12, OFF_DIM = 16,
+	OFF_TENSORS = 24, OFF_LAYOUT = 28,
 	OFF_KEYFP = 32, OFF_WORKERS = 40, OFF_SHARDS = 44, OFF_CHUNK = 48,
 	OFF_PAYLOAD = 52, OFF_WINDOW = 56, OFF_ENGINE = 60, OFF_UP = 61, OFF_DOWN = 62,
 	OFF_MODE = 63, OFF_KEYED = 64, OFF_TEXT = 72,
@@ -66,6 +67,10 @@ void coll_digest_of(const struct coll_layout *L, struct coll_digest *d)
 		.window = L->job.window, .engine = (uint8_t)L->job.engine,
 		.up = (uint8_t)L->job.up_codec, .down = (uint8_t)L->job.down_codec,
 		.mode = (uint8_t)L->job.mode, .keyed = (uint8_t)L->keyed};
+	if (L->job.engine == GW_COLL_DENSE) {
+		d->tensors = L->dense.nt;
+		d->layout = (uint32_t)L->dense.fp;
+	}
 }
 
 static const char *codec_or_id(int id, char *buf, size_t n)
@@ -114,6 +119,12 @@ int coll_digest_diff(const struct coll_digest *here, const struct coll_digest *t
 			 here->mode == GW_COLL_LOSS_TOLERANT ? "loss-tolerant" : "reliable");
 	else if (here->window != there->window)
 		snprintf(why, n, "window: %u there, %u here", there->window, here->window);
+	else if (GW_MAX(here->tensors, 1u) != GW_MAX(there->tensors, 1u))
+		snprintf(why, n, "layout: %u tensors there, %u here", there->tensors ? there->tensors : 1,
+			 here->tensors ? here->tensors : 1);
+	else if (here->layout != there->layout)
+		snprintf(why, n, "layout: the tensors' sizes, min_elems or down_momentum differ "
+			 "(layout hash %08x there, %08x here)", there->layout, here->layout);
 	else if (here->chunk_elems != there->chunk_elems)
 		snprintf(why, n, "chunk_elems: %u there, %u here", there->chunk_elems,
 			 here->chunk_elems);
@@ -147,6 +158,8 @@ uint32_t coll_ctrl_write(const struct coll_layout *L, uint8_t *p, struct coll_ct
 	gw_st32(b + OFF_SILENT, m->silent_ms);
 	gw_st32(b + OFF_INCARN, m->incarnation);
 	gw_st64(b + OFF_DIM, m->d.dim);
+	gw_st32(b + OFF_TENSORS, m->d.tensors);
+	gw_st32(b + OFF_LAYOUT, m->d.layout);
 	gw_st64(b + OFF_KEYFP, m->d.key_fp);
 	gw_st32(b + OFF_WORKERS, m->d.workers);
 	gw_st32(b + OFF_SHARDS, m->d.shards);
@@ -190,7 +203,8 @@ enum coll_verdict coll_ctrl_read(const struct coll_layout *L, const gw_pkt *pkt,
 		.round = h.round, .subject = gw_ld32(b + OFF_SUBJECT),
 		.silent_ms = gw_ld32(b + OFF_SILENT), .incarnation = gw_ld32(b + OFF_INCARN)};
 	m->d = (struct coll_digest){.dim = gw_ld64(b + OFF_DIM),
-		.key_fp = gw_ld64(b + OFF_KEYFP), .workers = gw_ld32(b + OFF_WORKERS),
+		.key_fp = gw_ld64(b + OFF_KEYFP), .tensors = gw_ld32(b + OFF_TENSORS),
+		.layout = gw_ld32(b + OFF_LAYOUT), .workers = gw_ld32(b + OFF_WORKERS),
 		.shards = gw_ld32(b + OFF_SHARDS), .chunk_elems = gw_ld32(b + OFF_CHUNK),
 		.payload = gw_ld32(b + OFF_PAYLOAD), .window = gw_ld32(b + OFF_WINDOW),
 		.engine = b[OFF_ENGINE], .up = b[OFF_UP], .down = b[OFF_DOWN],

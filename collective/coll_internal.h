@@ -41,11 +41,27 @@
 /* ---- the job layout --------------------------------------------------- */
 
 /* The dense engine's part of a layout (dense.c). */
+/* A tensor of a dense job's layout: elements [start, start + n) of the
+ * flat tensor, chunks [first, first + chunks). raw: below min_elems,
+ * sent raw both ways in one chunk. */
+struct coll_tensor {
+	uint64_t start, n;
+	uint32_t first, chunks;
+	uint8_t raw;
+};
+
 struct coll_dense {
 	/* [0] uplink, [1] downlink: the codec's frames are sparse. Such a
 	 * chunk is encoded as a tensor of its own, so its keys count from
 	 * the chunk's first element (wire-format §5.7). */
 	uint8_t sparse[2];
+	/* gw_dense_job's layout: nt tensors (owned; freed by
+	 * coll_layout_fini), or nt = 0 and t NULL: one tensor of dim, no
+	 * options (min_elems alone makes a layout of one tensor). */
+	struct coll_tensor *t;
+	uint32_t nt, min_elems;
+	float momentum;           /* down_momentum: 0 off */
+	uint64_t fp;              /* the digest's layout: 0 for the default */
 };
 
 /* Sketched-SGD's part (sketched.c): what both ends derive from the job.
@@ -90,6 +106,10 @@ struct coll_layout {
  * key, registers the packet types. 0 or GW_E* with *why. */
 int coll_layout_init(struct coll_layout *L, const gw_coll_job *job,
 		     const char **why);
+
+/* Frees what a layout owns (a dense job's tensors); L stays valid for
+ * nothing else. Accepts a layout whose init failed. */
+void coll_layout_fini(struct coll_layout *L);
 
 /* coll_layout_init for a communicator or shard whose packets hold
  * payload_max bytes, checking that a chunk fits them: 0, or GW_E* with
@@ -413,6 +433,8 @@ uint32_t coll_incarnation(void);
 struct coll_digest {
 	uint64_t dim, key_fp;
 	uint32_t workers, shards, chunk_elems, payload, window;
+	uint32_t tensors, layout;  /* the dense layout: tensors (0: one) and
+				    * a hash of it (coll_dense.fp) */
 	uint8_t engine, up, down, mode, keyed;
 };
 

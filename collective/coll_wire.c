@@ -66,8 +66,9 @@ static int ctrl_fields(const gw_pkt_hdr *h, const uint8_t *payload, size_t len)
 	(void)len;
 	if (h->tensor || h->chunk || payload[1] > COLL_ROLE_SHARD)
 		return GW_ERR(GW_ERESERVED);
-	/* Reserved body bytes (§5.10): 2-3, 24-31, 65-71. */
-	static const uint8_t reserved[][2] = {{2, 4}, {24, 32}, {65, 72}};
+	/* Reserved body bytes (§5.10): 2-3, 65-71 (24-31 were until 0.5:
+	 * the layout's tensors and hash now). */
+	static const uint8_t reserved[][2] = {{2, 4}, {65, 72}};
 	for (size_t r = 0; r < GW_ARRAY_SIZE(reserved); r++)
 		for (unsigned i = reserved[r][0]; i < reserved[r][1]; i++)
 			if (payload[i])

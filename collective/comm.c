@@ -15,6 +15,7 @@ void gw_comm_free(gw_comm *c)
 		pthread_mutex_destroy(&c->call_mu);
 	if (c->L.eng)
 		c->L.eng->comm_fini(c);
+	coll_layout_fini(&c->L);
 	free(c->shards);
 	free(c->dps);
 	free(c);

@@ -6,7 +6,9 @@
  * and packet, through the job's uplink and downlink codecs. A chunk's
  * frame may be dense (its elements) or sparse (keys counted from the
  * chunk's first element): the layout finds out by encoding a worst case. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dense.h"
 
@@ -79,14 +81,15 @@ int coll_frame_of_chunk(const struct coll_layout *L, int dir,
 			const gw_frame_info *fi, uint32_t ch)
 {
 	uint32_t len = coll_chunk_len(L, ch);
-	int codec = dir ? L->job.down_codec : L->job.up_codec;
-	if (fi->codec != codec || fi->tensor != 0 ||
-	    !(fi->flags & GW_FF_SPARSE) != !L->dense.sparse[dir])
+	int raw = coll_chunk_raw(L, ch), sparse = coll_chunk_sparse(L, dir, ch);
+	int codec = raw ? GW_CODEC_RAW : dir ? L->job.down_codec : L->job.up_codec;
+	if (fi->codec != codec || fi->tensor != coll_tensor_index(L, ch) ||
+	    !(fi->flags & GW_FF_SPARSE) != !sparse)
 		return GW_ERR(GW_ECORRUPT);
-	if (L->dense.sparse[dir])
+	if (sparse)
 		return fi->start + fi->span <= len ? GW_OK : GW_ERR(GW_ERANGE);
-	return fi->start == (uint64_t)ch * L->job.chunk_elems && fi->count == len
-		       ? GW_OK : GW_ERR(GW_ERANGE);
+	return fi->start == coll_chunk_off(L, ch) && fi->count == len ? GW_OK
+								      : GW_ERR(GW_ERANGE);
 }
 
 static float *worst_case(uint32_t n)
@@ -124,6 +127,18 @@ static int dense_chunk_fits(const gw_coll_job *j, uint32_t n, uint32_t payload_m
 			return GW_ERR(GW_ENOMEM);
 	}
 	int rc = fits(j, n, payload_max, x, why);
+	/* A tensor below min_elems is one raw chunk of up to min_elems - 1. */
+	const gw_dense_job *dj = j->engine_params;
+	if (rc == 0 && dj && dj->min_elems > 1) {
+		gw_coll_job r = *j;
+		r.up_codec = r.down_codec = GW_CODEC_RAW;
+		r.up_params = r.down_params = NULL;
+		if (fits(&r, dj->min_elems - 1, payload_max, x, why) < 0) {
+			*why = "min_elems: a tensor below it is one raw chunk, and one raw "
+			       "frame of min_elems - 1 values does not fit a packet";
+			rc = GW_ERR(GW_EINVAL);
+		}
+	}
 	free(own);
 	return rc;
 }
@@ -166,16 +181,107 @@ static int dense_chunk_elems(const gw_coll_job *j, uint32_t payload_max, const c
 	return lo ? (int)lo : GW_ERR(GW_EBUDGET);
 }
 
+/* A 32-bit hash of what the layout adds to the job (the digest's): 0 for
+ * the default, one tensor without options. */
+static uint32_t layout_hash(const struct coll_dense *D)
+{
+	if (!D->nt && !D->min_elems && !D->momentum)
+		return 0;
+	uint64_t h = 0x6772616477697265ull;   /* "gradwire" */
+	float mu = D->momentum;
+	uint32_t mub;
+	memcpy(&mub, &mu, sizeof(mub));
+	uint64_t head[3] = {D->nt, D->min_elems, mub};
+	for (uint32_t i = 0; i < 3 + D->nt; i++) {
+		h ^= i < 3 ? head[i] : D->t[i - 3].n;
+		h *= 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	uint32_t x = (uint32_t)(h ^ (h >> 32));
+	return x ? x : 1u;
+}
+
+/* L's tensors from the job's gw_dense_job (dj, or NULL), checked: the
+ * chunk count, and what the digest compares. */
+static int dense_tensors(struct coll_layout *L, const gw_dense_job *dj, const char **why)
+{
+	static _Thread_local char msg[160];
+	const gw_dense_job none = {0};
+	struct coll_dense *D = &L->dense;
+	uint64_t ce = L->job.chunk_elems;
+	if (!dj)
+		dj = &none;
+	if (!(dj->down_momentum >= 0.0f && dj->down_momentum < 1.0f)) {
+		*why = "down_momentum: must be in [0, 1)";
+		return GW_ERR(GW_EINVAL);
+	}
+	if (dj->min_elems > ce) {
+		*why = "min_elems: at most chunk_elems (a tensor below it is one raw chunk)";
+		return GW_ERR(GW_EINVAL);
+	}
+	if (dj->ntensors > GW_COLL_TENSORS_MAX) {
+		*why = "ntensors: at most 1048576";
+		return GW_ERR(GW_EINVAL);
+	}
+	if (dj->ntensors && !dj->tensor_elems) {
+		*why = "tensor_elems: missing (ntensors is not 0)";
+		return GW_ERR(GW_EINVAL);
+	}
+	D->min_elems = dj->min_elems;
+	D->momentum = dj->down_momentum;
+	uint32_t nt = dj->ntensors ? dj->ntensors : 1;
+	if (nt > 1 || D->min_elems) {
+		D->t = calloc(nt, sizeof(*D->t));
+		if (!D->t)
+			return GW_ERR(GW_ENOMEM);
+		D->nt = nt;
+	}
+	uint64_t at = 0, chunks = 0;
+	for (uint32_t i = 0; i < nt; i++) {
+		uint64_t n = dj->ntensors ? dj->tensor_elems[i] : L->job.dim;
+		if (!n || n > L->job.dim - at) {
+			if (n)
+				snprintf(msg, sizeof(msg), "tensor_elems: the sizes add up past "
+					 "dim (%llu) at tensor %u", (unsigned long long)L->job.dim, i);
+			else
+				snprintf(msg, sizeof(msg), "tensor_elems: tensor %u is empty", i);
+			*why = msg;
+			goto fail;
+		}
+		int raw = n < D->min_elems;
+		uint64_t k = raw ? 1 : (n + ce - 1) / ce;
+		if (D->t)
+			D->t[i] = (struct coll_tensor){.start = at, .n = n, .first = (uint32_t)chunks,
+						       .chunks = (uint32_t)k, .raw = (uint8_t)raw};
+		at += n;
+		chunks += k;
+		if (chunks >= GW_PKT_CHUNK_LIMIT) {
+			*why = "tensor_elems: too many chunks for the 32-bit chunk field";
+			goto fail;
+		}
+	}
+	if (at != L->job.dim) {
+		snprintf(msg, sizeof(msg), "tensor_elems: the sizes add up to %llu, not dim (%llu)",
+			 (unsigned long long)at, (unsigned long long)L->job.dim);
+		*why = msg;
+		goto fail;
+	}
+	L->chunks = (uint32_t)chunks;
+	D->fp = layout_hash(D);
+	return GW_OK;
+fail:   /* a layout that failed is freed by no one */
+	free(D->t);
+	D->t = NULL;
+	D->nt = 0;
+	return GW_ERR(GW_EINVAL);
+}
+
 /* The codecs must take their parameters; their frames may be dense or
  * sparse (then chunk-relative). */
 static int dense_layout(struct coll_layout *L, const gw_coll_job *job, const char **why)
 {
 	if (L->job.up_codec == GW_CODEC_COUNTSKETCH || L->job.down_codec == GW_CODEC_COUNTSKETCH) {
 		*why = "up_codec: countsketch frames are sketch tables, for engine sketched";
-		return GW_ERR(GW_EINVAL);
-	}
-	if (job->engine_params) {
-		*why = "engine_params: the dense engine has none (NULL)";
 		return GW_ERR(GW_EINVAL);
 	}
 	uint32_t n = GW_MIN(L->job.chunk_elems, 400u);
@@ -195,8 +301,7 @@ static int dense_layout(struct coll_layout *L, const gw_coll_job *job, const cha
 	free(x);
 	if (rc < 0)
 		return rc;
-	L->chunks = (uint32_t)((L->job.dim + L->job.chunk_elems - 1) / L->job.chunk_elems);
-	return GW_OK;
+	return dense_tensors(L, job->engine_params, why);
 }
 
 const struct coll_engine coll_dense_engine = {

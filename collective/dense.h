@@ -8,7 +8,9 @@
 #include "coll_window.h"
 
 /* ---- the chunk layout ------------------------------------------------------ *
- * A tensor of dim elements is cut into chunks of chunk_elems; chunk c
+ * The flat tensor of dim elements is cut into chunks of chunk_elems,
+ * tensor by tensor when the job has a layout (gw_dense_job): a tensor's
+ * last chunk may be shorter, and no chunk straddles two tensors. Chunk c
  * belongs to shard c % S, where it is local chunk c / S. */
 
 static inline uint32_t coll_shard_of(const struct coll_layout *L, uint32_t c)
@@ -24,10 +26,52 @@ static inline uint32_t coll_shard_chunks(const struct coll_layout *L, uint32_t s
 {
 	return s < L->chunks ? (L->chunks - s + L->job.shards - 1) / L->job.shards : 0;
 }
+/* The index in the layout of chunk c's tensor (0 without a layout). */
+static inline uint32_t coll_tensor_index(const struct coll_layout *L, uint32_t c)
+{
+	uint32_t lo = 0, hi = L->dense.nt ? L->dense.nt - 1 : 0;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		if (L->dense.t[mid].first <= c)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+/* Chunk c's first element within its tensor (frames count from there). */
+static inline uint64_t coll_chunk_off(const struct coll_layout *L, uint32_t c)
+{
+	uint32_t first = L->dense.t ? L->dense.t[coll_tensor_index(L, c)].first : 0;
+	return (uint64_t)(c - first) * L->job.chunk_elems;
+}
+/* Chunk c's first element in the flat tensor. */
+static inline uint64_t coll_chunk_start(const struct coll_layout *L, uint32_t c)
+{
+	if (!L->dense.t)
+		return (uint64_t)c * L->job.chunk_elems;
+	const struct coll_tensor *T = &L->dense.t[coll_tensor_index(L, c)];
+	return T->start + (uint64_t)(c - T->first) * L->job.chunk_elems;
+}
 static inline uint32_t coll_chunk_len(const struct coll_layout *L, uint32_t c)
 {
-	uint64_t start = (uint64_t)c * L->job.chunk_elems;
-	return (uint32_t)GW_MIN((uint64_t)L->job.chunk_elems, L->job.dim - start);
+	uint64_t n = L->job.dim, off = (uint64_t)c * L->job.chunk_elems;
+	if (L->dense.t) {
+		const struct coll_tensor *T = &L->dense.t[coll_tensor_index(L, c)];
+		n = T->n;
+		off = (uint64_t)(c - T->first) * L->job.chunk_elems;
+	}
+	return (uint32_t)GW_MIN((uint64_t)L->job.chunk_elems, n - off);
+}
+/* Chunk c goes raw both ways (its tensor is below min_elems). */
+static inline int coll_chunk_raw(const struct coll_layout *L, uint32_t c)
+{
+	return L->dense.min_elems && L->dense.t[coll_tensor_index(L, c)].raw;
+}
+/* Whether chunk c's frames in direction dir are sparse. */
+static inline int coll_chunk_sparse(const struct coll_layout *L, int dir, uint32_t c)
+{
+	return L->dense.sparse[dir] && !coll_chunk_raw(L, c);
 }
 /* A shard's chunk positions run on across rounds: slot reuse and the
  * "result of p - window first" rule need no special case at round ends. */
@@ -39,8 +83,9 @@ static inline uint64_t coll_pos(const struct coll_layout *L, uint32_t round,
 }
 
 /* 0 if fi is a frame of chunk ch for direction dir (0 up, 1 down): the
- * job's codec, tensor 0, and all of the chunk — dense: exactly its
- * elements; sparse: keys inside [0, chunk length). */
+ * chunk's codec (the job's, raw for a tensor below min_elems), its
+ * tensor's index, and all of the chunk — dense: exactly its elements,
+ * counted from its tensor's first; sparse: keys inside [0, chunk length). */
 int coll_frame_of_chunk(const struct coll_layout *L, int dir,
 			const gw_frame_info *fi, uint32_t ch);
 
@@ -52,9 +97,9 @@ static inline int coll_decode_chunk(const struct coll_layout *L, int dir,
 				    uint32_t ch)
 {
 	uint32_t n = coll_chunk_len(L, ch);
-	if (L->dense.sparse[dir])
+	if (coll_chunk_sparse(L, dir, ch))
 		return gw_decode(frame, len, dst, n);
-	return gw_decode_window(frame, len, dst, (uint64_t)ch * L->job.chunk_elems, n);
+	return gw_decode_window(frame, len, dst, coll_chunk_off(L, ch), n);
 }
 
 /* ---- the worker's state ------------------------------------------------------- */
@@ -84,8 +129,11 @@ struct dense_worker {
 	uint64_t done_sent_ns;         /* latest send time of a chunk whose
 					* result came back */
 	gw_encoder *enc;
+	gw_encoder *raw;           /* tensors below min_elems (or NULL) */
+	gw_encoder *cur;           /* the one encoding this call's tensor */
 	gw_ef *ef;
 	gw_ef **views;             /* sparse uplink: per chunk, into ef */
+	gw_ef **tviews;            /* a layout's dense uplink: per tensor */
 	const float *grad;         /* this call's gradient (sparse uplink) */
 	float *gcopy;              /* grad, when the caller passes out == grad */
 	uint8_t *got;              /* per chunk, GOT_* */
@@ -126,6 +174,8 @@ struct dense_agg {
 	uint32_t nslots, local_chunks;
 	struct copy *copies;
 	gw_encoder *down;
+	gw_encoder *raw;           /* chunks of tensors below min_elems */
+	float *mom;                /* down_momentum: v per local chunk */
 	gw_ef *ef_down;            /* lossy downlink: local chunks' errors */
 	gw_ef **ef_views;          /* per local chunk, into ef_down */
 	float *acc;

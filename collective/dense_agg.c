@@ -42,10 +42,11 @@ void dense_agg_fini(gw_agg *a)
 			GW_FREE_ALL(g->copies[i].seen, g->copies[i].acked, g->copies[i].parts,
 				    g->copies[i].res);
 	gw_encoder_free(g->down);
+	gw_encoder_free(g->raw);
 	for (uint32_t i = 0; g->ef_views && i < g->local_chunks; i++)
 		gw_ef_free(g->ef_views[i]);
 	gw_ef_free(g->ef_down);
-	GW_FREE_ALL(g->copies, g->ef_views, g->acc, g);
+	GW_FREE_ALL(g->copies, g->ef_views, g->acc, g->mom, g);
 	a->eng = NULL;
 }
 
@@ -62,7 +63,15 @@ int dense_agg_init(gw_agg *a, const gw_agg_config *cfg)
 	g->copies = calloc(2u * g->nslots, sizeof(*g->copies));
 	g->acc = malloc(j->chunk_elems * sizeof(float));
 	g->down = coll_encoder(j->down_codec, cfg->job.down_params, j->chunk_elems, &why);
-	if (!g->copies || !g->acc || !g->down)
+	if (a->L.dense.min_elems)
+		g->raw = coll_encoder(GW_CODEC_RAW, NULL, j->chunk_elems, &why);
+	/* State changes down (3LC's placement): the shard's momentum per
+	 * chunk, kept across rounds, evictions and rejoins like its error
+	 * buffer; lost with the shard. */
+	if (a->L.dense.momentum > 0.0f)
+		g->mom = calloc((size_t)g->local_chunks * j->chunk_elems + 1, sizeof(float));
+	if (!g->copies || !g->acc || !g->down || (a->L.dense.min_elems && !g->raw) ||
+	    (a->L.dense.momentum > 0.0f && !g->mom))
 		return GW_ERR(GW_ENOMEM);
 	for (uint32_t i = 0; i < 2 * g->nslots; i++) {
 		struct copy *cp = &g->copies[i];
@@ -106,7 +115,7 @@ static int finalize(gw_agg *a, struct copy *cp)
 	struct dense_agg *g = a->eng;
 	const struct coll_layout *L = &a->L;
 	uint32_t len = coll_chunk_len(L, cp->chunk);
-	uint64_t base = (uint64_t)cp->chunk * L->job.chunk_elems;
+	uint64_t base = coll_chunk_off(L, cp->chunk);
 	/* 0 + g0 + g1 + ... in rank order, as an in-process sum would; the
 	 * first part seen is added to 0 as it is copied (0 + -0 is +0). The
 	 * downlink error is added by the encoder: fl(sum + e) encoded, and e
@@ -128,21 +137,32 @@ static int finalize(gw_agg *a, struct copy *cp)
 	}
 	if (first)
 		memset(sum, 0, len * sizeof(float));
+	uint32_t lc = coll_local_of(L, cp->chunk);
+	if (g->mom) {
+		/* v <- mu v + sum, and v goes down (the workers' optimizers
+		 * run with momentum 0). */
+		float mu = L->dense.momentum, *v = g->mom + (size_t)lc * L->job.chunk_elems;
+		for (uint32_t i = 0; i < len; i++)
+			v[i] = mu * v[i] + sum[i];
+		sum = v;
+	}
 	uint8_t *frame = cp->res + GW_PKT_HDR_LEN + L->bitmap_len;
 	uint32_t room = a->res_room - coll_overhead(L, 1);
-	/* Sparse frames count keys from the chunk's start (§5.7). */
-	gw_tensor t = {.id = 0, .dim = len, .values = sum,
-		       .base = L->dense.sparse[1] ? 0 : base};
-	int rc = g->ef_views ? gw_encoder_set_ef(g->down, g->ef_views[coll_local_of(L, cp->chunk)])
-			     : GW_OK;
+	/* Dense frames count from the chunk's tensor's first element, sparse
+	 * ones' keys from the chunk's (§5.7); each chunk's context is its own. */
+	int raw = coll_chunk_raw(L, cp->chunk);
+	gw_encoder *enc = raw ? g->raw : g->down;
+	gw_tensor t = {.id = coll_tensor_index(L, cp->chunk), .dim = len, .values = sum,
+		       .base = coll_chunk_sparse(L, 1, cp->chunk) ? 0 : base};
+	int rc = g->ef_views && !raw ? gw_encoder_set_ef(enc, g->ef_views[lc]) : GW_OK;
 	if (rc == GW_OK)
-		rc = gw_encode_begin(g->down, &t);
-	int n = rc < 0 ? rc : gw_encode_next(g->down, frame, room);
+		rc = gw_encode_begin(enc, &t);
+	int n = rc < 0 ? rc : gw_encode_next(enc, frame, room);
 	uint8_t none[GW_BUDGET_MIN];
-	if (n > 0 && gw_encode_next(g->down, none, sizeof(none)) != 0)
+	if (n > 0 && gw_encode_next(enc, none, sizeof(none)) != 0)
 		n = GW_ERR(GW_EBUDGET);   /* one frame per chunk, always */
 	if (n <= 0) {
-		gw_encode_abandon(g->down);
+		gw_encode_abandon(enc);
 		return n < 0 ? n : GW_ERR(GW_ESTATE);
 	}
 	memcpy(cp->res + GW_PKT_HDR_LEN, cp->seen, L->bitmap_len);

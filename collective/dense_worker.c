@@ -61,12 +61,15 @@ void dense_comm_fini(gw_comm *c)
 				gw_dp_free(chunk_dp(c, d->ring[i].chunk), &d->ring[i].pkt, 1);
 	}
 	gw_encoder_free(d->enc);
+	gw_encoder_free(d->raw);
 	gw_gpu_free(d->gpu, d->dev_ef);
 	gw_gpu_free(d->gpu, d->dev_gcopy);
 	for (uint32_t i = 0; d->views && i < c->L.chunks; i++)
 		gw_ef_free(d->views[i]);
+	for (uint32_t i = 0; d->tviews && i < c->L.dense.nt; i++)
+		gw_ef_free(d->tviews[i]);
 	gw_ef_free(d->ef);
-	GW_FREE_ALL(d->ring, d->txq, d->got, d->shorts, d->gcopy, d->views, d);
+	GW_FREE_ALL(d->ring, d->txq, d->got, d->shorts, d->gcopy, d->views, d->tviews, d);
 	c->eng = NULL;
 }
 
@@ -88,7 +91,10 @@ int dense_comm_init(gw_comm *c, const gw_comm_config *cfg)
 	d->ring = calloc((size_t)d->ring_mask + 1, sizeof(*d->ring));
 	d->txq = malloc(((size_t)d->ring_mask + 1) * sizeof(*d->txq));
 	d->enc = coll_encoder(j->up_codec, cfg->job.up_params, j->chunk_elems, &why);
-	if (!d->got || !d->shorts || !d->ring || !d->txq || !d->enc)
+	if (c->L.dense.min_elems)
+		d->raw = coll_encoder(GW_CODEC_RAW, NULL, j->chunk_elems, &why);
+	if (!d->got || !d->shorts || !d->ring || !d->txq || !d->enc ||
+	    (c->L.dense.min_elems && !d->raw))
 		return GW_ERR(GW_ENOMEM);
 	/* Error feedback: what a lossy codec drops, and in loss-tolerant mode
 	 * whole frames left out of a sum, go out again next round. */
@@ -101,8 +107,18 @@ int dense_comm_init(gw_comm *c, const gw_comm_config *cfg)
 			if (!(d->views = calloc(c->L.chunks, sizeof(*d->views))))
 				return GW_ERR(GW_ENOMEM);
 			for (uint32_t i = 0; i < c->L.chunks; i++)
-				if (!(d->views[i] = gw_ef_view(d->ef, (uint64_t)i * j->chunk_elems,
+				if (!(d->views[i] = gw_ef_view(d->ef, coll_chunk_start(&c->L, i),
 							       coll_chunk_len(&c->L, i))))
+					return GW_ERR(GW_ENOMEM);
+		} else if (c->L.dense.t) {
+			/* Each tensor's frames count from its first element,
+			 * and so does its slice of the buffer. */
+			uint32_t nt = GW_MAX(c->L.dense.nt, 1u);
+			if (!(d->tviews = calloc(nt, sizeof(*d->tviews))))
+				return GW_ERR(GW_ENOMEM);
+			for (uint32_t i = 0; i < nt; i++)
+				if (!(d->tviews[i] = gw_ef_view(d->ef, c->L.dense.t[i].start,
+								c->L.dense.t[i].n)))
 					return GW_ERR(GW_ENOMEM);
 		} else if (gw_encoder_set_ef(d->enc, d->ef) < 0) {
 			return GW_ERR(GW_EINVAL);
@@ -145,6 +161,9 @@ int dense_set_gpu(gw_comm *c, gw_gpu *g)
 	const gw_coll_job *j = &c->L.job;
 	if (d->gpu)
 		return GW_ERRF(GW_ESTATE, "gpu: already set");
+	if (c->L.dense.t)
+		return GW_ERRF(GW_EUNSUPPORTED, "gpu: a job with a tensor layout or min_elems "
+			       "(gw_dense_job) has no device kernels yet");
 	if (!gw_gpu_takes(j->up_codec) || !gw_gpu_takes(j->down_codec))
 		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no kernels for %s %s (raw, bf16, int8, "
 			       "3lc, topk)",
@@ -257,7 +276,9 @@ static int ef_give_back(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t 
 		return GW_ERR(GW_ESTATE);   /* lossless mode never leaves one out */
 	if (d->gpu)
 		return dev_restore(c, ch, frame, len);
-	int rc = gw_ef_restore(d->views ? d->views[ch] : d->ef, frame, len);
+	gw_ef *ef = d->views ? d->views[ch]
+		  : d->tviews ? d->tviews[coll_tensor_index(&c->L, ch)] : d->ef;
+	int rc = gw_ef_restore(ef, frame, len);
 	return rc < 0 ? rc : GW_OK;
 }
 
@@ -270,24 +291,47 @@ static int restore(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t len)
 	return ef_give_back(c, ch, frame, len);
 }
 
-/* The next frame: the whole tensor's encoder goes on, or (sparse) chunk
- * ch is encoded as a tensor of its own, which must take one frame. */
+/* The next frame, of chunk ch: the whole tensor's encoder goes on; with a
+ * layout, each tensor's encoder starts at its first chunk and goes on
+ * (its context, 3LC's m, is that tensor's); a sparse chunk (or a raw one
+ * in a sparse job) is encoded as a tensor of its own, which must take
+ * one frame. */
 static int encode_chunk(gw_comm *c, uint32_t ch, uint8_t *buf, uint32_t room)
 {
 	struct dense_worker *d = c->eng;
-	if (!c->L.dense.sparse[0])
+	const struct coll_layout *L = &c->L;
+	uint8_t none[GW_BUDGET_MIN];
+	if (!L->dense.sparse[0] && L->dense.t) {
+		uint32_t ti = coll_tensor_index(L, ch);
+		const struct coll_tensor *T = &L->dense.t[ti];
+		if (ch == T->first) {
+			/* The last tensor's frames are all out: its encoder
+			 * ends (a frame more is a chunk too many). */
+			if (d->cur && gw_encode_next(d->cur, none, sizeof(none)) != 0)
+				return GW_ERR(GW_ESTATE);
+			d->cur = T->raw ? d->raw : d->enc;
+			gw_tensor t = {.id = ti, .dim = T->n, .values = d->grad + T->start};
+			int rc = d->tviews ? gw_encoder_set_ef(d->cur, d->tviews[ti]) : GW_OK;
+			if (rc == GW_OK)
+				rc = gw_encode_begin(d->cur, &t);
+			if (rc < 0)
+				return rc;
+		}
+		return gw_encode_next(d->cur, buf, room);
+	}
+	if (!L->dense.sparse[0])
 		return gw_encode_next(d->enc, buf, room);
-	uint64_t base = (uint64_t)ch * c->L.job.chunk_elems;
-	gw_tensor t = {.id = 0, .dim = coll_chunk_len(&c->L, ch), .values = d->grad + base};
-	int rc = d->views ? gw_encoder_set_ef(d->enc, d->views[ch]) : GW_OK;
+	gw_encoder *e = coll_chunk_raw(L, ch) ? d->raw : d->enc;
+	gw_tensor t = {.id = coll_tensor_index(L, ch), .dim = coll_chunk_len(L, ch),
+		       .values = d->grad + coll_chunk_start(L, ch)};
+	int rc = d->views ? gw_encoder_set_ef(e, d->views[ch]) : GW_OK;
 	if (rc == GW_OK)
-		rc = gw_encode_begin(d->enc, &t);
+		rc = gw_encode_begin(e, &t);
 	if (rc < 0)
 		return rc;
-	int n = gw_encode_next(d->enc, buf, room);
-	uint8_t none[GW_BUDGET_MIN];
-	if (n > 0 && gw_encode_next(d->enc, none, sizeof(none)) != 0) {
-		gw_encode_abandon(d->enc);   /* the rest stays in the buffer */
+	int n = gw_encode_next(e, buf, room);
+	if (n > 0 && gw_encode_next(e, none, sizeof(none)) != 0) {
+		gw_encode_abandon(e);   /* the rest stays in the buffer */
 		if (ef_give_back(c, ch, buf, (uint32_t)n) < 0)
 			return GW_ERR(GW_ESTATE);
 		return GW_ERR(GW_EBUDGET);
@@ -604,8 +648,8 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 	if (!accept_result(c, pkt, &r))
 		return 0;
 	const struct coll_layout *L = &c->L;
-	int32_t rc = coll_decode_chunk(L, 1, r.frame, r.flen,
-				       k->out + (uint64_t)r.ch * L->job.chunk_elems, r.ch);
+	int32_t rc = coll_decode_chunk(L, 1, r.frame, r.flen, k->out + coll_chunk_start(L, r.ch),
+				       r.ch);
 	return finish_result(c, k, &r, rc);
 }
 
@@ -661,6 +705,8 @@ static void unwind(gw_comm *c, struct call *k)
 	}
 	d->txq_n = 0;
 	gw_encode_abandon(d->enc);
+	if (d->raw)
+		gw_encode_abandon(d->raw);
 }
 
 /* A call's start, off the dataplane: an aliased grad copied (the encoder
@@ -688,7 +734,11 @@ static int prepare(gw_comm *c, const float **grad, float *out, uint64_t dim)
 	}
 	*grad = g;
 	gw_tensor t = {.id = 0, .dim = dim, .values = g};
-	if (!d->gpu && !c->L.dense.sparse[0] && (rc = gw_encode_begin(d->enc, &t)) < 0)
+	/* One tensor: its encoder starts here; a layout's start at their
+	 * first chunks (encode_chunk). */
+	d->cur = c->L.dense.t ? NULL : d->enc;
+	if (!d->gpu && !c->L.dense.sparse[0] && !c->L.dense.t &&
+	    (rc = gw_encode_begin(d->enc, &t)) < 0)
 		return rc;
 	if (d->gpu)
 		return gw_gpu_zero(d->gpu, out, dim);
@@ -840,8 +890,8 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 	}
 	/* Every chunk is encoded: this call only ends the encoder's tensor. */
 	uint8_t none[GW_BUDGET_MIN];
-	rc = d->gpu || L->dense.sparse[0] || gw_encode_next(d->enc, none, sizeof(none)) == 0
-		     ? GW_OK : GW_ERR(GW_ESTATE);
+	rc = d->gpu || L->dense.sparse[0] || !d->cur ||
+		     gw_encode_next(d->cur, none, sizeof(none)) == 0 ? GW_OK : GW_ERR(GW_ESTATE);
 out:
 	if (rc < 0) {
 		unwind(c, &k);

@@ -26,6 +26,7 @@ struct gw_member {
 	gw_coll_mode mode;
 	gw_coll_engine engine;
 	gw_sketched_job sk;
+	gw_dense_job dense;        /* its tensor_elems: owned */
 	uint64_t job_id, window, chunk_elems, deadline_us, rto_us, timeout_ms;
 	uint64_t liveness_ms;      /* UINT64_MAX: the library's default */
 	uint64_t startup_ms;       /* UINT64_MAX: the library's default */
@@ -65,6 +66,7 @@ void gw_member_free(gw_member *m)
 	if (!m)
 		return;
 	gw_agg_join(m->thr);
+	free((void *)m->dense.tensor_elems);
 	gw_agg_free(m->agg);
 	gw_comm_free(m->comm);
 	gw_gpu_close(m->g);
@@ -249,6 +251,36 @@ static const struct {
 	{"startup-ms", 0, 86400000, offsetof(gw_member, startup_ms), 10},
 };
 
+/* "N,N,...": the tensors' sizes, each at least 1 ("" : one tensor). */
+static int set_layout(gw_member *m, const char *v)
+{
+	uint32_t n = *v ? 1 : 0;
+	for (const char *p = v; *p; p++)
+		n += *p == ',';
+	if (n > GW_COLL_TENSORS_MAX)
+		return GW_ERRF(GW_EINVAL, "layout: %u tensors, at most %u", n, GW_COLL_TENSORS_MAX);
+	uint64_t *t = n ? malloc(n * sizeof(*t)) : NULL;
+	if (n && !t)
+		return GW_ERR(GW_ENOMEM);
+	const char *p = v;
+	for (uint32_t i = 0; i < n; i++) {
+		char *end;
+		errno = 0;
+		unsigned long long x = isdigit((unsigned char)*p) ? strtoull(p, &end, 10) : 0;
+		if (!x || errno || (*end != ',' && *end)) {
+			free(t);
+			return GW_ERRF(GW_EINVAL, "layout: tensor %u: '%.*s' is not a whole number "
+				       "of elements above 0", i, (int)strcspn(p, ","), p);
+		}
+		t[i] = x;
+		p = end + (*end == ',');
+	}
+	free((void *)m->dense.tensor_elems);
+	m->dense.tensor_elems = t;
+	m->dense.ntensors = n;
+	return GW_OK;
+}
+
 int gw_member_set(gw_member *m, const char *name, const char *v)
 {
 	gw__detail_clear();
@@ -332,18 +364,28 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 			*(!strcmp(name, "topk") ? &m->sk.topk : &m->sk.candidates) = (uint32_t)x;
 		return rc;
 	}
-	if (!strcmp(name, "sketch-momentum")) {
+	if (!strcmp(name, "sketch-momentum") || !strcmp(name, "down-momentum")) {
 		char *end;
 		double x = strtod(v, &end);
 		if (!*v || *end || !(x >= 0 && x < 1))
-			return GW_ERRF(GW_EINVAL, "sketch-momentum: '%s' is not a number in [0, 1)", v);
-		m->sk.momentum = (float)x;
+			return GW_ERRF(GW_EINVAL, "%s: '%s' is not a number in [0, 1)", name, v);
+		*(!strcmp(name, "down-momentum") ? &m->dense.down_momentum : &m->sk.momentum) =
+			(float)x;
 		return GW_OK;
 	}
+	if (!strcmp(name, "min-elems")) {
+		uint64_t x;
+		int rc = set_u64(name, v, 0, UINT32_MAX, &x);
+		if (rc == GW_OK)
+			m->dense.min_elems = (uint32_t)x;
+		return rc;
+	}
+	if (!strcmp(name, "layout"))
+		return set_layout(m, v);
 	return GW_ERRF(GW_EINVAL, "%s: not an option (up, down, mode, shards, backend, local, "
 		       "opts, eal, shard-eal, job, window, chunk-elems, deadline-us, rto-us, "
-		       "timeout-ms, liveness-ms, startup-ms, key, key-file, topk, candidates, sketch-momentum, "
-		       "gpu)", name);
+		       "timeout-ms, liveness-ms, startup-ms, key, key-file, topk, candidates, "
+		       "sketch-momentum, layout, min-elems, down-momentum, gpu)", name);
 }
 
 /* Co-located shards: one per worker, but Sketched-SGD's HEAVYMIX needs
@@ -419,7 +461,8 @@ static gw_coll_job member_job(const gw_member *m, uint64_t dim, uint32_t shards)
 		.up_params = m->up_params, .down_params = m->down_params, .mode = m->mode,
 		.deadline_us = (uint32_t)m->deadline_us, .key = m->keyed ? m->key : NULL,
 		.engine = m->engine,
-		.engine_params = m->engine == GW_COLL_SKETCHED ? &m->sk : NULL,
+		.engine_params = m->engine == GW_COLL_SKETCHED ? (const void *)&m->sk
+								 : &m->dense,
 	};
 }
 

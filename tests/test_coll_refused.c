@@ -76,8 +76,34 @@ static void test_engine_fields(void **state)
 	gw_coll_job j = dense_job();
 	j.up_codec = GW_CODEC_COUNTSKETCH;
 	refused(&j, GW_EINVAL, "up_codec: countsketch", "dense engine, countsketch up");
-	j = dense_job(), j.engine_params = &sk10;
-	refused(&j, GW_EINVAL, "engine_params:", "dense engine with fields");
+	/* The dense engine's own fields (gw_dense_job). */
+	static const uint64_t short_sizes[] = {400, 500}, long_sizes[] = {400, 700},
+			      empty[] = {1000, 0}, sizes[] = {400, 600};
+	static const gw_dense_job sums_short = {.ntensors = 2, .tensor_elems = short_sizes},
+		sums_long = {.ntensors = 2, .tensor_elems = long_sizes},
+		has_empty = {.ntensors = 2, .tensor_elems = empty},
+		no_sizes = {.ntensors = 2},
+		too_many = {.ntensors = GW_COLL_TENSORS_MAX + 1, .tensor_elems = sizes},
+		min_big = {.min_elems = 240},
+		mu_one = {.down_momentum = 1.0f}, mu_neg = {.down_momentum = -0.5f},
+		good = {.ntensors = 2, .tensor_elems = sizes, .min_elems = 100,
+			.down_momentum = 0.9f};
+	const struct { const gw_dense_job *dj; const char *field; } bad[] = {
+		{&sums_short, "tensor_elems: the sizes add up to 900, not dim (1000)"},
+		{&sums_long, "tensor_elems: the sizes add up past dim (1000) at tensor 1"},
+		{&has_empty, "tensor_elems: tensor 1 is empty"},
+		{&no_sizes, "tensor_elems: missing"},
+		{&too_many, "ntensors: at most"},
+		{&min_big, "min_elems: at most chunk_elems"},
+		{&mu_one, "down_momentum: must be in [0, 1)"},
+		{&mu_neg, "down_momentum:"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		j = dense_job(), j.engine_params = bad[i].dj;
+		refused(&j, GW_EINVAL, bad[i].field, bad[i].field);
+	}
+	j = dense_job(), j.engine_params = &good;
+	GW_OK_CALL(gw_coll_job_check(&j));
 
 	j = sketched_job();
 	GW_OK_CALL(gw_coll_job_check(&j));

@@ -1,6 +1,8 @@
 /* Shared command line of the collective apps. */
 #include <ifaddrs.h>
 #include <stddef.h>
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -44,6 +46,13 @@ void cli_job_usage(FILE *f)
 "  --topk K             coordinates updated per step (default dim/100)\n"
 "  --candidates M       P*K queried in the second round (default 4*K)\n"
 "  --sketch-momentum R  worker momentum in [0, 1) (default 0)\n"
+"dense jobs, as 3LC places its contexts (docs/3lc-paper.md):\n"
+"  --layout N,N,...     the tensor is tensors of these sizes (summing to\n"
+"                       --dim), each with its own compression context and\n"
+"                       chunks; @FILE reads the sizes from FILE\n"
+"  --min-elems N        tensors of fewer elements go raw (default 0)\n"
+"  --down-momentum MU   the shards keep momentum MU in [0, 1) and send the\n"
+"                       state change; workers apply it without momentum\n"
 "dataplane options:\n"
 "  --backend NAME       udp (default), dpdk or rdma, as built; EAL options go\n"
 "                       before '--'\n"
@@ -262,6 +271,66 @@ void cli_stats_tick(struct cli_stats *s)
 		stats_line(s);
 }
 
+/* --layout: sizes separated by commas or white space, given or (@FILE)
+ * read from a file; each a whole number above 0. */
+static int cli_layout(struct cli *c, const char *v)
+{
+	const char *p = c->prog;
+	char *text = NULL;
+	if (v[0] == '@') {
+		FILE *f = fopen(v + 1, "r");
+		size_t cap = 0;
+		ssize_t n = f ? getdelim(&text, &cap, '\0', f) : -1;
+		if (f)
+			fclose(f);
+		if (n < 0) {
+			fprintf(stderr, "%s: --layout: cannot read %s\n", p, v + 1);
+			free(text);
+			return -1;
+		}
+	} else if (!(text = strdup(v))) {
+		return -1;
+	}
+	uint64_t *t = NULL;
+	uint32_t n = 0, cap = 0;
+	char *save = NULL;
+	for (char *w = strtok_r(text, ", \t\r\n", &save); w; w = strtok_r(NULL, ", \t\r\n", &save)) {
+		char *end;
+		errno = 0;
+		unsigned long long x = isdigit((unsigned char)*w) ? strtoull(w, &end, 10) : 0;
+		if (!x || errno || *end || n == GW_COLL_TENSORS_MAX) {
+			fprintf(stderr, n == GW_COLL_TENSORS_MAX ? "%s: --layout: more than %u tensors\n"
+				: "%s: --layout: tensor %u: '%s' is not a whole number of elements "
+				  "above 0\n", p, n == GW_COLL_TENSORS_MAX ? GW_COLL_TENSORS_MAX : n, w);
+			free(t);
+			free(text);
+			return -1;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			uint64_t *u = realloc(t, cap * sizeof(*t));
+			if (!u) {
+				free(t);
+				free(text);
+				return -1;
+			}
+			t = u;
+		}
+		t[n++] = x;
+	}
+	free(text);
+	if (!n) {
+		fprintf(stderr, "%s: --layout: no tensor sizes in '%s'\n", p, v);
+		return -1;
+	}
+	/* The sizes live as long as the process (the job points at them). */
+	static uint64_t *sizes;
+	free(sizes);
+	c->dense.tensor_elems = sizes = t;
+	c->dense.ntensors = n;
+	return 0;
+}
+
 int cli_job_opt(struct cli *c, const char *name, const char *v)
 {
 	const char *p = c->prog;
@@ -298,6 +367,22 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 					   (uint64_t *)((char *)c + u64_opts[i].off)) ? 1 : -1;
 	if (!strcmp(name, "sketch-momentum"))
 		return app_opt_double(p, name, v, 0, 1, APP_OPEN_HI, &c->momentum) ? 1 : -1;
+	if (!strcmp(name, "down-momentum")) {
+		double mu;
+		if (!app_opt_double(p, name, v, 0, 1, APP_OPEN_HI, &mu))
+			return -1;
+		c->dense.down_momentum = (float)mu;
+		return 1;
+	}
+	if (!strcmp(name, "min-elems")) {
+		uint64_t n;
+		if (!app_opt_u64(p, name, v, 0, UINT32_MAX, &n))
+			return -1;
+		c->dense.min_elems = (uint32_t)n;
+		return 1;
+	}
+	if (!strcmp(name, "layout"))
+		return cli_layout(c, v) < 0 ? -1 : 1;
 	const char **s = !strcmp(name, "up") ? &c->up : !strcmp(name, "down") ? &c->down :
 		!strcmp(name, "up-params") ? &c->up_params :
 		!strcmp(name, "down-params") ? &c->down_params :
@@ -405,7 +490,7 @@ static void job_of(struct cli *c, gw_coll_job *job)
 		.deadline_us = (uint32_t)c->deadline_us,
 		.key = c->keyed ? c->key : NULL,
 		.engine = sketched ? GW_COLL_SKETCHED : GW_COLL_DENSE,
-		.engine_params = sketched ? &c->sk : NULL,
+		.engine_params = sketched ? (const void *)&c->sk : &c->dense,
 	};
 }
 
@@ -413,8 +498,8 @@ int cli_job_check(struct cli *c)
 {
 	gw_coll_job probe;
 	job_of(c, &probe);
-	if (!probe.chunk_elems)
-		probe.chunk_elems = 40;   /* the smallest: checks everything else */
+	if (!probe.chunk_elems)   /* the smallest (above min_elems): checks the rest */
+		probe.chunk_elems = (c->dense.min_elems > 40 ? (c->dense.min_elems + 39u) / 40u * 40u : 40u);
 	if (gw_coll_job_check(&probe) < 0) {
 		fprintf(stderr, "%s: %s\n", c->prog, gw_error_detail());
 		return -1;

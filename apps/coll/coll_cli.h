@@ -23,6 +23,8 @@ struct cli {
 	/* The engine fields of the job cli_job() fills: the job points here
 	 * (a caller may change them before it makes a communicator). */
 	gw_sketched_job sk;
+	gw_dense_job dense;       /* --layout (sizes kept for the process), --min-elems,
+				   * --down-momentum */
 	const char *up, *down, *up_params, *down_params, *mode, *key_file;
 	char up_name[32], down_name[32];   /* the name of a codec string NAME:K=V,... */
 	uint8_t key[GW_KEY_LEN];
@@ -59,7 +61,9 @@ int cli_job_opt(struct cli *c, const char *name, const char *val);
 	{"mtu", 1, 0, CLI_OPT}, {"pool", 1, 0, CLI_OPT}, {"mpi", 0, 0, CLI_OPT}, \
 	{"topk", 1, 0, CLI_OPT}, {"candidates", 1, 0, CLI_OPT}, \
 	{"sketch-momentum", 1, 0, CLI_OPT}, {"liveness-ms", 1, 0, CLI_OPT}, \
-	{"startup-ms", 1, 0, CLI_OPT}, {"stats-interval", 1, 0, CLI_OPT}
+	{"startup-ms", 1, 0, CLI_OPT}, {"stats-interval", 1, 0, CLI_OPT}, \
+	{"layout", 1, 0, CLI_OPT}, {"min-elems", 1, 0, CLI_OPT}, \
+	{"down-momentum", 1, 0, CLI_OPT}
 
 /* --liveness-ms and --startup-ms, where given, for a communicator and
  * for a shard (either may be NULL): 0, or -1 after printing the library's

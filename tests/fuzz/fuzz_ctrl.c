@@ -45,13 +45,14 @@ static void check_accepted(const struct coll_layout *L, const uint8_t *p, size_t
 	GW_FUZZ_CHECK(p[GW_PKT_OFF_TYPE] == GW_PKT_CTRL);
 	GW_FUZZ_CHECK(m->kind >= COLL_CTRL_HEARTBEAT && m->kind <= COLL_CTRL_KIND_MAX);
 	GW_FUZZ_CHECK(m->role <= COLL_ROLE_SHARD && m->kind == b[0] && m->role == b[1]);
-	static const int reserved[][2] = {{2, 4}, {24, 32}, {65, 72}};
+	static const int reserved[][2] = {{2, 4}, {65, 72}};
 	for (size_t r = 0; r < sizeof(reserved) / sizeof(reserved[0]); r++)
 		for (int i = reserved[r][0]; i < reserved[r][1]; i++)
 			GW_FUZZ_CHECKF(!b[i], "reserved byte %d is %u", i, b[i]);
 	GW_FUZZ_CHECK(m->subject == gw_fuzz_ld32(b + 4) && m->silent_ms == gw_fuzz_ld32(b + 8) &&
 		      m->incarnation == gw_fuzz_ld32(b + 12));
 	GW_FUZZ_CHECK(m->from == (uint16_t)(p[6] | p[7] << 8));
+	GW_FUZZ_CHECK(m->d.tensors == gw_fuzz_ld32(b + 24) && m->d.layout == gw_fuzz_ld32(b + 28));
 	/* Written again from what was read: the same body. */
 	uint8_t q[GW_PKT_HDR_LEN + COLL_CTRL_LEN + GW_PKT_MAC_LEN];
 	struct coll_ctrl w = *m;

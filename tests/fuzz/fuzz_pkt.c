@@ -131,8 +131,6 @@ static int model_parse(const uint8_t *p, size_t len)
 		int res = gw_fuzz_ld32(p + 16) || chunk || b[1] > 1 || b[2] || b[3];
 		for (int i = 12; i < 16; i++)
 			res |= b[i] != 0;
-		for (int i = 24; i < 32; i++)
-			res |= b[i] != 0;
 		for (int i = 65; i < 72; i++)
 			res |= b[i] != 0;
 		return res ? GW_ERESERVED : b[0] >= 1 && b[0] <= 4 ? GW_OK : GW_ECORRUPT;
@@ -385,7 +383,6 @@ static void derived(const uint8_t *data, size_t size)
 		b[1] &= 1u;
 		b[2] = b[3] = 0;
 		memset(b + 12, 0, 4);
-		memset(b + 24, 0, 8);
 		memset(b + 65, 0, 7);
 	}
 	gw_pkt_write(p, &w, gw_pkt_payload_seed(w.flags, w.sack_len,

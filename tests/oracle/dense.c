@@ -1,19 +1,39 @@
-/* The model of a dense job, gw_allreduce (oracle.h). */
+/* The model of a dense job, gw_allreduce (oracle.h), written from the
+ * job's definition: the tensor is its layout's tensors (one without a
+ * layout), each encoded by every worker as a tensor of its own (its id,
+ * its slice of the error buffer), cut into chunks of chunk_elems that
+ * never straddle two; tensors below min_elems go raw; the shard sums each
+ * chunk in rank order, keeps momentum when the job has down_momentum, and
+ * encodes each chunk on its own with its error buffer. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gw_util.h"
 #include "oracle.h"
 
+struct otensor {
+	uint64_t start, n;
+	int raw;
+};
+
+struct ochunk {
+	uint64_t start, off;   /* in the flat tensor; in its tensor */
+	uint32_t len, t;
+};
+
 struct oracle_dense {
 	gw_coll_job job;
-	gw_encoder **enc, *down;
+	float mu;
+	struct otensor *t;
+	uint32_t nt, chunks;
+	struct ochunk *c;
+	gw_encoder **enc, **raw, *down, *rawdown;
 	gw_ef **ef;
-	gw_ef ***views;       /* sparse uplink: per worker, per chunk */
+	gw_ef ***views;       /* per worker: per chunk (sparse uplink) or per
+			       * tensor (dense) */
 	int sparse_up, sparse_down;   /* codecs whose frames are sparse: a
 				       * chunk is a tensor of its own */
-	float *ef_down, *parts, *sum, *tmp;
-	uint32_t chunks;
+	float *ef_down, *mom, *parts, *sum, *tmp;
 };
 
 #define FRAME_ROOM 65536u
@@ -22,10 +42,13 @@ void oracle_dense_free(struct oracle_dense *r)
 {
 	if (!r)
 		return;
+	uint32_t nv = r->sparse_up ? r->chunks : r->nt;
 	for (unsigned w = 0; w < r->job.workers; w++) {
 		if (r->enc)
 			gw_encoder_free(r->enc[w]);
-		for (uint32_t c = 0; r->views && r->views[w] && c < r->chunks; c++)
+		if (r->raw)
+			gw_encoder_free(r->raw[w]);
+		for (uint32_t c = 0; r->views && r->views[w] && c < nv; c++)
 			gw_ef_free(r->views[w][c]);
 		if (r->views)
 			free(r->views[w]);
@@ -33,7 +56,34 @@ void oracle_dense_free(struct oracle_dense *r)
 			gw_ef_free(r->ef[w]);
 	}
 	gw_encoder_free(r->down);
-	GW_FREE_ALL(r->views, r->enc, r->ef, r->ef_down, r->parts, r->sum, r->tmp, r);
+	gw_encoder_free(r->rawdown);
+	GW_FREE_ALL(r->views, r->enc, r->raw, r->ef, r->ef_down, r->mom, r->parts, r->sum,
+		    r->tmp, r->t, r->c, r);
+}
+
+/* The tensors and chunks of the job. */
+static int layout(struct oracle_dense *r, const gw_dense_job *dj)
+{
+	uint32_t K = r->job.chunk_elems, min = dj ? dj->min_elems : 0;
+	r->nt = dj && dj->ntensors ? dj->ntensors : 1;
+	if (!(r->t = calloc(r->nt, sizeof(*r->t))))
+		return -1;
+	uint64_t at = 0, chunks = 0;
+	for (uint32_t i = 0; i < r->nt; i++) {
+		uint64_t n = dj && dj->ntensors ? dj->tensor_elems[i] : r->job.dim;
+		r->t[i] = (struct otensor){.start = at, .n = n, .raw = n < min};
+		at += n;
+		chunks += r->t[i].raw ? 1 : (n + K - 1) / K;
+	}
+	r->chunks = (uint32_t)chunks;
+	if (!(r->c = calloc(r->chunks, sizeof(*r->c))))
+		return -1;
+	uint32_t c = 0;
+	for (uint32_t i = 0; i < r->nt; i++)
+		for (uint64_t off = 0; off < r->t[i].n; off += K, c++)
+			r->c[c] = (struct ochunk){.start = r->t[i].start + off, .off = off, .t = i,
+				.len = (uint32_t)(r->t[i].n - off < K ? r->t[i].n - off : K)};
+	return 0;
 }
 
 struct oracle_dense *oracle_dense_create(const gw_coll_job *job)
@@ -42,16 +92,22 @@ struct oracle_dense *oracle_dense_create(const gw_coll_job *job)
 	if (!r)
 		return NULL;
 	r->job = *job;
+	const gw_dense_job *dj = job->engine == GW_COLL_DENSE ? job->engine_params : NULL;
+	r->mu = dj ? dj->down_momentum : 0.0f;
 	unsigned W = job->workers;
 	uint32_t K = job->chunk_elems;
-	r->chunks = (uint32_t)((job->dim + K - 1) / K);
+	if (layout(r, dj) < 0)
+		goto fail;
 	r->enc = calloc(W, sizeof(*r->enc));
+	r->raw = calloc(W, sizeof(*r->raw));
 	r->ef = calloc(W, sizeof(*r->ef));
 	r->parts = malloc((size_t)W * K * sizeof(float));
 	r->sum = malloc(K * sizeof(float));
 	r->tmp = malloc(K * sizeof(float));
 	r->down = oracle_encoder(job->down_codec, job->down_params, K);
-	if (!r->enc || !r->ef || !r->parts || !r->sum || !r->tmp || !r->down)
+	r->rawdown = oracle_encoder(GW_CODEC_RAW, NULL, K);
+	if (!r->enc || !r->raw || !r->ef || !r->parts || !r->sum || !r->tmp || !r->down ||
+	    !r->rawdown)
 		goto fail;
 	int ef = (gw_codec_caps(job->up_codec) & GW_CODEC_LOSSY) ||
 		 job->mode == GW_COLL_LOSS_TOLERANT;
@@ -59,24 +115,23 @@ struct oracle_dense *oracle_dense_create(const gw_coll_job *job)
 	r->sparse_down = oracle_frames_sparse(job->down_codec, job->down_params);
 	if (r->sparse_up < 0 || r->sparse_down < 0)
 		goto fail;
-	if (r->sparse_up && ef && !(r->views = calloc(W, sizeof(*r->views))))
+	if (ef && !(r->views = calloc(W, sizeof(*r->views))))
 		goto fail;
+	uint32_t nv = r->sparse_up ? r->chunks : r->nt;
 	for (unsigned w = 0; w < W; w++) {
 		r->enc[w] = oracle_encoder(job->up_codec, job->up_params, K);
-		if (!r->enc[w])
+		r->raw[w] = oracle_encoder(GW_CODEC_RAW, NULL, K);
+		if (!r->enc[w] || !r->raw[w])
 			goto fail;
-		if (ef && !(r->ef[w] = gw_ef_create(job->dim)))
-			goto fail;
-		if (ef && !r->sparse_up && gw_encoder_set_ef(r->enc[w], r->ef[w]) < 0)
-			goto fail;
-		if (!r->views)
+		if (!ef)
 			continue;
-		if (!(r->views[w] = calloc(r->chunks, sizeof(**r->views))))
+		if (!(r->ef[w] = gw_ef_create(job->dim)) ||
+		    !(r->views[w] = calloc(nv, sizeof(**r->views))))
 			goto fail;
-		for (uint32_t c = 0; c < r->chunks; c++) {
-			uint64_t b = (uint64_t)c * K;
-			if (!(r->views[w][c] = gw_ef_view(r->ef[w], b,
-							  job->dim - b < K ? job->dim - b : K)))
+		for (uint32_t v = 0; v < nv; v++) {
+			uint64_t b = r->sparse_up ? r->c[v].start : r->t[v].start;
+			uint64_t n = r->sparse_up ? r->c[v].len : r->t[v].n;
+			if (!(r->views[w][v] = gw_ef_view(r->ef[w], b, n)))
 				goto fail;
 		}
 	}
@@ -85,23 +140,41 @@ struct oracle_dense *oracle_dense_create(const gw_coll_job *job)
 		if (!r->ef_down)
 			goto fail;
 	}
+	if (r->mu > 0.0f && !(r->mom = calloc(job->dim, sizeof(float))))
+		goto fail;
 	return r;
 fail:
 	oracle_dense_free(r);
 	return NULL;
 }
 
-/* Worker w's frame of chunk c (elements [base, base + len)): the next
- * frame of its whole tensor, or the chunk alone (sparse frames), with the
- * chunk's view of the error buffer. */
+/* Worker w's frame of chunk c: the next frame of its tensor (begun at the
+ * tensor's first chunk), or the chunk alone (sparse frames), with that
+ * tensor's or chunk's slice of the error buffer. */
 static int encode_up(struct oracle_dense *r, unsigned w, uint32_t c, const float *g,
-		     uint64_t base, uint32_t len, uint8_t *frame)
+		     uint8_t *frame)
 {
-	if (!r->sparse_up)
-		return gw_encode_next(r->enc[w], frame, FRAME_ROOM);
-	gw_tensor t = {.id = 0, .dim = len, .values = g + base};
-	int rc = r->views ? gw_encoder_set_ef(r->enc[w], r->views[w][c]) : 0;
-	return rc < 0 ? rc : oracle_encode_one(r->enc[w], &t, frame, FRAME_ROOM);
+	const struct ochunk *k = &r->c[c];
+	const struct otensor *T = &r->t[k->t];
+	gw_encoder *e = T->raw ? r->raw[w] : r->enc[w];
+	if (r->sparse_up) {
+		gw_tensor t = {.id = k->t, .dim = k->len, .values = g + k->start};
+		int rc = r->views ? gw_encoder_set_ef(e, r->views[w][c]) : 0;
+		return rc < 0 ? rc : oracle_encode_one(e, &t, frame, FRAME_ROOM);
+	}
+	if (k->off == 0) {
+		gw_tensor t = {.id = k->t, .dim = T->n, .values = g + T->start};
+		int rc = r->views ? gw_encoder_set_ef(e, r->views[w][k->t]) : 0;
+		if (rc == 0)
+			rc = gw_encode_begin(e, &t);
+		if (rc < 0)
+			return rc;
+	}
+	int n = gw_encode_next(e, frame, FRAME_ROOM);
+	uint8_t none[64];
+	if (n > 0 && k->off + k->len == T->n && gw_encode_next(e, none, sizeof(none)) != 0)
+		return GW_ESTATE;   /* the tensor's frames are its chunks */
+	return n;
 }
 
 int oracle_dense_round(struct oracle_dense *r, const float *const *grads, float *out)
@@ -109,51 +182,50 @@ int oracle_dense_round(struct oracle_dense *r, const float *const *grads, float 
 	unsigned W = r->job.workers;
 	uint32_t K = r->job.chunk_elems;
 	static uint8_t frame[FRAME_ROOM], res[FRAME_ROOM];
-	for (unsigned w = 0; w < W && !r->sparse_up; w++) {
-		gw_tensor t = {.id = 0, .dim = r->job.dim, .values = grads[w]};
-		int rc = gw_encode_begin(r->enc[w], &t);
-		if (rc < 0)
-			return rc;
-	}
 	memset(out, 0, r->job.dim * sizeof(float));
 	for (uint32_t c = 0; c < r->chunks; c++) {
-		uint64_t base = (uint64_t)c * K;
-		uint32_t len = (uint32_t)(r->job.dim - base < K ? r->job.dim - base : K);
+		const struct ochunk *k = &r->c[c];
+		int raw = r->t[k->t].raw;
+		int sp_up = r->sparse_up && !raw, sp_down = r->sparse_down && !raw;
+		uint32_t len = k->len;
 		memset(r->sum, 0, len * sizeof(float));
 		for (unsigned w = 0; w < W; w++) {
-			int n = encode_up(r, w, c, grads[w], base, len, frame);
+			int n = encode_up(r, w, c, grads[w], frame);
 			if (n <= 0)
 				return n < 0 ? n : GW_ESTATE;
-			int rc = oracle_chunk_add(r->sparse_up, frame, (size_t)n, base, len,
+			int rc = oracle_chunk_add(sp_up, frame, (size_t)n, k->off, len,
 						  r->parts + (size_t)w * K, r->sum);
 			if (rc < 0)
 				return rc;
 		}
-		if (r->ef_down)
+		float *x = r->sum;
+		if (r->mom) {   /* the shard's v <- mu v + sum goes down */
+			x = r->mom + k->start;
 			for (uint32_t i = 0; i < len; i++)
-				r->sum[i] += r->ef_down[base + i];
-		gw_tensor t = {.id = 0, .dim = len, .values = r->sum,
-			       .base = r->sparse_down ? 0 : base};
-		int n = oracle_encode_one(r->down, &t, res, sizeof(res));
+				x[i] = r->mu * x[i] + r->sum[i];
+			memcpy(r->sum, x, len * sizeof(float));
+			x = r->sum;
+		}
+		int lossy = r->ef_down && !raw;
+		if (lossy)
+			for (uint32_t i = 0; i < len; i++)
+				x[i] += r->ef_down[k->start + i];
+		gw_tensor t = {.id = k->t, .dim = len, .values = x, .base = sp_down ? 0 : k->off};
+		int n = oracle_encode_one(raw ? r->rawdown : r->down, &t, res, sizeof(res));
 		if (n < 0)
 			return n;
 		int rc;
-		if (r->ef_down) {
+		if (lossy) {
 			memset(r->tmp, 0, len * sizeof(float));
-			rc = oracle_decode_chunk(r->sparse_down, res, (size_t)n, r->tmp, base,
-						 len);
+			rc = oracle_decode_chunk(sp_down, res, (size_t)n, r->tmp, k->off, len);
 			if (rc < 0)
 				return rc;
 			for (uint32_t i = 0; i < len; i++)
-				r->ef_down[base + i] = r->sum[i] - r->tmp[i];
+				r->ef_down[k->start + i] = x[i] - r->tmp[i];
 		}
-		rc = oracle_decode_chunk(r->sparse_down, res, (size_t)n, out + base, base, len);
+		rc = oracle_decode_chunk(sp_down, res, (size_t)n, out + k->start, k->off, len);
 		if (rc < 0)
 			return rc;
 	}
-	uint8_t none[64];
-	for (unsigned w = 0; w < W && !r->sparse_up; w++)
-		if (gw_encode_next(r->enc[w], none, sizeof(none)) != 0)
-			return GW_ESTATE;
 	return 0;
 }

@@ -76,6 +76,37 @@ typedef struct gw_sketched_job {
 	float momentum;
 } gw_sketched_job;
 
+#define GW_COLL_TENSORS_MAX 1048576u
+
+/* The dense engine's own fields (engine GW_COLL_DENSE; NULL: all zero).
+ * (GRADWIRE_0.5: 0.4 refused any.)
+ *
+ * tensors: the flat tensor of dim elements is ntensors tensors laid end to
+ * end (a model's layers), of tensor_elems[i] elements each, summing to
+ * dim; 0: one tensor. No chunk straddles two, and each has its own
+ * compression context in each direction: a worker encodes tensor by
+ * tensor (3LC's m, TernGrad's statistics and the error buffer's slice
+ * are that tensor's), a shard chunk by chunk, each chunk inside one
+ * tensor. Frames carry the tensor's index and count from its first
+ * element (docs/wire-format.md §5.7).
+ *
+ * min_elems: tensors of fewer elements (biases, norms) go raw both ways,
+ * one chunk each, as 3LC leaves batch-norm layers uncompressed; 0: none.
+ * At most what one raw frame of a packet holds.
+ *
+ * down_momentum: state changes on the downlink (3LC's placement): 0 (the
+ * default) sends the sum of the workers' gradients down, and the
+ * workers' optimizers apply momentum; mu in (0, 1) makes each shard keep
+ * v <- mu v + sum per chunk and send v, so the workers' optimizers run
+ * with momentum 0 and apply what they receive. The shard's error buffer
+ * then holds what v's compression left out. */
+typedef struct gw_dense_job {
+	uint32_t ntensors;
+	const uint64_t *tensor_elems;
+	uint32_t min_elems;
+	float down_momentum;
+} gw_dense_job;
+
 /* What workers and aggregators of one job must agree on. */
 typedef struct gw_coll_job {
 	uint32_t job;           /* packets of other jobs are dropped */
@@ -98,7 +129,8 @@ typedef struct gw_coll_job {
 	gw_coll_engine engine;
 	/* The engine's own fields, read when the job is checked or a
 	 * communicator or shard is made (not kept): GW_COLL_SKETCHED: a
-	 * gw_sketched_job, or NULL for its defaults; GW_COLL_DENSE: NULL. */
+	 * gw_sketched_job, GW_COLL_DENSE: a gw_dense_job; NULL for the
+	 * engine's defaults. */
 	const void *engine_params;
 } gw_coll_job;
 

@@ -36,6 +36,13 @@
  *                   gw_comm_set_startup)
  *   key             64 hex digits: every packet is MACed; key-file: a file
  *   topk, candidates, sketch-momentum   Sketched-SGD's fields
+ *   layout          the tensors' sizes, "N,N,...", summing to connect's
+ *                   dim: a compression context per tensor, no chunk across
+ *                   two (gw_dense_job); "" (default): one tensor
+ *   min-elems       tensors of fewer elements go raw (default 0: none)
+ *   down-momentum   mu in [0, 1): the shards keep momentum and send the
+ *                   state change; the caller's optimizer then runs with
+ *                   momentum 0 (default 0: the sum goes down)
  *   gpu             none (default), cuda or emu: gw_member_allreduce's grad
  *                   lives in that executor's memory (<gw/gpudirect.h>):
  *                   cuda, a device pointer; emu, host memory through the
