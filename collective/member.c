@@ -288,7 +288,9 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : !name ? "name" : "value");
 	/* gpu takes effect at connect: a framework knows where its tensors
 	 * live only once it has seen them, after the endpoints' exchange. */
-	if (m->comm || (m->dp && strcmp(name, "gpu")))
+	/* gpu and layout may wait for connect: a framework knows where its
+	 * tensors live, and their sizes, only once it has them. */
+	if (m->comm || (m->dp && strcmp(name, "gpu") && strcmp(name, "layout")))
 		return GW_ERRF(GW_ESTATE, "%s: options are fixed once the member is %s",
 			       name, m->comm ? "connected" : "open");
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {

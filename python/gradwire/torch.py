@@ -74,7 +74,18 @@ class State:
     names the peer: default 20000), job, key or key_file, window,
     deadline_us, rto_us, opts (backend options such as impair_loss=0.01),
     topk, candidates, sketch_momentum (Sketched-SGD, up="countsketch": its
-    momentum replaces the optimizer's). average (default True) divides the
+    momentum replaces the optimizer's), min_elems (parameters of fewer
+    elements go raw). Each parameter is a tensor of the job's layout, with
+    its own compression context (3LC's m) and chunks, as 3LC has it;
+    per_tensor=False sends the flat buffer as one tensor (the behaviour
+    before 0.5). momentum: the shards keep the optimizer's momentum (mu in
+    [0, 1)) and send the state change down, 3LC's placement; the user's
+    optimizer then runs with momentum 0 (docs/3lc-paper.md):
+
+        state = gwt.State(up="3lc:sparsity=1.75", down="3lc", momentum=0.9)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0)
+
+    average (default True) divides the
     sum by the world size, as DDP's own allreduce does. gpu: None (CUDA
     buckets use the GPU's kernels, CPU buckets the CPU codecs), "cuda"
     (buckets must be CUDA tensors) or "emu" (CPU buckets through the
@@ -82,12 +93,21 @@ class State:
 
     def __init__(self, up="raw", down=None, mode="reliable", shards="colocated",
                  timeout_ms=20000, local=None, average=True, process_group=None,
-                 gpu=None, **options):
+                 gpu=None, momentum=None, per_tensor=True, **options):
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("gradwire.torch.State: torch.distributed is not "
                                "initialised (call init_process_group first)")
         if not isinstance(average, bool):
             raise ValueError("average: %r is not True or False" % (average,))
+        if not isinstance(per_tensor, bool):
+            raise ValueError("per_tensor: %r is not True or False" % (per_tensor,))
+        if momentum is not None and (isinstance(momentum, bool) or
+                                     not isinstance(momentum, (int, float)) or
+                                     not 0 <= momentum < 1):
+            raise ValueError("momentum: %r is not a number in [0, 1)" % (momentum,))
+        if momentum:
+            options["down_momentum"] = float(momentum)
+        self.per_tensor = per_tensor
         if gpu not in (None, "cuda", "emu"):
             raise ValueError("gpu: %r is not None, 'cuda' or 'emu'" % (gpu,))
         self.gpu = gpu
@@ -188,6 +208,10 @@ class State:
         self.dim = off
         device = self._device()
         self.flat = torch.zeros(off, dtype=torch.float32, device=device)
+        if self.per_tensor and len(self.params) > 1:
+            # Each parameter a tensor of the job: its own context, its
+            # own chunks (the same order on every rank).
+            self.member.set("layout", ",".join(str(p.numel()) for p in self.params))
         self.member.connect(off, self.endpoints if self.colocated else None)
         first, self.first = self.first, []
         for idx, buf, params, fut in first:

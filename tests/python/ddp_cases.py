@@ -195,6 +195,58 @@ def case_learn(W, rank):
         st.close()
 
 
+def case_momentum(W, rank):
+    """State(momentum=0.9), the optimizer's momentum 0 (3LC's placement:
+    the shards keep the momentum and send the state change). Raw: each
+    step's gradient is the shards' v / W, v <- 0.9 v + (the rank-order sum),
+    which is SGD's momentum buffer on the average up to float rounding;
+    then 3LC both ways at s = 1.75 learns."""
+    torch.manual_seed(1)
+    model = Net()
+    ddp, st = make(model, dict(up="raw", momentum=0.9))
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0)
+    gen = torch.Generator().manual_seed(100 + rank)
+    buf = None
+    for step in range(10):
+        opt.zero_grad()
+        x, y = batch(gen)
+        mine = local_grads(model, [(x, y)])
+        F.cross_entropy(ddp(x), y).backward()
+        avg = expected(gather_list(mine), W)
+        buf = avg if buf is None else [0.9 * b + a for b, a in zip(buf, avg)]
+        for i, (p, b) in enumerate(zip(model.parameters(), buf)):
+            if not torch.allclose(p.grad, b, rtol=1e-5, atol=1e-7):
+                fail("momentum step %d: parameter %d: not the shards' momentum "
+                     "(max |diff| %g)" % (step, i, (p.grad - b).abs().max().item()))
+        opt.step()
+    same_replicas(model, "momentum at the shards")
+    st.close()
+    torch.manual_seed(2)
+    model = Net()
+    ddp, st = make(model, dict(up="3lc:sparsity=1.75", down="3lc:sparsity=1.75",
+                               momentum=0.9))
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.02, momentum=0)
+    gen = torch.Generator().manual_seed(200 + rank)
+    test = batch(torch.Generator().manual_seed(999), 512)
+    with torch.no_grad():
+        a0 = (model(test[0]).argmax(1) == test[1]).float().mean().item()
+    for step in range(150):
+        opt.zero_grad()
+        x, y = batch(gen)
+        F.cross_entropy(ddp(x), y).backward()
+        opt.step()
+    with torch.no_grad():
+        a1 = (model(test[0]).argmax(1) == test[1]).float().mean().item()
+    same_replicas(model, "3lc s=1.75, momentum at the shards")
+    if rank == 0:
+        print("momentum at the shards, 3lc s=1.75: accuracy %.3f -> %.3f" % (a0, a1),
+              flush=True)
+    if not a1 >= a0 + 0.15:
+        fail("3lc s=1.75 with momentum at the shards did not learn (%.3f -> %.3f)"
+             % (a0, a1))
+    st.close()
+
+
 def case_lossy(W, rank):
     """Loss-tolerant mode with 2% of received packets dropped (gradwire's
     impairment layer, seeded per rank): chunks finish without the lost
@@ -303,6 +355,8 @@ def main():
         case_unused(W, rank)
     elif case == "lossy":
         case_lossy(W, rank)
+    elif case == "momentum":
+        case_momentum(W, rank)
     elif case == "killed":
         case_killed(W, rank)
     else:

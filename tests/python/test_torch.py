@@ -235,6 +235,11 @@ def bad_args():
     expect(ValueError, "key: not 64 hex digits", key="abc")
     expect(ValueError, "sketch_momentum: '1'", up="countsketch", sketch_momentum=1)
     expect(ValueError, "average:", average="yes")
+    expect(ValueError, "momentum: 1 is not a number in [0, 1)", momentum=1)
+    expect(ValueError, "momentum: 'x'", momentum="x")
+    expect(ValueError, "momentum: True", momentum=True)
+    expect(ValueError, "per_tensor: 'yes'", per_tensor="yes")
+    expect(ValueError, "min_elems: '-1'", min_elems=-1)
     expect(ValueError, "bogus: not an option", bogus=1)
     expect(ValueError, "gpu: 'opencl' is not None", gpu="opencl")
     # A bad job is refused when the first iteration fixes it: here a

@@ -38,7 +38,8 @@
  *   topk, candidates, sketch-momentum   Sketched-SGD's fields
  *   layout          the tensors' sizes, "N,N,...", summing to connect's
  *                   dim: a compression context per tensor, no chunk across
- *                   two (gw_dense_job); "" (default): one tensor
+ *                   two (gw_dense_job); "" (default): one tensor. May be
+ *                   set between open and connect, as gpu may
  *   min-elems       tensors of fewer elements go raw (default 0: none)
  *   down-momentum   mu in [0, 1): the shards keep momentum and send the
  *                   state change; the caller's optimizer then runs with
@@ -47,8 +48,9 @@
  *                   lives in that executor's memory (<gw/gpudirect.h>):
  *                   cuda, a device pointer; emu, host memory through the
  *                   device path. Opened at connect, which fails naming why
- *                   (no device, a codec without kernels); the one option
- *                   that may still be set between open and connect
+ *                   (no device, a codec without kernels); with layout,
+ *                   the options that may still be set between open and
+ *                   connect
  *
  * Calls return 0 or GW_E* with a detail (gw_error_detail) that names the
  * option or the peer. A member is used by one thread at a time; the
