@@ -28,13 +28,16 @@
 #   --only    "NAME NAME ...": these runs only (names as in the table)
 #   --out     results folder (default BUILD_DIR/torch): one JSON per run,
 #             logs, torch-results.json, the plots
+#   --plan F  the runs of file F (NAME|OPTIONS lines, as above) instead,
+#             with --extra "OPTIONS" added to each (bench/3lc-paper.sh);
+#             no summary: the caller reads OUT/RATE.NAME.json
 # Needs root (namespaces), python3-torch and dataset-fashion-mnist
 # (scripts/install-deps.sh). 10 Mbit/s is not in the default rates: the
 # default allreduce moves 6.5 MB per rank and step there (5 s a step, 25
 # minutes for 300 steps), beyond the 30 minutes the whole run may take.
 source "$(dirname "$0")/lib.sh"
-quick=0 json=0 rates="100mbit 1gbit" steps="" out="" only=""
-bench_args "quick json rates= steps= out= only=" "$@"
+quick=0 json=0 rates="100mbit 1gbit" steps="" out="" only="" plan="" extra=""
+bench_args "quick json rates= steps= out= only= plan= extra=" "$@"
 bench_root
 bench_need "$build/apps/gw-aggregator" "$build/libgradwire.so.0"
 py=/usr/bin/python3
@@ -79,6 +82,11 @@ runs_full=(
 )
 runs_quick=("${runs_full[0]}" "${runs_full[1]}" "${runs_full[4]}" "${runs_full[8]}")
 if [ $quick = 1 ]; then runs=("${runs_quick[@]}"); else runs=("${runs_full[@]}"); fi
+if [ -n "$plan" ]; then
+  [ -r "$plan" ] || { echo "$prog: --plan: cannot read '$plan'" >&2; exit 2; }
+  mapfile -t runs < <(grep -v '^ *$' "$plan")
+  [ ${#runs[@]} -gt 0 ] || { echo "$prog: --plan: no runs in '$plan'" >&2; exit 2; }
+fi
 if [ -n "$only" ]; then
   pick=()
   for r in "${runs_full[@]}"; do
@@ -143,7 +151,7 @@ run_rate() {  # rate
       ip netns exec "gwn$i" env GLOO_SOCKET_IFNAME=veth0 PYTHONPATH=python OMP_NUM_THREADS=1 \
         MASTER_ADDR=10.77.0.1 MASTER_PORT=$port RANK=$i WORLD_SIZE=$W LOCAL_RANK=0 \
         LOCAL_WORLD_SIZE=1 timeout 1800 "$py" bench/torch_ddp.py --plan "$plan" --first $first \
-        --out "$out" --steps "$steps" --window "$window" --label "$rate" >"$log.$i" 2>&1 &
+        --out "$out" --steps "$steps" --window "$window" --label "$rate" $extra >"$log.$i" 2>&1 &
       pids+=($!)
     done
     for p in "${pids[@]}"; do wait "$p" || rc=$?; done
@@ -172,6 +180,7 @@ for rate in $rates; do
 done
 echo "$prog: $(( SECONDS - t0 )) s for ${#runs[@]} runs at each of: $rates" >&2
 
+[ -z "$plan" ] || exit 0
 args=("$out")
 [ $json = 0 ] || args+=(--json)
 [ $quick = 0 ] || args+=(--quick)

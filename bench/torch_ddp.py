@@ -117,6 +117,17 @@ def args_of(argv):
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--shard-momentum", action="store_true",
+                   help="gradwire: the momentum at the shards (State(momentum=)), "
+                        "the optimizer's 0: 3LC's placement")
+    p.add_argument("--one-tensor", action="store_true",
+                   help="gradwire: the flat buffer one tensor (per_tensor=False)")
+    p.add_argument("--min-elems", type=int, default=None,
+                   help="gradwire: parameters of fewer elements go raw")
+    p.add_argument("--cosine", action="store_true",
+                   help="the learning rate decays to 0 over --steps (cosine)")
+    p.add_argument("--fixed", action="store_true",
+                   help="--plan: every run trains --steps, no target or time limit")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout-ms", type=int, default=30000)
     p.add_argument("--window", type=int, default=None)
@@ -182,9 +193,12 @@ def register(ddp, a):
     elif a.hook == "gradwire":
         import gradwire.torch as gwt
         kw = dict(up=a.up, down=a.down, shards=a.shards, timeout_ms=a.timeout_ms,
-                  window=a.window, job=a.job)
+                  window=a.window, job=a.job, per_tensor=not a.one_tensor,
+                  min_elems=a.min_elems)
         if a.up in ("countsketch", "sketched-sgd"):
             kw["sketch_momentum"] = a.momentum
+        elif a.shard_momentum and a.momentum:
+            kw["momentum"] = a.momentum
         st = gwt.State(**kw)
         ddp.register_comm_hook(st, gwt.hook)
         return st
@@ -198,8 +212,12 @@ def train(a, data, rank, W):
     model = Net()
     ddp = nn.parallel.DistributedDataParallel(model)
     state = register(ddp, a)
-    sk = a.hook == "gradwire" and a.up in ("countsketch", "sketched-sgd")
-    opt = torch.optim.SGD(ddp.parameters(), lr=a.lr, momentum=0.0 if sk else a.momentum)
+    # Sketched-SGD and --shard-momentum move the momentum into the hook.
+    moved = a.hook == "gradwire" and (a.up in ("countsketch", "sketched-sgd") or
+                                      a.shard_momentum)
+    opt = torch.optim.SGD(ddp.parameters(), lr=a.lr, momentum=0.0 if moved else a.momentum)
+    sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=a.steps)
+             if a.cosine else None)
     g = torch.Generator().manual_seed(a.seed)
     perm = torch.randperm(len(xtr), generator=g)
     mine = perm[rank::W]                       # a disjoint 1/W per rank
@@ -228,6 +246,8 @@ def train(a, data, rank, W):
         opt.zero_grad(set_to_none=True)
         F.cross_entropy(ddp(xtr[b]), ytr[b]).backward()
         opt.step()
+        if sched:
+            sched.step()
         dt = time.perf_counter() - t0
         train_s += dt
         cpu_s += time.process_time() - c0
@@ -268,6 +288,8 @@ def train(a, data, rank, W):
                        "max_steps": a.steps, "target_acc": a.target_acc,
                        "max_train_s": a.max_train_s, "eval_every": every,
                        "lr": a.lr, "momentum": a.momentum, "seed": a.seed,
+                       "shard_momentum": a.shard_momentum, "one_tensor": a.one_tensor,
+                       "min_elems": a.min_elems, "cosine": a.cosine,
                        "dim": sum(p.numel() for p in model.parameters())},
             "records": records, "final_acc": records[-1]["acc"],
             "diverged": records[-1]["step"] >= 100 and records[-1]["acc"] < 0.2,
@@ -301,7 +323,7 @@ def main():
         for x in it:
             if x in skip:
                 next(it, None)
-            else:
+            elif x != "--fixed":
                 common.append(x)
         runs = plan_of(a.plan, common)
     torch.set_num_threads(1)
@@ -326,6 +348,8 @@ def main():
         base = os.path.join(a.out, "%s.allreduce.json" % a.label)
         if name == "noop":
             r.eval_every = r.steps         # no target: its replicas diverge
+        elif a.fixed:
+            pass                           # every run its --steps, to the end
         elif name != "allreduce":
             r.steps = 3 * a.steps
             if os.path.exists(base):       # every rank reads it: the same limits

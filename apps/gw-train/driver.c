@@ -156,6 +156,16 @@ static int run_job(const struct train_opts *o, bool raw, const char *label, stru
 	if (o->restart)
 		add_num(a, "--restart", "%.0f", (double)o->restart);
 	add_num(a, "--dim", "%.0f", (double)train_nparams(o));
+	/* A tensor of the job per layer's weights and biases (their own 3LC
+	 * m), unless told otherwise. */
+	static char layout[96];
+	if (!o->one_tensor && !fwd_value(o, "layout")) {
+		train_layout(o, layout, sizeof(layout));
+		add(a, "--layout");
+		add(a, layout);
+	}
+	if (o->shard_momentum && o->momentum > 0 && !fwd_value(o, "down-momentum"))
+		add_num(a, "--down-momentum", "%.17g", o->momentum);
 	for (unsigned i = 0; i < o->nfwd; i++) {
 		if (raw && (!strcmp(o->fwd[i][0], "up") || !strcmp(o->fwd[i][0], "down") ||
 			    !strcmp(o->fwd[i][0], "up-params") ||
@@ -196,6 +206,8 @@ static int run_job(const struct train_opts *o, bool raw, const char *label, stru
 		add_num(a, "--target-acc", "%.17g", o->target_acc);
 	if (o->verbose)
 		add(a, "--verbose");
+	if (o->cosine)
+		add(a, "--cosine");
 	/* Restarts: the replicas every rank writes, for the one that rejoins. */
 	char state[] = "/tmp/gw-train-state.XXXXXX", replicas[sizeof(state) + 16] = "";
 	if (o->restart) {

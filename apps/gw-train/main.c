@@ -30,6 +30,11 @@ static void usage(FILE *f)
 "  --batch B          rows per worker per step (default 32 mlp, 64 linear)\n"
 "  --lr LR            learning rate (default 0.05 mlp, 0.01 linear)\n"
 "  --momentum MU      mlp (default 0.9)\n"
+"  --shard-momentum   the momentum at the shards, which send the state change\n"
+"                     (3LC's placement; the job's --down-momentum)\n"
+"  --cosine           the learning rate decays to 0 over the run (cosine)\n"
+"  --one-tensor       the whole model one tensor of the job (one 3LC m; the\n"
+"                     default is a tensor per layer's weights and biases)\n"
 "  --l2 LAMBDA        linear: l2 regularisation (default 1e-6)\n"
 "  --evals K          evaluations per epoch (default 4)\n"
 "  --seed S           data split, initial model and order (default 1)\n"
@@ -74,6 +79,7 @@ enum {
 	O_TARGET, O_BATCH, O_LR, O_MOMENTUM, O_L2, O_EVALS, O_SEED, O_LINK, O_BASELINE,
 	O_BASEFROM, O_LABEL, O_PLOT, O_PLOTONLY, O_KEEP, O_JSON, O_VERBOSE, O_RANK, O_AGG,
 	O_TIMEOUT, O_RTO, O_HELP, O_LIST, O_MINEP, O_RESTART, O_PARAMFILE, O_REJOIN, O_STEPMS,
+	O_SHARDMOM, O_COSINE, O_ONETENSOR,
 };
 
 /* Registered codecs, and whether the allreduce (dense tensors) takes them. */
@@ -106,6 +112,8 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 		{"hidden", 1, 0, O_HIDDEN}, {"classes", 1, 0, O_CLASSES},
 		{"epochs", 1, 0, O_EPOCHS}, {"target-acc", 1, 0, O_TARGET},
 		{"batch", 1, 0, O_BATCH}, {"lr", 1, 0, O_LR}, {"momentum", 1, 0, O_MOMENTUM},
+		{"shard-momentum", 0, 0, O_SHARDMOM}, {"cosine", 0, 0, O_COSINE},
+		{"one-tensor", 0, 0, O_ONETENSOR},
 		{"l2", 1, 0, O_L2}, {"evals", 1, 0, O_EVALS}, {"seed", 1, 0, O_SEED},
 		{"link", 1, 0, O_LINK}, {"baseline", 0, 0, O_BASELINE},
 		{"baseline-from", 1, 0, O_BASEFROM}, {"label", 1, 0, O_LABEL},
@@ -140,6 +148,15 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 				o->launch_workers = c->workers;
 			if (!strcmp(lo[li].name, "shards"))
 				o->launch_shards = c->shards;
+			break;
+		case O_SHARDMOM:
+			o->shard_momentum = true;
+			break;
+		case O_COSINE:
+			o->cosine = true;
+			break;
+		case O_ONETENSOR:
+			o->one_tensor = true;
 			break;
 		case O_MODEL:
 			ok = model_parse(optarg, &o->model) == 0;
@@ -269,6 +286,15 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 		o->test_path = testp;
 	}
 	return 0;
+}
+
+void train_layout(const struct train_opts *o, char *buf, size_t len)
+{
+	unsigned long long in = o->features, h = o->hidden, k = o->classes;
+	if (o->model == MODEL_MLP)   /* W1, b1, W2, b2 (model/mlp.c) */
+		snprintf(buf, len, "%llu,%llu,%llu,%llu", h * in, h, k * h, k);
+	else                         /* the weights, then the bias */
+		snprintf(buf, len, "%llu,1", in);
 }
 
 size_t train_nparams(const struct train_opts *o)

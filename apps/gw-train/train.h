@@ -23,6 +23,12 @@ struct train_opts {
 	uint64_t epochs, min_epochs, batch, hidden, features, classes, evals, seed, step_ms;
 	double lr, momentum, l2, target_acc;     /* target_acc < 0: none */
 	bool json, verbose;
+	/* 3LC's placements (docs/3lc-paper.md): one_tensor, the whole model
+	 * one tensor of the job (before 0.5; default: each layer's weights
+	 * and biases a tensor); shard_momentum, the momentum at the shards,
+	 * which send the state change; cosine, the learning rate decays to 0
+	 * over the run's steps (the paper's schedule). */
+	bool one_tensor, shard_momentum, cosine;
 	/* driver */
 	const char *link, *keep_logs, *plot, *baseline_from, *label;
 	bool baseline;
@@ -54,6 +60,10 @@ struct run {
 	struct record *rec;
 	unsigned n, cap;
 };
+
+/* The model's tensors (layers' weights and biases) in parameter order, as
+ * "N,N,..." in buf: the job's --layout. */
+void train_layout(const struct train_opts *o, char *buf, size_t len);
 
 /* worker.c */
 int train_worker(struct cli *c, struct train_opts *o);

@@ -126,6 +126,10 @@ static int train(struct loop *L)
 			}
 			for (size_t i = 0; i < L->wl.nparams; i++)
 				avg[i] /= (float)W;
+			if (o->cosine)   /* step counts from 0: lr, down to 0 at the end */
+				workload_set_lr(&L->wl, o->lr * 0.5 *
+						(1.0 + cos(M_PI * (double)step /
+							   ((double)o->epochs * steps))));
 			workload_step(&L->wl, L->params, avg);
 			if (o->step_ms)
 				pace(t0, o->step_ms);
@@ -234,6 +238,11 @@ int train_worker(struct cli *c, struct train_opts *o)
 		 * optimizer then applies the update as plain SGD. The job's
 		 * engine_params point at the CLI's fields. */
 		c->sk.momentum = (float)o->momentum;
+		o->momentum = 0;
+	}
+	if (L.job.engine == GW_COLL_DENSE && c->dense.down_momentum > 0) {
+		/* The shards keep the momentum and send the state change: the
+		 * workers apply it as plain SGD. */
 		o->momentum = 0;
 	}
 	if (workload_open(&L.wl, o, true, L.params, err, sizeof(err)) < 0) {

@@ -108,6 +108,12 @@ double workload_grad(struct workload *w, const float *params,
 	return gw_mlp_grad(&w->mlp, params, w->xb, w->yb, n, g);
 }
 
+void workload_set_lr(struct workload *w, double lr)
+{
+	w->mom.lr = (float)lr;
+	w->adam.lr = (float)lr;
+}
+
 void workload_step(struct workload *w, float *params, float *avg)
 {
 	if (!is_linear(w->kind)) {

@@ -40,6 +40,8 @@ double workload_grad(struct workload *w, const float *params,
 		     const uint32_t *rows, uint32_t n, float *g);
 /* One optimiser step with the averaged gradient avg (the regulariser is
  * added here, to avg). */
+/* The optimizer's learning rate from now on (a schedule's). */
+void workload_set_lr(struct workload *w, double lr);
 void workload_step(struct workload *w, float *params, float *avg);
 /* Loss (with the regulariser) and accuracy on the training or test set. */
 void workload_eval(struct workload *w, const float *params, bool train,

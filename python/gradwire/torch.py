@@ -78,7 +78,8 @@ class State:
     elements go raw). Each parameter is a tensor of the job's layout, with
     its own compression context (3LC's m) and chunks, as 3LC has it;
     per_tensor=False sends the flat buffer as one tensor (the behaviour
-    before 0.5). momentum: the shards keep the optimizer's momentum (mu in
+    before 0.5), the default with external shards (which would need the
+    same gw-aggregator --layout; a mismatch is named at the first call). momentum: the shards keep the optimizer's momentum (mu in
     [0, 1)) and send the state change down, 3LC's placement; the user's
     optimizer then runs with momentum 0 (docs/3lc-paper.md):
 
@@ -93,12 +94,16 @@ class State:
 
     def __init__(self, up="raw", down=None, mode="reliable", shards="colocated",
                  timeout_ms=20000, local=None, average=True, process_group=None,
-                 gpu=None, momentum=None, per_tensor=True, **options):
+                 gpu=None, momentum=None, per_tensor=None, **options):
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("gradwire.torch.State: torch.distributed is not "
                                "initialised (call init_process_group first)")
         if not isinstance(average, bool):
             raise ValueError("average: %r is not True or False" % (average,))
+        if per_tensor is None:
+            # External shards know no layout unless started with the same
+            # --layout: one tensor there unless asked.
+            per_tensor = shards == "colocated"
         if not isinstance(per_tensor, bool):
             raise ValueError("per_tensor: %r is not True or False" % (per_tensor,))
         if momentum is not None and (isinstance(momentum, bool) or
@@ -208,9 +213,12 @@ class State:
         self.dim = off
         device = self._device()
         self.flat = torch.zeros(off, dtype=torch.float32, device=device)
-        if self.per_tensor and len(self.params) > 1:
+        on_device = self.flat.is_cuda or self.gpu == "emu"
+        if self.per_tensor and len(self.params) > 1 and not on_device:
             # Each parameter a tensor of the job: its own context, its
-            # own chunks (the same order on every rank).
+            # own chunks (the same order on every rank). The device path
+            # takes no layout yet (docs/3lc-paper.md, "Limits"): one
+            # tensor there.
             self.member.set("layout", ",".join(str(p.numel()) for p in self.params))
         self.member.connect(off, self.endpoints if self.colocated else None)
         first, self.first = self.first, []

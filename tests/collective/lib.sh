@@ -38,3 +38,14 @@ agg_stat() {
 rounds_with() {
   grep -c "$1" "$LOGS/w.$2.out"
 }
+
+# every_rank W N LABEL -> 0 if each of the W workers reported N rounds
+# bit-exact against the model; else says which did not, and 1
+every_rank() {
+  local r n ok=0
+  for ((r = 0; r < $1; r++)); do
+    n=$(rounds_with bit-exact $r)
+    [ "$n" -eq "$2" ] || { echo "FAIL: $3: rank $r: $n of $2 rounds as modelled"; ok=1; }
+  done
+  return $ok
+}

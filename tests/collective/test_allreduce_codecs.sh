@@ -14,10 +14,7 @@ for codec in int8 3lc "3lc --up-params sparsity=1.75 --down-params sparsity=1.75
   [ "$codec" != "${codec%% *}" ] && args="$args ${codec#* }"
   # shellcheck disable=SC2086
   if ! job --workers 4 $args -- --rounds 4; then fail=1; continue; fi
-  for ((r = 0; r < 4; r++)); do
-    n=$(rounds_with bit-exact $r)
-    [ "$n" -eq 4 ] || { echo "FAIL: $codec rank $r: $n of 4 rounds as modelled"; fail=1; }
-  done
+  every_rank 4 4 "$codec" || fail=1
   echo "ok: $codec W=4: 4 rounds as modelled, round 0 within bounds"
 done
 # A layout (tensors of 7 to 120003 elements, a compression context and
@@ -31,10 +28,7 @@ for codec in 3lc "topk --up-params fraction=0.05 --down-params fraction=0.5"; do
   if ! job --workers 4 --shards 2 $args --min-elems 64 --down-momentum 0.9 -- --rounds 4; then
     fail=1; continue
   fi
-  for ((r = 0; r < 4; r++)); do
-    n=$(rounds_with bit-exact $r)
-    [ "$n" -eq 4 ] || { echo "FAIL: $codec layout rank $r: $n of 4 rounds as modelled"; fail=1; }
-  done
+  every_rank 4 4 "$codec with a layout" || fail=1
   echo "ok: $codec W=4 S=2, 6 tensors, min-elems 64, down-momentum 0.9: as modelled"
 done
 exit $fail

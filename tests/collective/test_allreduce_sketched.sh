@@ -20,10 +20,7 @@ exact() {  # label, extra job args
   if ! job --workers 4 --dim 100003 $sk $2 -- --rounds 3 --json; then
     fail=1; return
   fi
-  for ((r = 0; r < 4; r++)); do
-    n=$(rounds_with bit-exact $r)
-    [ "$n" -eq 3 ] || { echo "FAIL: $1: rank $r: $n of 3 rounds bit-exact"; fail=1; }
-  done
+  every_rank 4 3 "$1" || fail=1
   echo "ok: $1: every round's update bit-exact on every worker"
 }
 exact "reliable" ""
