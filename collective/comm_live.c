@@ -43,10 +43,13 @@ static void live_send_to(gw_comm *c, uint32_t s, uint8_t kind, const char *text)
 	}
 	p->len = coll_ctrl_write(&c->L, p->data, &m);
 	p->peer = c->shards[s];
-	if (gw_dp_tx_burst(dp, &p, 1) != 1)
-		gw_dp_free(dp, &p, 1);
-	else
+	/* The caller keeps what it sends (gw_dp_tx_burst): freed either way.
+	 * Kept after a send, every heartbeat leaked a packet, and a long job
+	 * (four shards: 32 a second) ran out of packets for its gradient
+	 * after two minutes, its shards then silent. */
+	if (gw_dp_tx_burst(dp, &p, 1) == 1)
 		v->sent++;
+	gw_dp_free(dp, &p, 1);
 }
 
 static void live_send(gw_comm *c, uint8_t kind, const char *text)
