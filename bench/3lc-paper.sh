@@ -4,7 +4,7 @@
 # accuracy less 0.5 points, and bits per value up and down, for float32
 # (raw), int8 and 3LC at s = 1.00, 1.50, 1.75 and 1.90, each 3LC setting in
 # three placements side by side (float32 is gradwire raw for the MLP and
-# DDP's allreduce for the CNN: docs/3lc-paper.md, "Limits"):
+# DDP's own allreduce for the CNN):
 #   paper    a context per tensor, momentum at the shards and the state
 #            change sent down (3LC's placement: gw-train --shard-momentum,
 #            State(momentum=0.9) with the optimizer's momentum 0)
@@ -72,9 +72,8 @@ fi
 if [ "$only" != mlp ]; then
   plan=$out/cnn.plan
   : >"$plan"
-  # float32 here is DDP's own allreduce (gloo): gradwire raw over the
-  # co-located shards dies after about two minutes at 100 Mbit/s with a
-  # shard wrongly found dead (docs/3lc-paper.md, "Limits").
+  # float32 here is DDP's own allreduce (gloo): what a user would run
+  # instead, and a baseline that is not gradwire's.
   echo "allreduce|--hook allreduce" >>"$plan"
   for r in "${runs[@]:1}"; do
     IFS='|' read -r name codecs place <<<"$r"
