@@ -113,10 +113,9 @@ int dense_comm_init(gw_comm *c, const gw_comm_config *cfg)
 		} else if (c->L.dense.t) {
 			/* Each tensor's frames count from its first element,
 			 * and so does its slice of the buffer. */
-			uint32_t nt = GW_MAX(c->L.dense.nt, 1u);
-			if (!(d->tviews = calloc(nt, sizeof(*d->tviews))))
+			if (!(d->tviews = calloc(c->L.dense.nt, sizeof(*d->tviews))))
 				return GW_ERR(GW_ENOMEM);
-			for (uint32_t i = 0; i < nt; i++)
+			for (uint32_t i = 0; i < c->L.dense.nt; i++)
 				if (!(d->tviews[i] = gw_ef_view(d->ef, c->L.dense.t[i].start,
 								c->L.dense.t[i].n)))
 					return GW_ERR(GW_ENOMEM);
