@@ -160,9 +160,6 @@ int dense_set_gpu(gw_comm *c, gw_gpu *g)
 	const gw_coll_job *j = &c->L.job;
 	if (d->gpu)
 		return GW_ERRF(GW_ESTATE, "gpu: already set");
-	if (c->L.dense.t)
-		return GW_ERRF(GW_EUNSUPPORTED, "gpu: a job with a tensor layout or min_elems "
-			       "(gw_dense_job) has no device kernels yet");
 	if (!gw_gpu_takes(j->up_codec) || !gw_gpu_takes(j->down_codec))
 		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no kernels for %s %s (raw, bf16, int8, "
 			       "3lc, topk)",
@@ -236,22 +233,44 @@ static int may_send(const gw_comm *c, const struct call *k)
 	return may_send_at(c, k, k->next, d->inflight);
 }
 
+/* The codec of chunk ch's frames in direction dir (0 up, 1 down). */
+static int chunk_codec(const struct coll_layout *L, int dir, uint32_t ch)
+{
+	return coll_chunk_raw(L, ch) ? GW_CODEC_RAW : dir ? L->job.down_codec : L->job.up_codec;
+}
+
+/* Where in the device tensor a frame of chunk ch (direction dir) counts
+ * from, and how many elements it may touch: a sparse chunk's keys from
+ * the chunk's first element, a layout's dense frames from their tensor's,
+ * other dense frames from the whole tensor's. */
+static void dev_span(const struct coll_layout *L, int dir, uint32_t ch, uint64_t *off,
+		     uint64_t *n)
+{
+	if (coll_chunk_sparse(L, dir, ch)) {
+		*off = coll_chunk_start(L, ch);
+		*n = coll_chunk_len(L, ch);
+	} else if (L->dense.t) {
+		const struct coll_tensor *T = &L->dense.t[coll_tensor_index(L, ch)];
+		*off = T->start;
+		*n = T->n;
+	} else {
+		*off = 0;
+		*n = L->job.dim;
+	}
+}
+
 /* Decode-accumulates a frame of chunk ch (dir 0: ours, 1: a result) into
- * the device tensor base: sparse frames count keys from the chunk's first
- * element, dense ones from the tensor's. GW_E* of the device, else 0 and
- * the frame's verdict (values added, or GW_E*) in *verdict. */
+ * the device tensor base (dev_span says where it counts from). GW_E* of
+ * the device, else 0 and the frame's verdict (values added, or GW_E*) in
+ * *verdict. */
 static int dev_decode(gw_comm *c, int dir, uint32_t ch, const uint8_t *frame, uint32_t len,
 		      float *base, int32_t *verdict)
 {
 	struct dense_worker *d = c->eng;
-	const struct coll_layout *L = &c->L;
-	int codec = dir ? L->job.down_codec : L->job.up_codec;
-	uint64_t n = L->job.dim;
-	if (L->dense.sparse[dir]) {
-		base += (uint64_t)ch * L->job.chunk_elems;
-		n = coll_chunk_len(L, ch);
-	}
-	return gw_gpu_decode(d->gpu, codec, &frame, &len, 1, base, n, verdict);
+	uint64_t off, n;
+	dev_span(&c->L, dir, ch, &off, &n);
+	return gw_gpu_decode(d->gpu, chunk_codec(&c->L, dir, ch), &frame, &len, 1, base + off,
+			     n, verdict);
 }
 
 /* gw_ef_restore on the device: the frame goes back into the buffer, and
@@ -263,7 +282,7 @@ static int dev_restore(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t l
 	int rc = dev_decode(c, 0, ch, frame, len, d->dev_ef, &verdict);
 	if (rc < 0 || verdict < 0)
 		return rc < 0 ? rc : verdict;
-	return gw_gpu_finite(d->gpu, d->dev_ef + (uint64_t)ch * c->L.job.chunk_elems,
+	return gw_gpu_finite(d->gpu, d->dev_ef + coll_chunk_start(&c->L, ch),
 			     coll_chunk_len(&c->L, ch));
 }
 
@@ -409,37 +428,47 @@ static int post_chunk(gw_comm *c, struct call *k, gw_pkt *p, int n, uint64_t now
 	return 1;
 }
 
-/* Device tensors: as many chunks as the window allows (up to DEV_BATCH)
- * get packets, one launch encodes them all into those packets, and each
- * is queued as fill_one queues one. Returns chunks queued, 0 when the
- * pool is empty, or GW_E*. */
+/* Device tensors: as many chunks as the window allows (up to DEV_BATCH,
+ * all of one tensor of the layout, so each launch sees its tensor's
+ * context) get packets, one launch encodes them all into those packets,
+ * and each is queued as fill_one queues one. Returns chunks queued, 0
+ * when the pool is empty, or GW_E*. */
 static int fill_dev(gw_comm *c, struct call *k, uint64_t now)
 {
 	struct dense_worker *d = c->eng;
 	const struct coll_layout *L = &c->L;
 	gw_pkt *pk[DEV_BATCH];
 	uint8_t *bufs[DEV_BATCH];
-	uint32_t lens[DEV_BATCH], n = 0, room = UINT32_MAX;
-	while (n < DEV_BATCH && k->next + n < L->chunks && d->txq_n + n <= d->ring_mask &&
-	       may_send_at(c, k, k->next + n, d->inflight + n) &&
-	       gw_dp_alloc(chunk_dp(c, k->next + n), &pk[n], 1) == 1) {
+	uint32_t lens[DEV_BATCH], n = 0, room = UINT32_MAX, ch0 = k->next;
+	uint32_t ti = coll_tensor_index(L, ch0), end = L->chunks, first = ch0;
+	uint64_t off = 0, dim = L->job.dim;
+	if (L->dense.t) {
+		const struct coll_tensor *T = &L->dense.t[ti];
+		end = T->first + T->chunks;
+		first = ch0 - T->first;
+		off = T->start;
+		dim = T->n;
+	}
+	while (n < DEV_BATCH && ch0 + n < end && d->txq_n + n <= d->ring_mask &&
+	       may_send_at(c, k, ch0 + n, d->inflight + n) &&
+	       gw_dp_alloc(chunk_dp(c, ch0 + n), &pk[n], 1) == 1) {
 		bufs[n] = pk[n]->data + GW_PKT_HDR_LEN;
 		room = GW_MIN(room, up_room(c, pk[n]));
 		n++;
 	}
 	if (!n)
 		return 0;
-	struct gw_gpu_chunks j = {.codec = L->job.up_codec, .fraction = d->fraction,
-		.sparsity = d->sparsity,
-		.g = d->grad, .e = d->dev_ef, .dim = L->job.dim,
-		.chunk_elems = L->job.chunk_elems, .first = k->next, .n = n,
+	struct gw_gpu_chunks j = {.codec = chunk_codec(L, 0, ch0), .tensor = ti,
+		.fraction = d->fraction, .sparsity = d->sparsity,
+		.g = d->grad + off, .e = d->dev_ef ? d->dev_ef + off : NULL, .dim = dim,
+		.chunk_elems = L->job.chunk_elems, .first = first, .n = n,
 		.bufs = bufs, .room = room, .lens = lens};
 	int rc = gw_gpu_encode_chunks(d->gpu, &j);
 	uint32_t i = 0;
 	for (; rc >= 0 && i < n; i++)
 		rc = post_chunk(c, k, pk[i], (int)lens[i], now);
 	for (; i < n; i++)   /* a failed batch: its packets go back */
-		gw_dp_free(chunk_dp(c, j.first + i), &pk[i], 1);
+		gw_dp_free(chunk_dp(c, ch0 + i), &pk[i], 1);
 	return rc < 0 ? rc : (int)n;
 }
 
@@ -653,28 +682,41 @@ static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 }
 
 /* Device tensors: a burst's accepted RESULTs are decoded by one launch
- * (dense frames name their place in the whole tensor; sparse ones count
- * keys from their chunk's start, so each takes its own), then finished
- * in arrival order. Their packets stay the caller's until this returns. */
+ * per place their frames count from (dev_span: the whole tensor's, a
+ * layout tensor's, a sparse chunk's), then finished in arrival order.
+ * Their packets stay the caller's until this returns. */
 static int dev_results(gw_comm *c, struct call *k, const struct res *rs, uint32_t n)
 {
 	struct dense_worker *d = c->eng;
 	const struct coll_layout *L = &c->L;
 	const uint8_t *frames[COLL_RX_BURST];
-	uint32_t lens[COLL_RX_BURST];
-	int32_t verdicts[COLL_RX_BURST];
+	uint32_t lens[COLL_RX_BURST], at[COLL_RX_BURST];
+	int32_t verdicts[COLL_RX_BURST], v[COLL_RX_BURST];
+	uint8_t done[COLL_RX_BURST] = {0};
 	int rc = GW_OK;
-	for (uint32_t i = 0; i < n; i++) {
-		frames[i] = rs[i].frame;
-		lens[i] = rs[i].flen;
+	for (uint32_t i = 0; i < n; i++)
 		d->got[rs[i].ch] = 0;   /* no longer pending: finish decides */
-	}
-	if (L->dense.sparse[1]) {
-		for (uint32_t i = 0; rc == GW_OK && i < n; i++)
-			rc = dev_decode(c, 1, rs[i].ch, frames[i], lens[i], k->out, &verdicts[i]);
-	} else if (n) {
-		rc = gw_gpu_decode(d->gpu, L->job.down_codec, frames, lens, n, k->out,
-				   L->job.dim, verdicts);
+	for (uint32_t i = 0; rc == GW_OK && i < n; i++) {
+		if (done[i])
+			continue;
+		uint64_t off, len, o, l;
+		uint32_t m = 0;
+		int codec = chunk_codec(L, 1, rs[i].ch);
+		dev_span(L, 1, rs[i].ch, &off, &len);
+		for (uint32_t q = i; q < n; q++) {
+			if (done[q])
+				continue;
+			dev_span(L, 1, rs[q].ch, &o, &l);
+			if (o != off || l != len || chunk_codec(L, 1, rs[q].ch) != codec)
+				continue;
+			frames[m] = rs[q].frame;
+			lens[m] = rs[q].flen;
+			at[m++] = q;
+			done[q] = 1;
+		}
+		rc = gw_gpu_decode(d->gpu, codec, frames, lens, m, k->out + off, len, v);
+		for (uint32_t q = 0; rc == GW_OK && q < m; q++)
+			verdicts[at[q]] = v[q];
 	}
 	for (uint32_t i = 0; rc >= 0 && i < n; i++)
 		rc = finish_result(c, k, &rs[i], verdicts[i]);

@@ -276,7 +276,7 @@ static int encode_topk(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view
 		uint64_t len = GW_MIN((uint64_t)j->chunk_elems, j->dim - base);
 		h->cnt[i] = 0;
 		struct gw_kk_enc k = {.g = j->g + base, .e = j->e ? j->e + base : NULL,
-			.dim = len, .tensor = 0, .k = topk_k(j->fraction, len),
+			.dim = len, .tensor = j->tensor, .k = topk_k(j->fraction, len),
 			.cap = GW_MIN(j->room, GW_KF_MAX) - GW_KF_HDR, .lim = j->chunk_elems,
 			.rank = t->rank, .ties = t->ties, .pos = t->pos, .sel = t->sel,
 			.val = t->val, .cost = t->cost, .tiles = t->tiles, .hist = t->hist,
@@ -335,7 +335,7 @@ static int encode_3lc(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view 
 		return rc;
 	struct gpu_tlc *t = &g->tl;
 	struct gw_kt_enc k = {.g = j->g + base, .e = j->e ? j->e + base : NULL, .dim = dim,
-		.tensor = 0, .sparsity = j->sparsity,
+		.tensor = j->tensor, .sparsity = j->sparsity,
 		.room = GW_MIN(j->room, GW_KF_MAX) - GW_KF_HDR - 4, .nb = (dim + 4) / 5,
 		.bytes = t->bytes, .runs = t->runs, .tok = t->tok, .tok_byte = t->tok_byte,
 		.tiles = t->tiles, .mx = t->words, .ntok = t->words + 1, .err = t->words + 2,
@@ -389,15 +389,18 @@ int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j)
 	} else if (j->codec == C_3LC) {
 		rc = encode_3lc(g, j, &d);
 	} else {
-		/* §4.1's sizing: every chunk must be one frame of room bytes. */
-		if (gw_kd_per_frame(j->codec, j->room, j->chunk_elems) != j->chunk_elems)
+		/* §4.1's sizing: every chunk must be one frame of room bytes
+		 * (a tensor shorter than a chunk is one chunk of its length:
+		 * a layout's small tensors sent raw). */
+		uint32_t need = (uint32_t)GW_MIN((uint64_t)j->chunk_elems, j->dim);
+		if (gw_kd_per_frame(j->codec, j->room, need) != need)
 			return GW_ERRF(GW_EBUDGET, "gpu: a chunk of %u elements does not fit "
-				       "one frame of %u bytes", j->chunk_elems, j->room);
+				       "one frame of %u bytes", need, j->room);
 		uint64_t base = (uint64_t)j->first * j->chunk_elems;
 		struct gw_kd_enc k = {.codec = j->codec, .g = j->g + base,
 			.e = j->e ? j->e + base : NULL,
 			.dim = GW_MIN((uint64_t)j->n * j->chunk_elems, j->dim - base),
-			.tensor = 0, .per_frame = j->chunk_elems, .frames = j->n,
+			.tensor = j->tensor, .per_frame = j->chunk_elems, .frames = j->n,
 			.slots = d.ptr, .lens = d.len, .base = base};
 		rc = g->ops->enc_dense(g, &k);
 		if (rc == GW_OK)

@@ -213,12 +213,10 @@ class State:
         self.dim = off
         device = self._device()
         self.flat = torch.zeros(off, dtype=torch.float32, device=device)
-        on_device = self.flat.is_cuda or self.gpu == "emu"
-        if self.per_tensor and len(self.params) > 1 and not on_device:
+        if self.per_tensor and len(self.params) > 1:
             # Each parameter a tensor of the job: its own context, its
-            # own chunks (the same order on every rank). The device path
-            # takes no layout yet (docs/3lc-paper.md, "Limits"): one
-            # tensor there.
+            # own chunks (the same order on every rank), on the CPU and
+            # the device path alike.
             self.member.set("layout", ",".join(str(p.numel()) for p in self.params))
         self.member.connect(off, self.endpoints if self.colocated else None)
         first, self.first = self.first, []

@@ -39,6 +39,17 @@ exact "3lc s=1.75, dim not a multiple of 5, W=2" 4 2 --dim 123457 --up 3lc --dow
   --up-params sparsity=1.75 -- --gpu emu
 exact "topk 5% up, 50% down W=4" 4 4 --dim 200000 --up topk --down topk \
   --up-params fraction=0.05 --down-params fraction=0.5 -- --gpu emu
+# A layout: each tensor its own context (3lc's m from that tensor alone,
+# top-k's k a fraction of each chunk of it), launches that never span two
+# tensors, tensors below min-elems raw, results decoded tensor by tensor.
+layout=7,50000,33,120003,2,29955
+exact "3lc with a layout, min-elems 64, down-momentum 0.9, W=4 S=2" 4 4 --dim 200000 \
+  --shards 2 --up 3lc --down 3lc --layout $layout --min-elems 64 --down-momentum 0.9 -- --gpu emu
+exact "topk with a layout, min-elems 64, W=4 S=2" 4 4 --dim 200000 --shards 2 --up topk \
+  --down topk --up-params fraction=0.05 --down-params fraction=0.5 --layout $layout \
+  --min-elems 64 -- --gpu emu
+exact "int8 with a layout, rank 1 on the device beside CPU ranks" 3 4 --dim 200000 --up int8 \
+  --down 3lc --layout $layout --rank-args "1:--gpu emu" --
 # DPDK memif: the kernels write into the mempool's mbufs (its memory
 # chunks are the registered regions), a port per shard on each worker.
 source "$(dirname "$0")/../have_dpdk.sh"
@@ -70,7 +81,8 @@ if exact "int8 up, 3lc down, impaired" 3 4 --dim 100000 --up int8 --down 3lc \
 fi
 
 # The error buffers: a device run's residuals are the CPU run's, byte for byte.
-for codec in int8 3lc "topk --up-params fraction=0.02"; do
+for codec in int8 3lc "topk --up-params fraction=0.02" \
+             "3lc --layout 5,40000,17,49978 --min-elems 64"; do
   bad=0
   for side in cpu dev; do
     mkdir -p "$LOGS/$side"
@@ -84,9 +96,9 @@ for codec in int8 3lc "topk --up-params fraction=0.02"; do
   for r in 0 1; do
     cmp -s "$LOGS/cpu/resid.$r.f32" "$LOGS/dev/resid.$r.f32" &&
       cmp -s "$LOGS/cpu/recv.$r.f32" "$LOGS/dev/recv.$r.f32" ||
-      { echo "FAIL: ${codec%% *} rank $r: device residual or results differ from the CPU's"; bad=1; }
+      { echo "FAIL: $codec rank $r: device residual or results differ from the CPU's"; bad=1; }
   done
-  [ $bad = 0 ] && echo "ok: ${codec%% *}: device error buffers and results byte-identical to the CPU's"
+  [ $bad = 0 ] && echo "ok: $codec: device error buffers and results byte-identical to the CPU's"
   [ $bad = 0 ] || fail=1
 done
 

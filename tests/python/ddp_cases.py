@@ -10,7 +10,8 @@ non-zero with a message otherwise:
                parameters are bit-identical. Mixed shapes, several buckets
                (rebuilt after the first iteration).
   learn        3lc, int8, top-k, DeepReduce: the model learns a separable
-               task and the replicas stay bit-identical.
+               task and the replicas stay bit-identical (GW_TEST_DUMP: rank
+               0 saves its parameters there, one file per codec pair).
   unused       find_unused_parameters=True with a branch never used.
   lossy        loss-tolerant mode with 2% packet loss: replicas stay
                bit-identical, chunks finish short, the model learns.
@@ -186,6 +187,11 @@ def case_learn(W, rank):
             opt.step()
         a1 = acc()
         same_replicas(model, up)
+        if os.environ.get("GW_TEST_DUMP") and rank == 0:
+            # The driver compares two paths' replicas (CPU and device).
+            torch.save([p.detach().clone() for p in model.parameters()],
+                       os.path.join(os.environ["GW_TEST_DUMP"],
+                                    re.sub(r"[^A-Za-z0-9.=]", "_", up + "-" + down) + ".pt"))
         s = st.stats()
         if rank == 0:
             print("learn %s/%s: accuracy %.3f -> %.3f, %d bytes up over %d rounds"

@@ -10,7 +10,8 @@ and checks how it ended:
   test_torch.py bad 1      bad State arguments, in this process
   test_torch.py gpu 2      the exact case, and learning with int8 and top-k,
                            through the device path (State(gpu="emu"): the
-                           kernels emulated on the host)
+                           kernels emulated on the host); 3LC's training
+                           on it equals the CPU path's bit for bit
   test_torch.py memif 2    the exact case over DPDK memif links to one
                            gw-aggregator (GW_AGGREGATOR: its binary)
   test_torch.py rdma 2     the exact case over the RDMA backend at
@@ -190,10 +191,36 @@ def killed(W):
 
 
 def gpu(W):
+    import tempfile
+    import torch
     emu = json.dumps({"gpu": "emu"})
     rc = torchrun("exact", W, GW_TEST_STATE=emu)
     rc |= torchrun("learn", W, GW_TEST_STATE=emu,
                    GW_TEST_CODECS="int8/int8;topk:fraction=0.05/raw;int8/3lc")
+    # Each parameter a tensor of the job with its own 3LC context on the
+    # device path too: 150 steps of 3LC end with the CPU path's replicas,
+    # bit for bit (one m over the whole buffer would not).
+    codecs = "3lc:sparsity=1.75/3lc:sparsity=1.75"
+    with tempfile.TemporaryDirectory() as cpu_dir, tempfile.TemporaryDirectory() as dev_dir:
+        rc |= torchrun("learn", W, GW_TEST_CODECS=codecs, GW_TEST_DUMP=cpu_dir)
+        rc |= torchrun("learn", W, GW_TEST_STATE=emu, GW_TEST_CODECS=codecs,
+                       GW_TEST_DUMP=dev_dir)
+        names = sorted(os.listdir(cpu_dir))
+        if not names or names != sorted(os.listdir(dev_dir)):
+            print("FAIL: device and CPU dumps: %s against %s"
+                  % (names, sorted(os.listdir(dev_dir))))
+            return 1
+        for n in names:
+            a = torch.load(os.path.join(cpu_dir, n))
+            b = torch.load(os.path.join(dev_dir, n))
+            diff = [i for i, (x, y) in enumerate(zip(a, b)) if not torch.equal(x, y)]
+            if diff or len(a) != len(b):
+                print("FAIL: %s: the device path's parameters %s differ from the CPU "
+                      "path's" % (n, diff))
+                rc = 1
+            else:
+                print("ok: %s: the device path's %d parameters equal the CPU path's bit for "
+                      "bit after 150 steps" % (n, len(a)))
     # CUDA buckets take the same path with the "cuda" executor; this
     # suite has no case for them (the GPU machine has no torch).
     return rc

@@ -57,7 +57,9 @@ int gw_gpu_takes(int codec);
 
 /* Frames of chunks [first, first + n) of a tensor, one frame per chunk,
  * each into bufs[i] (registered memory, room bytes): as codec/ encodes
- * them with max_frame_elems = chunk_elems. Dense codecs: frame starts
+ * them with max_frame_elems = chunk_elems, the frames naming tensor id
+ * (a job's layout encodes each of its tensors apart, so each has its own
+ * context: 3lc's m, top-k's k). Dense codecs: frame starts
  * count from the tensor's first element; sparse (top-k): each chunk is a
  * tensor of its own, keys counting from its first element, and its error
  * buffer the chunk's part of e. lens[i] gets each length. GW_EBUDGET if a
@@ -65,6 +67,7 @@ int gw_gpu_takes(int codec);
  * batch: the error buffer is as before), GW_EIO if the device failed. */
 struct gw_gpu_chunks {
 	int codec;
+	uint32_t tensor;          /* the frames' tensor id */
 	double fraction;          /* top-k */
 	double sparsity;          /* 3lc: the batch that starts the tensor
 				   * (first 0) takes its maximum first */
