@@ -52,6 +52,10 @@ enum { FC_RAW = 0, FC_INT8, FC_3LC, FC_TOPK, FC_SKETCHED, FC_NCODECS };
 #define FC_WK_TWO_ROUNDS 0x08u
 #define FC_WK_DEVICE 0x10u     /* device tensors: the "emu" executor (the
 				* CUDA kernels' code) encodes and decodes */
+#define FC_WK_LAYOUT 0x20u     /* dense, dim >= 16: three tensors, the
+				* middle one below min_elems 12 (raw) */
+#define FC_WK_MOMENTUM 0x40u   /* dense: down_momentum 0.9 (the shard's
+				* state change sent down) */
 
 /* cfg[7], both harnesses where it applies. TX1: tx_burst takes one
  * packet per call (the rest waits, as behind a full device queue). */

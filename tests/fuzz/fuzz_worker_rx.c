@@ -43,6 +43,9 @@
  * With FC_WK_DEVICE the worker's tensors are device tensors of the "emu"
  * executor: the CUDA kernels' code (emulated) encodes the chunks and
  * decodes every RESULT the worker accepts, under the same checks.
+ * FC_WK_LAYOUT gives a dense job a layout (gw_dense_job: three tensors,
+ * each its own context, the middle one raw), FC_WK_MOMENTUM the shard's
+ * momentum; the oracle models both.
  *
  * Checks, aborting on a violation:
  *  - every call returns GW_OK or a GW_E* code; coll_agg_input() GW_OK or
@@ -526,6 +529,21 @@ static int setup(struct run *r, const uint8_t *cfg)
 		.deadline_us = 1000u * (1u + (cfg[5] >> 3)),
 		.key = f & FC_WK_KEYED ? job_key : NULL,
 	};
+	/* Read when the worker, the shard and the oracle are made below. */
+	uint64_t tens[3];
+	gw_dense_job dj = {.down_momentum = f & FC_WK_MOMENTUM ? 0.9f : 0.0f};
+	if ((f & FC_WK_LAYOUT) && job.dim >= 16) {
+		tens[1] = 1 + (job.dim / 7) % 11;
+		tens[0] = (job.dim - tens[1]) / 2;
+		tens[2] = job.dim - tens[0] - tens[1];
+		dj.ntensors = 3;
+		dj.tensor_elems = tens;
+		dj.min_elems = 12;
+	}
+	if (!(f & FC_WK_SKETCHED) && (dj.ntensors || dj.down_momentum > 0.0f)) {
+		job.engine = GW_COLL_DENSE;
+		job.engine_params = &dj;
+	}
 	fc_sketch_sizes(&job, cfg[7]);
 	r->seed = cfg[6];
 	r->round = cfg[7] & FC_ROUND_HIGH ? 0xfffffffeu : 0;

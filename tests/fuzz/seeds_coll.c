@@ -298,6 +298,17 @@ static void seeds_worker(seed_write_fn write)
 	worker_seed(write, "dev-topk-raw-unkeyed", dev | two, FC_TOPK, FC_RAW, 2000, 960, 1, 1,
 		    FC_TX1_SHARD);
 	worker_seed(write, "dev-3lc-topk-forged", dev | k, FC_3LC, FC_TOPK, 1500, 240, 3, 2, 0);
+	/* A layout (three tensors, one raw) and the shard's momentum, on the
+	 * CPU and the device. */
+	uint8_t lay = FC_WK_LAYOUT | FC_WK_MOMENTUM;
+	worker_seed(write, "layout-3lc-keyed", lay | k | two, FC_3LC, FC_3LC, 2500, 240, 3, 1,
+		    0);
+	worker_seed(write, "layout-topk-tolerant", lay | FC_WK_TOLERANT, FC_TOPK, FC_INT8, 3000,
+		    400, 4, 1, FC_POOL3_WORKER);
+	worker_seed(write, "dev-layout-3lc-hostile", dev | lay | k | two, FC_3LC, FC_RAW, 2000,
+		    120, 2, 1, FC_TX1_WORKER | FC_TX1_SHARD);
+	worker_seed(write, "dev-layout-topk-tolerant", dev | FC_WK_LAYOUT | FC_WK_TOLERANT,
+		    FC_TOPK, FC_3LC, 1800, 240, 3, 1, 0);
 }
 
 /* fuzz_ctrl: a byte of layout, then fields (kinds, roles, texts). */
