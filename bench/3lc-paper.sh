@@ -19,25 +19,33 @@
 #        32 rows per worker and step), --epochs (default 5) epochs
 #   cnn  bench/torch_ddp.py's CNN on Fashion-MNIST (1.07M parameters, SGD
 #        lr 0.02, momentum 0.9, batch 32 per rank), --steps (default 300)
+#   --long-steps N (default 0: none) the CNN again over a schedule of N
+#        steps, float32 and the paper's placement only, on the 10 Gbit/s
+#        star: how the gap to float32 closes with the schedule's length
+#        (accuracy only: a reliable job's arithmetic does not depend on
+#        the link, and 10 Gbit/s lets float32 finish; N = 3000 takes
+#        about 13 minutes here)
 #
 # Usage: bench/3lc-paper.sh [BUILD_DIR] [--json] [--only mlp|cnn]
-#                           [--epochs E] [--steps N] [--out DIR]
+#                           [--epochs E] [--steps N] [--long-steps N]
+#                           [--out DIR]
 #   --json   one JSON object per run on stdout instead of the tables
 #   --out    results folder (default BUILD_DIR/3lc-paper)
 # Needs root (namespaces), python3-torch and dataset-fashion-mnist (cnn).
-# About 17 minutes on two cores.
+# About 17 minutes on two cores (30 with --long-steps 3000).
 source "$(dirname "$0")/lib.sh"
-json=0 only="" epochs=5 steps=300 out=""
-bench_args "json only= epochs= steps= out=" "$@"
+json=0 only="" epochs=5 steps=300 long_steps=0 out=""
+bench_args "json only= epochs= steps= long-steps= out=" "$@"
 bench_root
 [[ $epochs =~ ^[1-9][0-9]*$ ]] || { echo "$prog: --epochs: '$epochs' is not a positive whole number" >&2; exit 2; }
 [[ $steps =~ ^[1-9][0-9]*$ ]] || { echo "$prog: --steps: '$steps' is not a positive whole number" >&2; exit 2; }
+[[ $long_steps =~ ^(0|[1-9][0-9]*)$ ]] || { echo "$prog: --long-steps: '$long_steps' is not a whole number" >&2; exit 2; }
 case $only in ""|mlp|cnn) ;; *) echo "$prog: --only: '$only' is not mlp or cnn" >&2; exit 2 ;; esac
 train=$build/apps/gw-train/gw-train
 bench_need "$train"
 out=${out:-$build/3lc-paper}
 mkdir -p "$out"
-W=4 rate=100mbit
+W=4 rate=100mbit long_rate=10gbit
 star=scripts/netns-star.sh
 root=$(pwd)
 t0=$SECONDS
@@ -85,9 +93,15 @@ if [ "$only" != mlp ]; then
   bash bench/torch.sh "$build" --rates "$rate" --steps "$steps" --plan "$plan" \
     --extra "--cosine --fixed --eval-every 50" --out "$out/cnn" >&2 \
     || bench_die "bench/torch.sh failed"
+  if [ "$long_steps" -gt 0 ]; then
+    grep -E '^(allreduce|3lc-s[0-9.]+-paper)\|' "$plan" >"$plan.long"
+    bash bench/torch.sh "$build" --rates "$long_rate" --steps "$long_steps" --plan "$plan.long" \
+      --extra "--cosine --fixed --eval-every $(( (long_steps + 5) / 6 ))" --out "$out/cnn-long" >&2 \
+      || bench_die "bench/torch.sh (--long-steps) failed"
+  fi
 fi
 echo "$prog: $(( SECONDS - t0 )) s" >&2
 
-args=("$out" "$rate")
+args=("$out" "$rate" --long-rate "$long_rate")
 [ $json = 0 ] || args+=(--json)
 python3 bench/3lc_paper_report.py "${args[@]}" allreduce "${runs[@]%%|*}"

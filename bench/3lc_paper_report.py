@@ -1,9 +1,10 @@
 """The tables of bench/3lc-paper.sh (docs/3lc-paper.md) from its runs:
 
-  3lc_paper_report.py OUT RATE [--json] NAME...
+  3lc_paper_report.py OUT RATE [--json] [--long-rate R] NAME...
 
-OUT/mlp.NAME.jsonl (gw-train --json) and OUT/cnn/RATE.NAME.json
-(bench/torch_ddp.py). Per run: final test accuracy and its difference
+OUT/mlp.NAME.jsonl (gw-train --json), OUT/cnn/RATE.NAME.json
+(bench/torch_ddp.py) and, where --long-steps ran, OUT/cnn-long/R.NAME.json
+(the longer schedule, its own float32 baseline). Per run: final test accuracy and its difference
 from raw's, the training time to raw's final accuracy less 0.5 points,
 and bits per value up and down: the bytes one worker sent and received
 (gw-train: UDP payloads; the CNN: its interface's, IP and UDP headers
@@ -48,13 +49,19 @@ def main():
     args = sys.argv[1:]
     as_json = "--json" in args
     args = [a for a in args if a != "--json"]
+    long_rate = "10gbit"
+    if "--long-rate" in args:
+        i = args.index("--long-rate")
+        long_rate = args[i + 1]
+        del args[i:i + 2]
     out, rate, names = args[0], args[1], args[2:]
+    rates = {"mlp": rate, "cnn": rate, "cnn-long": long_rate}
     rows = []
-    for wl in ("mlp", "cnn"):
+    for wl in ("mlp", "cnn", "cnn-long"):
         runs = {}
         for n in names:
             p = (os.path.join(out, "mlp.%s.jsonl" % n) if wl == "mlp"
-                 else os.path.join(out, "cnn", "%s.%s.json" % (rate, n)))
+                 else os.path.join(out, wl, "%s.%s.json" % (rates[wl], n)))
             if os.path.exists(p):
                 runs[n] = (mlp_run if wl == "mlp" else cnn_run)(p)
         # float32: gradwire raw, or (the CNN) DDP's own allreduce
@@ -74,15 +81,15 @@ def main():
                          "bits_up": r["up"], "bits_down": r["down"]})
     if as_json:
         for r in rows:
-            print(json.dumps(dict(r, tool="bench/3lc-paper.sh", rate=rate)))
+            print(json.dumps(dict(r, tool="bench/3lc-paper.sh", rate=rates[r["workload"]])))
         return
     f = lambda v, fmt: "—" if v is None else fmt % v
-    for wl in ("mlp", "cnn"):
+    for wl in ("mlp", "cnn", "cnn-long"):
         mine = [r for r in rows if r["workload"] == wl]
         if not mine:
             continue
         print("\n%s, W = 4, %s (target: raw's final accuracy less 0.5 = %.2f%%)\n"
-              % (wl, rate, mine[0]["target"]))
+              % (wl, rates[wl], mine[0]["target"]))
         print("| codec | s | placement | final acc. % | vs raw (points) | time to target (s) "
               "| bits/value up | bits/value down |")
         print("|---|---:|---|---:|---:|---:|---:|---:|")

@@ -7,10 +7,13 @@
 # and learning rate for every run. Runs: DDP with a no-op hook (no
 # communication: the compute floor), DDP's default allreduce (gloo: the
 # baseline; its final accuracy less 0.5 points is the target), the fp16
-# hook, PowerSGD ranks 1, 2 and 4, and gradwire raw, int8, 3LC (s = 1 and
-# the paper's 1.9), top-k (1% up, 4% down), SketchML, DeepReduce and
-# Sketched-SGD with co-located shards, and 3LC and top-k with one
-# gw-aggregator in the hub namespace. Ranks start with the environment
+# hook, PowerSGD ranks 1, 2 and 4, and gradwire raw, int8, 3LC (s = 1,
+# and the paper's 1.9 with its placement: momentum at the shards, the
+# state change sent down, docs/3lc-paper.md), top-k (1% up, 4% down),
+# SketchML, DeepReduce and Sketched-SGD with co-located shards (each
+# parameter a tensor with its own context), and 3LC and top-k with one
+# gw-aggregator in the hub namespace (the flat buffer one tensor: an
+# external shard takes a layout only when given it). Ranks start with the environment
 # torchrun gives them (RANK, WORLD_SIZE, MASTER_ADDR, ...).
 #
 # Usage: bench/torch.sh [BUILD_DIR] [--quick] [--json] [--rates "100mbit 1gbit"]
@@ -72,7 +75,7 @@ runs_full=(
   "gw-raw|--hook gradwire --up raw --down raw"
   "gw-int8|--hook gradwire --up int8 --down int8"
   "gw-3lc-s1.0|--hook gradwire --up 3lc --down 3lc"
-  "gw-3lc-s1.9|--hook gradwire --up 3lc:sparsity=1.9 --down 3lc:sparsity=1.9"
+  "gw-3lc-s1.9-sm|--hook gradwire --up 3lc:sparsity=1.9 --down 3lc:sparsity=1.9 --shard-momentum"
   "gw-topk|--hook gradwire --up topk:fraction=0.01 --down topk:fraction=0.04"
   "gw-sketchml|--hook gradwire --up sketchml --down sketchml"
   "gw-deepreduce|--hook gradwire --up deepreduce:index=bloom,policy=p2,fpr=0.001,value=poly --down topk:fraction=0.04"
