@@ -33,8 +33,9 @@ int agg_live_init(gw_agg *a)
 	v->silent_ms = calloc(W, sizeof(*v->silent_ms));
 	v->heard = calloc(W, sizeof(*v->heard));
 	v->joined = calloc(W, sizeof(*v->joined));
+	v->behind = calloc(W, 1);
 	v->fd = calloc(W, sizeof(*v->fd));
-	if (!v->gone || !v->silent_ms || !v->heard || !v->joined || !v->fd ||
+	if (!v->gone || !v->silent_ms || !v->heard || !v->joined || !v->behind || !v->fd ||
 	    pthread_mutex_init(&v->mu, NULL))
 		return GW_ERR(GW_ENOMEM);
 	v->ready = 1;
@@ -62,6 +63,7 @@ void agg_live_fini(gw_agg *a)
 	free(v->silent_ms);
 	free(v->heard);
 	free(v->joined);
+	free(v->behind);
 	free(v->fd);
 	v->ready = 0;
 }
@@ -120,6 +122,10 @@ static void gone(gw_agg *a, uint32_t w, uint8_t why, uint32_t silent_ms, uint64_
 	v->silent_ms[w] = silent_ms;
 	v->ngone++;
 	v->evicted++;
+	if (a->L.job.mode == GW_COLL_LOSS_TOLERANT && !v->behind[w]) {
+		v->behind[w] = 1;
+		v->nbehind++;
+	}
 	if (a->L.eng->agg_gone)
 		a->L.eng->agg_gone(a, w, now);
 }
@@ -147,6 +153,27 @@ void agg_live_seen(gw_agg *a, uint32_t w, uint64_t now)
 	v->gone[w] = 0;
 	v->ngone--;
 	v->rejoined++;
+}
+
+void agg_live_caught_up(gw_agg *a, uint32_t w)
+{
+	struct agg_live *v = &a->live;
+	if (v->behind && v->behind[w]) {
+		v->behind[w] = 0;
+		v->nbehind--;
+	}
+}
+
+void agg_live_tell_behind(gw_agg *a, uint32_t w, uint32_t round, uint64_t now)
+{
+	struct agg_live *v = &a->live;
+	(void)now;
+	if (!v->behind[w] || v->gone[w])
+		return;
+	char text[COLL_CTRL_TEXT];
+	snprintf(text, sizeof(text), "left behind: an UP of round %u came after its results "
+		 "were gone", round);
+	agg_live_send(a, w, COLL_CTRL_DEAD, w, GW_MAX(v->silent_ms[w], 1u), text);
 }
 
 void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
@@ -322,6 +349,11 @@ void agg_live_stats(const gw_agg *a, gw_liveness_stats *s)
 {
 	const struct agg_live *v = &a->live;
 	coll_liveness_stats(s, &v->ls, &v->late, &v->gaps);
+}
+
+void agg_live_bye_reason(gw_agg *a, const char *why)
+{
+	snprintf(a->live.bye, sizeof(a->live.bye), "%s", why);
 }
 
 void agg_live_bye(gw_agg *a, const char *why)

@@ -321,6 +321,13 @@ struct agg_live {
 	uint32_t *joined;          /* per worker: the round + 1 it came back at
 				    * (0: never gone); it holds nothing before */
 	uint32_t nback;            /* workers back, ever */
+	/* Per worker, loss-tolerant: evicted and not yet seen at a position
+	 * the shard still holds (an accepted UP). Its results of the rounds
+	 * it missed are gone (its acks were taken for granted), so it is not
+	 * waited for; a stale UP of it means it is stuck in such a round,
+	 * and it is told (agg_live_tell_behind). */
+	uint8_t *behind;
+	uint32_t nbehind;
 	uint32_t incarnation;      /* this shard process's, in its CTRL */
 	uint32_t round;            /* the highest round of an accepted UP + 1
 				    * (0: none yet): what a joining worker
@@ -329,6 +336,9 @@ struct agg_live {
 	uint64_t rc_at;
 	char why[320];
 	char problem[320];         /* the latest note (gw_agg_problem) */
+	/* Why the shard closes, in its BYE ("" : "the shard closed"); set by
+	 * the process hosting it, read once its thread was joined. */
+	char bye[88];               /* COLL_CTRL_TEXT, defined below */
 	pthread_mutex_t mu;        /* problem, read from another thread */
 	int ready;
 	uint64_t report_ns, next_report_ns;   /* gw_agg_set_report */
@@ -370,7 +380,17 @@ void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now);
 int agg_live_tick(gw_agg *a, uint64_t now, int drained);
 void agg_live_seen(gw_agg *a, uint32_t w, uint64_t now);
 void agg_live_bye(gw_agg *a, const char *why);
+/* What the shard's BYE will say when it is freed: a co-located shard
+ * closing because its process's call failed passes that failure on, so
+ * a worker that hears the BYE first still learns the first cause. */
+void agg_live_bye_reason(gw_agg *a, const char *why);
 void agg_live_tell_dead(gw_agg *a, uint32_t to, uint32_t w);
+/* Worker w's UP was accepted: it is at a position the shard holds, and
+ * waited for again. */
+void agg_live_caught_up(gw_agg *a, uint32_t w);
+/* Worker w, evicted, sent an UP of a position the shard no longer holds:
+ * it is told that it was left behind (a DEAD naming itself). */
+void agg_live_tell_behind(gw_agg *a, uint32_t w, uint32_t round, uint64_t now);
 void agg_live_stats(const gw_agg *a, gw_liveness_stats *s);
 void agg_live_send(gw_agg *a, uint32_t w, uint8_t kind, uint32_t subject,
 		   uint32_t silent_ms, const char *text);
@@ -413,6 +433,8 @@ enum coll_verdict {
 
 #define COLL_CTRL_LEN 160u
 #define COLL_CTRL_TEXT 88u
+_Static_assert(sizeof(((struct agg_live *)0)->bye) == COLL_CTRL_TEXT,
+	       "agg_live.bye holds one CTRL text");
 /* PROBE: "are you there?", asked of a suspected peer, answered at once
  * with a HEARTBEAT. */
 enum { COLL_CTRL_HEARTBEAT = 1, COLL_CTRL_BYE, COLL_CTRL_DEAD, COLL_CTRL_MISMATCH,

@@ -290,6 +290,18 @@ void comm_live_input(gw_comm *c, const gw_pkt *pkt, uint64_t now)
 			c->st.bad++;
 			break;
 		}
+		if (m.subject == c->rank) {
+			/* Evicted (loss-tolerant) and left behind: the results
+			 * this call waits for are gone. A notice of a round we
+			 * have since left says nothing. */
+			if (c->L.job.mode == GW_COLL_LOSS_TOLERANT && m.round > c->round + 1u)
+				live_fail(c, GW_ESTATE, "rank %u was evicted by shard %u (%s) after "
+					  "%u ms of silence and the job went on without it, to "
+					  "round %u; the results this call (round %u) waits for "
+					  "are gone: gw_comm_join rejoins at the job's round",
+					  c->rank, m.from, ep, m.silent_ms, m.round - 1u, c->round);
+			break;
+		}
 		if (m.silent_ms)
 			live_fail(c, GW_EPEER, "worker %u is dead: silent for %u ms (shard %u, "
 				  "%s)", m.subject, m.silent_ms, m.from, ep);

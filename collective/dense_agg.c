@@ -182,20 +182,24 @@ static int finalize(gw_agg *a, struct copy *cp)
 
 /* Every worker cp waits for is in bits (n of them set): all W, or in a
  * loss-tolerant job every worker not gone (a gone one's contribution is
- * kept when it came before it went; it acknowledges nothing) and not back
+ * kept when it came before it went; it acknowledges nothing), not back
  * from the dead at a later round than cp's (gw_comm_join: it sends and
  * acknowledges nothing of the rounds before; waiting for it held each of
- * their chunks to the deadline, the round it joined in seconds). */
+ * their chunks to the deadline, the round it joined in seconds) and not
+ * back but behind (an evicted process heard again, its UPs not yet at a
+ * position this shard holds: waiting for its acks stalled every worker
+ * for good, the results it would ack being gone). */
 static int all_live_in(const gw_agg *a, const struct copy *cp, const uint8_t *bits,
 		       uint32_t n)
 {
 	const struct coll_layout *L = &a->L;
 	if (n == L->job.workers)
 		return 1;
-	if ((!a->live.ngone && !a->live.nback) || L->job.mode != GW_COLL_LOSS_TOLERANT)
+	if ((!a->live.ngone && !a->live.nback && !a->live.nbehind) ||
+	    L->job.mode != GW_COLL_LOSS_TOLERANT)
 		return 0;
 	for (uint32_t w = 0; w < L->job.workers; w++)
-		if (!a->live.gone[w] && !(bits[w / 8] >> (w % 8) & 1) &&
+		if (!a->live.gone[w] && !a->live.behind[w] && !(bits[w / 8] >> (w % 8) & 1) &&
 		    cp->round + 1u >= a->live.joined[w])
 			return 0;
 	return 1;
@@ -309,10 +313,15 @@ int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 	struct copy *cp = &g->copies[2 * (p % g->nslots) + ((p / g->nslots) & 1)];
 	if (cp->pos != EMPTY && cp->pos > p) {
 		a->st.stale++;   /* an old round's: says nothing of where w is */
+		/* ... unless w was evicted since: then it waits for a result
+		 * that is gone, and only being told ends its call. */
+		if (a->live.nbehind)
+			agg_live_tell_behind(a, h.rank, h.round, now);
 		return GW_OK;
 	}
 	/* Authenticated (if keyed) and well-formed: this is where w is now. */
 	a->wk[h.rank] = (struct wk){.ep = up->peer, .dp = up->dp, .known = 1};
+	agg_live_caught_up(a, h.rank);
 	uint8_t bit = (uint8_t)(1u << (h.rank % 8));
 	/* A worker sends p only holding the result of p - window, and so of
 	 * every earlier chunk of this slot: both copies, when they hold an

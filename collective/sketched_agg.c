@@ -289,10 +289,10 @@ static int all_live_complete(const gw_agg *a, int ph)
 {
 	const struct sk_agg *s = a->eng;
 	const struct coll_layout *L = &a->L;
-	if (!a->live.ngone && !a->live.nback)
+	if (!a->live.ngone && !a->live.nback && !a->live.nbehind)
 		return s->complete[ph] == L->job.workers;
 	for (uint32_t w = 0; w < L->job.workers; w++)
-		if (!a->live.gone[w] && s->nseen[ph][w] < L->sk.chunks[ph] &&
+		if (!a->live.gone[w] && !a->live.behind[w] && s->nseen[ph][w] < L->sk.chunks[ph] &&
 		    s->round + 1u >= a->live.joined[w])
 			return 0;
 	return 1;
@@ -411,6 +411,7 @@ int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 		return GW_OK;
 	}
 	if (r == s->round) {
+		agg_live_caught_up(a, w);   /* at the job's round: waited for */
 		s->last_round[w] = GW_MAX(s->last_round[w], r + 1);   /* first round */
 		if (ph == PH_A && s->phase != PH_A) {
 			answer(a, &s->res[PH_A], w, h.round, ph, h.chunk, now);   /* it lacks candidates */
@@ -440,6 +441,9 @@ int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 		return GW_OK;
 	}
 	a->st.stale++;
+	/* An evicted worker stuck in a round whose update is gone. */
+	if (a->live.nbehind)
+		agg_live_tell_behind(a, w, h.round, now);
 	return GW_OK;
 }
 

@@ -11,7 +11,10 @@
  *
  * --dump DIR writes this rank's sum of received results and its final
  * error buffer; --check DIR then verifies that no gradient mass was lost:
- * received + every worker's residual = every gradient ever fed in.
+ * received + every worker's residual = every gradient ever fed in. With
+ * --down-momentum MU a result is the shard's state v_t = MU v_{t-1} + sum,
+ * so what is summed into recv is the sum each round folded in:
+ * out_t - MU out_{t-1}.
  *
  * With --up countsketch each round is one Sketched-SGD step
  * (gw_allreduce_sketched): the result is the k-sparse update, checked
@@ -77,7 +80,9 @@ static void usage(FILE *f)
 "  --same-grad        with --no-verify: every round sends round 0's gradient,\n"
 "                     so a profile of the job sees the allreduce, not the\n"
 "                     synthesis of the next gradient\n"
-"  --dump DIR         write recv.R.f32 (sum of results) and resid.R.f32\n"
+"  --dump DIR         write recv.R.f32 (sum of results; with --down-momentum\n"
+"                     of each round's sum, out - MU x the last out) and\n"
+"                     resid.R.f32\n"
 "  --check DIR        verify the dumps of all W ranks: nothing was lost\n"
 "  --rejoin MS        a restarted worker (loss-tolerant): join the running job\n"
 "                     at its round (gw_comm_join), waiting MS at most\n"
@@ -550,7 +555,10 @@ int main(int argc, char **argv)
 	float *g = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
 	float *want = malloc(n * sizeof(float)), *recv = calloc(n, sizeof(float));
 	float **all = calloc(W, sizeof(*all));
-	if (!g || !out || !want || !recv || !all) {
+	/* --down-momentum: the last result, to take the round's sum out of v. */
+	float mu = c.dense.down_momentum;
+	float *prev = mu > 0.0f ? calloc(n, sizeof(float)) : NULL;
+	if (!g || !out || !want || !recv || !all || (mu > 0.0f && !prev)) {
 		fprintf(stderr, "gw-allreduce: out of memory\n");
 		goto done;
 	}
@@ -674,7 +682,12 @@ int main(int argc, char **argv)
 				gw_error_name(e));
 			goto done;
 		}
-		for (uint64_t i = 0; i < n; i++)
+		for (uint64_t i = 0; prev && i < n; i++) {
+			float v = out[i];
+			recv[i] += v - mu * prev[i];
+			prev[i] = v;
+		}
+		for (uint64_t i = 0; !prev && i < n; i++)
 			recv[i] += out[i];
 		if (toy.p) {
 			toy_step(&toy, out, job.workers);
@@ -765,6 +778,7 @@ done:
 	free(out);
 	free(want);
 	free(recv);
+	free(prev);
 	oracle_dense_free(ref);
 	oracle_sketched_free(skm);
 	gw_comm_free(comm);
