@@ -12,7 +12,7 @@ void gw_agg_free(gw_agg *a)
 	if (!a)
 		return;
 	if (a->live.ready && a->live.liveness_ns && a->txq && a->wk)
-		agg_live_bye(a, "the shard closed");
+		agg_live_bye(a, a->live.bye[0] ? a->live.bye : "the shard closed");
 	agg_live_fini(a);
 	if (a->L.eng)
 		a->L.eng->agg_fini(a);

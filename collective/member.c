@@ -612,6 +612,13 @@ int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info)
 			return st;
 		if (!gw_error_detail()[0])
 			gw__detail(rc, "allreduce: %s", gw_strerror(rc));
+		if (m->agg) {
+			/* This process closes next, its shard with it: the BYE
+			 * names the first cause to workers that hear it first. */
+			char why[COLL_CTRL_TEXT];
+			snprintf(why, sizeof(why), "its rank's call failed: %s", gw_error_detail());
+			agg_live_bye_reason(m->agg, why);
+		}
 		if (rc == GW_ETIMEDOUT && m->agg)
 			return silent_peers(m, t0);
 		return rc;

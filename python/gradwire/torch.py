@@ -31,11 +31,13 @@ progress thread waits for the device before each allreduce, so the copies
 DDP's thread queued are in. gpu="emu" sends CPU buckets through the same
 device path with the kernels emulated on the host (how CI tests it).
 """
+import atexit
 import os
 import queue
 import socket
 import threading
 import time
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -43,6 +45,22 @@ import torch.distributed as dist
 from . import Error, Member
 
 __all__ = ["State", "hook", "Error"]
+
+# Every State still open, closed at exit before the interpreter finalizes:
+# a progress thread still inside a libtorch call then (completing the
+# futures of an iteration that failed) was cut down in a noexcept frame,
+# and the survivor of a peer's death aborted ("terminate called without an
+# active exception") instead of exiting with the error that names it.
+_open = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all():
+    for st in list(_open):
+        try:
+            st.close()
+        except Exception:  # noqa: BLE001 - exiting: nothing to report to
+            pass
 
 
 def _default_local():
@@ -148,6 +166,7 @@ class State:
         self.thread = threading.Thread(target=self._progress, name="gradwire",
                                        daemon=True)
         self.thread.start()
+        _open.add(self)
 
     # ---- the hook's side (DDP's autograd thread) --------------------------
 
@@ -157,20 +176,18 @@ class State:
             fut.set_exception(self.failed)
             return fut
         buf = bucket.buffer()
-        if buf.dtype != torch.float32 or buf.device.type not in ("cpu", "cuda"):
-            fut.set_exception(TypeError(
-                "gradwire: bucket %d is %s on %s; the hook takes float32 on the CPU "
-                "or a CUDA device" % (bucket.index(), buf.dtype, buf.device)))
-            return fut
         idx = bucket.index()
+        if buf.dtype != torch.float32 or buf.device.type not in ("cpu", "cuda"):
+            return self._refuse(fut, TypeError(
+                "gradwire: bucket %d is %s on %s; the hook takes float32 on the CPU "
+                "or a CUDA device" % (idx, buf.dtype, buf.device)))
         if self.flat is None:
             self.first.append((idx, buf, list(bucket.parameters()), fut))
         else:
             try:
                 runs = self._runs(idx, bucket.parameters(), buf.numel())
             except ValueError as e:
-                fut.set_exception(e)
-                return fut
+                return self._refuse(fut, e)
             for boff, foff, n in runs:
                 self.flat[foff:foff + n].copy_(buf[boff:boff + n])
             self.pending[idx] = (buf, runs, fut)
@@ -263,6 +280,16 @@ class State:
         self.buckets = len(batch)
         self.jobs.put(batch)
 
+    def _refuse(self, fut, e):
+        """A bucket the hook cannot take fails the whole iteration: the
+        buckets already handed over wait for a launch that can no longer
+        come (DDP's backward would wait on them forever), so their futures
+        fail with the same reason, and so does every later bucket."""
+        waiting = [f for _, _, _, f in self.first] + [f for _, _, f in self.pending.values()]
+        self.first, self.pending, self.last_index = [], {}, None
+        self._fail(e, waiting + [fut])
+        return fut
+
     def _fail(self, e, futures):
         self.failed = e
         for f in futures:
@@ -309,11 +336,23 @@ class State:
 
     def close(self):
         """Stops the progress thread and the co-located shard. A rank that
-        closes while others still train makes them time out."""
-        if self.thread.is_alive():
+        closes while others still train makes them time out. Called at
+        exit for every State still open; `with State(...) as st:` closes it
+        at the block's end."""
+        thread = getattr(self, "thread", None)
+        if thread is not None and thread.is_alive():
             self.jobs.put(None)
-            self.thread.join()
-        self.member.close()
+            thread.join()
+        if getattr(self, "member", None) is not None:
+            self.member.close()
+        _open.discard(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
     def __del__(self):
         try:

@@ -20,6 +20,8 @@ non-zero with a message otherwise:
   bucketview   gradient_as_bucket_view=True: exact as above.
   killed       rank 1 is killed by SIGKILL at step 3; the others must raise
                gradwire's error naming it within the timeout.
+  dtype        a float64 bucket, handed over last or first: backward()
+               raises the reason on every rank (it used to hang when last).
 """
 import copy
 import json
@@ -311,6 +313,56 @@ def case_unused(W, rank):
     st.close()
 
 
+class Mixed(nn.Module):
+    """Two layers, one of them float64: DDP gives each dtype its own
+    buckets, and hands the first layer's over last."""
+
+    def __init__(self, double_first):
+        super().__init__()
+        self.a = nn.Linear(16, 64)
+        self.b = nn.Linear(64, 4)
+        (self.a if double_first else self.b).double()
+
+    def forward(self, x):
+        x = F.relu(self.a(x.to(self.a.weight.dtype))).float()
+        return self.b(x.to(self.b.weight.dtype)).float()
+
+
+def case_dtype(W, rank):
+    """A bucket the hook cannot take (float64) fails backward() on every
+    rank with the reason, whether DDP hands it over last (the float32
+    buckets handed over before it must fail too, not wait for a launch
+    that never comes) or first. A watchdog turns a hang into a failure."""
+    import threading
+
+    def hung():
+        print("rank %d: FAIL: dtype: backward() still waiting after 60 s" % rank, flush=True)
+        os._exit(3)
+    dog = threading.Timer(60.0, hung)
+    dog.daemon = True
+    dog.start()
+    gen = torch.Generator().manual_seed(500 + rank)
+    for double_first in (True, False):
+        torch.manual_seed(5)
+        model = Mixed(double_first)
+        ddp, st = make(model, dict(up="raw"))
+        x, y = torch.randn(8, 16, generator=gen), torch.randint(0, 4, (8,), generator=gen)
+        where = "last" if double_first else "first"
+        try:
+            F.cross_entropy(ddp(x), y).backward()
+        except Exception as e:  # noqa: BLE001 - what DDP surfaces is the test
+            if "float64" not in str(e) or "takes float32" not in str(e):
+                fail("dtype: a float64 bucket handed over %s raised without the "
+                     "reason: %s" % (where, e))
+            if rank == 0:
+                print("float64 bucket handed over %s: backward raised: %s"
+                      % (where, str(e).splitlines()[0][:160]), flush=True)
+        else:
+            fail("dtype: backward() took a float64 bucket handed over " + where)
+        st.close()
+    dog.cancel()
+
+
 def case_killed(W, rank):
     torch.manual_seed(4)
     model = Net()
@@ -340,7 +392,11 @@ def case_killed(W, rank):
                      "peer: " + msg)
             if dt > 2.0 + 4.0:
                 fail("raised %.1f s after the step began; a death is named in 2 s" % dt)
-            os._exit(0)   # DDP and gloo hold a dead peer: no orderly exit
+            # A survivor ends as a script that does not catch it would:
+            # with the exception, exit status 1, and no abort while
+            # gradwire's thread winds down (gradwire.torch closes every
+            # State at exit).
+            raise
     fail("no error although rank 1 died")
 
 
@@ -365,6 +421,8 @@ def main():
         case_momentum(W, rank)
     elif case == "killed":
         case_killed(W, rank)
+    elif case == "dtype":
+        case_dtype(W, rank)
     else:
         fail("unknown case " + case)
     dist.barrier()
