@@ -193,8 +193,11 @@ def register(ddp, a):
     elif a.hook == "gradwire":
         import gradwire.torch as gwt
         kw = dict(up=a.up, down=a.down, shards=a.shards, timeout_ms=a.timeout_ms,
-                  window=a.window, job=a.job, per_tensor=not a.one_tensor,
-                  min_elems=a.min_elems)
+                  window=a.window, job=a.job, min_elems=a.min_elems,
+                  # The hook's default: a tensor per parameter with
+                  # co-located shards; external ones (the hub's
+                  # gw-aggregator, started without --layout) take one.
+                  per_tensor=False if a.one_tensor else None)
         if a.up in ("countsketch", "sketched-sgd"):
             kw["sketch_momentum"] = a.momentum
         elif a.shard_momentum and a.momentum:
