@@ -164,16 +164,13 @@ void agg_live_caught_up(gw_agg *a, uint32_t w)
 	}
 }
 
-void agg_live_tell_behind(gw_agg *a, uint32_t w, uint32_t round, uint64_t now)
+void agg_live_tell_behind(gw_agg *a, uint32_t w)
 {
 	struct agg_live *v = &a->live;
-	(void)now;
-	if (!v->behind[w] || v->gone[w])
-		return;
-	char text[COLL_CTRL_TEXT];
-	snprintf(text, sizeof(text), "left behind: an UP of round %u came after its results "
-		 "were gone", round);
-	agg_live_send(a, w, COLL_CTRL_DEAD, w, GW_MAX(v->silent_ms[w], 1u), text);
+	/* The worker words it: the job's round is in every CTRL. */
+	if (v->behind[w] && !v->gone[w])
+		agg_live_send(a, w, COLL_CTRL_DEAD, w, GW_MAX(v->silent_ms[w], 1u),
+			      "left behind");
 }
 
 void agg_live_input(gw_agg *a, unsigned di, const gw_pkt *pkt, uint64_t now)
@@ -353,7 +350,7 @@ void agg_live_stats(const gw_agg *a, gw_liveness_stats *s)
 
 void agg_live_bye_reason(gw_agg *a, const char *why)
 {
-	snprintf(a->live.bye, sizeof(a->live.bye), "%s", why);
+	snprintf(a->live.bye, sizeof(a->live.bye), "%s", why ? why : "");
 }
 
 void agg_live_bye(gw_agg *a, const char *why)

@@ -383,14 +383,14 @@ void agg_live_bye(gw_agg *a, const char *why);
 /* What the shard's BYE will say when it is freed: a co-located shard
  * closing because its process's call failed passes that failure on, so
  * a worker that hears the BYE first still learns the first cause. */
-void agg_live_bye_reason(gw_agg *a, const char *why);
+void agg_live_bye_reason(gw_agg *a, const char *why);   /* NULL: none */
 void agg_live_tell_dead(gw_agg *a, uint32_t to, uint32_t w);
 /* Worker w's UP was accepted: it is at a position the shard holds, and
  * waited for again. */
 void agg_live_caught_up(gw_agg *a, uint32_t w);
 /* Worker w, evicted, sent an UP of a position the shard no longer holds:
  * it is told that it was left behind (a DEAD naming itself). */
-void agg_live_tell_behind(gw_agg *a, uint32_t w, uint32_t round, uint64_t now);
+void agg_live_tell_behind(gw_agg *a, uint32_t w);
 void agg_live_stats(const gw_agg *a, gw_liveness_stats *s);
 void agg_live_send(gw_agg *a, uint32_t w, uint8_t kind, uint32_t subject,
 		   uint32_t silent_ms, const char *text);

@@ -316,7 +316,7 @@ int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 		/* ... unless w was evicted since: then it waits for a result
 		 * that is gone, and only being told ends its call. */
 		if (a->live.nbehind)
-			agg_live_tell_behind(a, h.rank, h.round, now);
+			agg_live_tell_behind(a, h.rank);
 		return GW_OK;
 	}
 	/* Authenticated (if keyed) and well-formed: this is where w is now. */

@@ -623,6 +623,8 @@ int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info)
 			return silent_peers(m, t0);
 		return rc;
 	}
+	if (m->agg)   /* a failure the job went on after is no cause */
+		agg_live_bye_reason(m->agg, NULL);
 	if (info) {
 		uint64_t v[GW_MI_N] = {
 			[GW_MI_ROUND] = ai.round, [GW_MI_CHUNKS] = ai.chunks,

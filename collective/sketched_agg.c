@@ -443,7 +443,7 @@ int sk_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 	a->st.stale++;
 	/* An evicted worker stuck in a round whose update is gone. */
 	if (a->live.nbehind)
-		agg_live_tell_behind(a, w, h.round, now);
+		agg_live_tell_behind(a, w);
 	return GW_OK;
 }
 

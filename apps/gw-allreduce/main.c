@@ -682,13 +682,11 @@ int main(int argc, char **argv)
 				gw_error_name(e));
 			goto done;
 		}
-		for (uint64_t i = 0; prev && i < n; i++) {
-			float v = out[i];
-			recv[i] += v - mu * prev[i];
-			prev[i] = v;
+		for (uint64_t i = 0; i < n; i++) {
+			recv[i] += prev ? out[i] - mu * prev[i] : out[i];
+			if (prev)
+				prev[i] = out[i];
 		}
-		for (uint64_t i = 0; !prev && i < n; i++)
-			recv[i] += out[i];
 		if (toy.p) {
 			toy_step(&toy, out, job.workers);
 			if (o.param_file && o.rank == 0 && toy_save(&toy, o.param_file) < 0)

@@ -97,8 +97,9 @@ class State:
     its own compression context (3LC's m) and chunks, as 3LC has it;
     per_tensor=False sends the flat buffer as one tensor (the behaviour
     before 0.5), the default with external shards (which would need the
-    same gw-aggregator --layout; a mismatch is named at the first call). momentum: the shards keep the optimizer's momentum (mu in
-    [0, 1)) and send the state change down, 3LC's placement; the user's
+    same gw-aggregator --layout; a mismatch is named at the first call).
+    momentum: the shards keep the optimizer's momentum (mu in [0, 1))
+    and send the state change down, 3LC's placement; the user's
     optimizer then runs with momentum 0 (docs/3lc-paper.md):
 
         state = gwt.State(up="3lc:sparsity=1.75", down="3lc", momentum=0.9)
@@ -178,16 +179,18 @@ class State:
         buf = bucket.buffer()
         idx = bucket.index()
         if buf.dtype != torch.float32 or buf.device.type not in ("cpu", "cuda"):
-            return self._refuse(fut, TypeError(
+            self._fail_iteration(TypeError(
                 "gradwire: bucket %d is %s on %s; the hook takes float32 on the CPU "
-                "or a CUDA device" % (idx, buf.dtype, buf.device)))
+                "or a CUDA device" % (idx, buf.dtype, buf.device)), fut)
+            return fut
         if self.flat is None:
             self.first.append((idx, buf, list(bucket.parameters()), fut))
         else:
             try:
                 runs = self._runs(idx, bucket.parameters(), buf.numel())
             except ValueError as e:
-                return self._refuse(fut, e)
+                self._fail_iteration(e, fut)
+                return fut
             for boff, foff, n in runs:
                 self.flat[foff:foff + n].copy_(buf[boff:boff + n])
             self.pending[idx] = (buf, runs, fut)
@@ -269,8 +272,7 @@ class State:
             try:
                 self._layout()
             except Exception as e:     # a bad job: every bucket fails with it
-                self._fail(e, [f for _, _, _, f in self.first])
-                self.first = []
+                self._fail_iteration(e)
                 return
         batch, self.pending, self.last_index = self.pending, {}, None
         key = tuple(sorted((i, tuple(r)) for i, (_, r, _) in batch.items()))
@@ -280,15 +282,14 @@ class State:
         self.buckets = len(batch)
         self.jobs.put(batch)
 
-    def _refuse(self, fut, e):
-        """A bucket the hook cannot take fails the whole iteration: the
-        buckets already handed over wait for a launch that can no longer
-        come (DDP's backward would wait on them forever), so their futures
-        fail with the same reason, and so does every later bucket."""
+    def _fail_iteration(self, e, *more):
+        """The iteration cannot be launched (a bucket the hook cannot
+        take, a bad job): the buckets already handed over would wait for
+        the launch forever (DDP's backward with them), so their futures
+        and more fail with e, and so does every later bucket."""
         waiting = [f for _, _, _, f in self.first] + [f for _, _, f in self.pending.values()]
         self.first, self.pending, self.last_index = [], {}, None
-        self._fail(e, waiting + [fut])
-        return fut
+        self._fail(e, waiting + list(more))
 
     def _fail(self, e, futures):
         self.failed = e
