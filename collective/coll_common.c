@@ -68,6 +68,12 @@ int coll_no_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_in
 	return GW_ERR(GW_EUNSUPPORTED);   /* gw_allreduce_sketched */
 }
 
+int coll_no_allreduce_pipelined(gw_comm *c, uint32_t tag, gw_allreduce_info *info)
+{
+	(void)c, (void)tag, (void)info;
+	return GW_ERR(GW_EUNSUPPORTED);   /* no pipe is made: never called */
+}
+
 int coll_no_set_gpu(gw_comm *c, gw_gpu *g)
 {
 	(void)g;

@@ -172,6 +172,9 @@ struct coll_engine {
 			 gw_allreduce_info *info);
 	int (*allreduce_sketched)(struct gw_comm *c, const float *grad,
 				  gw_sparse_update *up, gw_allreduce_info *info);
+	/* A round whose tensors are handed over while it runs (c->pipe,
+	 * which the engine makes in comm_init when it can run one). */
+	int (*allreduce_pipelined)(struct gw_comm *c, uint32_t tag, gw_allreduce_info *info);
 	const float *(*residual)(const struct gw_comm *c);
 	/* The worker's tensors live in g's memory from now on (gw_comm_set_gpu). */
 	int (*set_gpu)(struct gw_comm *c, gw_gpu *g);
@@ -204,6 +207,7 @@ int coll_no_allreduce(struct gw_comm *c, const float *grad, float *out,
 int coll_no_set_gpu(struct gw_comm *c, gw_gpu *g);
 int coll_no_allreduce_sketched(struct gw_comm *c, const float *grad,
 			       gw_sparse_update *up, gw_allreduce_info *info);
+int coll_no_allreduce_pipelined(struct gw_comm *c, uint32_t tag, gw_allreduce_info *info);
 
 /* ---- the worker (comm.c) ----------------------------------------------------- */
 
@@ -253,7 +257,48 @@ struct gw_comm {
 				       * sends only between calls */
 	int call_mu_ready;
 	struct comm_live live;
+	struct coll_pipe *pipe;       /* pipelined rounds (comm_pipe.c), or NULL */
 };
+
+/* Pipelined rounds (comm_pipe.c): what the threads that hand tensors
+ * over, run the round and wait for results share. A tensor's fields are
+ * written before its ready tag is stored (release) and read after it is
+ * loaded (acquire); done tags and a failed round's rc are published under
+ * mu, with cv broadcast, for the waiters. */
+struct coll_pipe_tensor {
+	void *data;
+	float scale;
+	uint8_t dtype;               /* gw_dtype */
+	_Atomic uint32_t ready;      /* tag of the round it was handed to */
+	_Atomic uint32_t done;       /* tag of the round whose results are in */
+};
+
+struct coll_pipe {
+	uint32_t nt;
+	struct coll_pipe_tensor *t;
+	_Atomic uint32_t cancel_tag;
+	_Atomic int cancel_rc;
+	uint32_t fail_tag;           /* under mu */
+	int fail_rc;
+	char why[320];               /* the failed round's detail */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+int coll_pipe_create(gw_comm *c, uint32_t nt);
+void coll_pipe_free(gw_comm *c);
+/* The running round's view: ready (acquire), done and failed (publish). */
+static inline int coll_pipe_ready(const struct coll_pipe *p, uint32_t t, uint32_t tag)
+{
+	return atomic_load_explicit(&p->t[t].ready, memory_order_acquire) == tag;
+}
+static inline int coll_pipe_cancelled(struct coll_pipe *p, uint32_t tag)
+{
+	return atomic_load_explicit(&p->cancel_tag, memory_order_acquire) == tag
+		? atomic_load_explicit(&p->cancel_rc, memory_order_relaxed) : 0;
+}
+void coll_pipe_done(struct coll_pipe *p, uint32_t t, uint32_t tag);
+void coll_pipe_failed(struct coll_pipe *p, uint32_t tag, int rc);
 
 /* Liveness of a communicator (comm_live.c): init starts the heartbeats
  * (COLL_LIVENESS_DEF_MS), set changes the interval (0: off), fini says

@@ -15,6 +15,7 @@ void gw_comm_free(gw_comm *c)
 		pthread_mutex_destroy(&c->call_mu);
 	if (c->L.eng)
 		c->L.eng->comm_fini(c);
+	coll_pipe_free(c);
 	coll_layout_fini(&c->L);
 	free(c->shards);
 	free(c->dps);
@@ -132,6 +133,25 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 		return GW_ERR(GW_EINVAL);
 	call_begin(c);
 	return call_end(c, c->L.eng->allreduce(c, grad, out, info));
+}
+
+int gw_allreduce_pipelined(gw_comm *c, uint32_t tag, gw_allreduce_info *info)
+{
+	if (!c)
+		return GW_ERRF(GW_EINVAL, "comm: missing");
+	if (!tag)
+		return GW_ERRF(GW_EINVAL, "tag: 0 names no round");
+	if (!c->pipe)
+		return GW_ERRF(GW_EUNSUPPORTED, "pipelined rounds: the job needs the dense "
+			       "engine, a tensor layout and no device executor");
+	int rc = coll_pipe_cancelled(c->pipe, tag);
+	if (rc < 0)   /* cancelled before it began: nothing was sent */
+		return rc;
+	call_begin(c);
+	rc = call_end(c, c->L.eng->allreduce_pipelined(c, tag, info));
+	if (rc < 0)
+		coll_pipe_failed(c->pipe, tag, rc);
+	return rc;
 }
 
 int gw_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,

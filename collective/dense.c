@@ -312,6 +312,7 @@ const struct coll_engine coll_dense_engine = {
 	.comm_init = dense_comm_init, .comm_fini = dense_comm_fini, .residual = dense_residual,
 	.set_gpu = dense_set_gpu,
 	.allreduce = dense_allreduce, .allreduce_sketched = coll_no_allreduce_sketched,
+	.allreduce_pipelined = dense_allreduce_pipelined,
 	/* the shard: dense_agg.c */
 	.agg_init = dense_agg_init, .agg_fini = dense_agg_fini,
 	.agg_input = dense_agg_input, .agg_tick = dense_agg_tick, .agg_gone = dense_agg_gone,

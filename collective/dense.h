@@ -150,6 +150,15 @@ struct dense_worker {
 	gw_gpu *gpu;
 	float *dev_ef, *dev_gcopy;
 	double fraction, sparsity;
+	/* Pipelined rounds (c->pipe): this call's tag (0: gw_allreduce's
+	 * flat grad), a result chunk's decode scratch, results per tensor,
+	 * and a bf16/fp16 tensor widened for its encoder. */
+	uint32_t tag;
+	float *racc;
+	uint32_t *tres;
+	float *wide;
+	uint64_t wide_cap;
+	uint32_t wide_ti, wide_tag;
 };
 
 /* ---- the shard's state --------------------------------------------------------- */
@@ -185,6 +194,16 @@ struct dense_agg {
 int dense_comm_init(gw_comm *c, const gw_comm_config *cfg);
 void dense_comm_fini(gw_comm *c);
 int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info);
+int dense_allreduce_pipelined(gw_comm *c, uint32_t tag, gw_allreduce_info *info);
+/* dense_pipe.c: a pipelined round's tensors in the caller's memory. init
+ * makes c->pipe when the job has a layout; values gives tensor ti's
+ * float32 values (NULL: no memory to widen them); store writes chunk ch's
+ * decoded result v, scaled and narrowed, over its tensor's part. */
+int dense_pipe_init(gw_comm *c);
+void dense_pipe_fini(gw_comm *c);
+int dense_pipe_ready(const gw_comm *c, uint32_t ch);
+const float *dense_pipe_values(gw_comm *c, uint32_t ti);
+void dense_pipe_store(gw_comm *c, uint32_t ch, const float *v);
 const float *dense_residual(const gw_comm *c);
 int dense_set_gpu(gw_comm *c, gw_gpu *g);
 void dense_agg_gone(gw_agg *a, uint32_t w, uint64_t now);

@@ -35,6 +35,7 @@
 #define SLOW_FACTOR 4u
 #define DEV_REGIONS_MAX 64u   /* a port's packet memory regions (gw_dp_regions) */
 #define DEV_BATCH 64u         /* chunks encoded by one launch */
+#define PIPE_POLL_US 100u     /* a pipelined round's look for a tensor */
 
 static uint32_t pow2_above(uint32_t v)
 {
@@ -69,6 +70,7 @@ void dense_comm_fini(gw_comm *c)
 	for (uint32_t i = 0; d->tviews && i < c->L.dense.nt; i++)
 		gw_ef_free(d->tviews[i]);
 	gw_ef_free(d->ef);
+	dense_pipe_fini(c);
 	GW_FREE_ALL(d->ring, d->txq, d->got, d->shorts, d->gcopy, d->views, d->tviews, d);
 	c->eng = NULL;
 }
@@ -123,7 +125,7 @@ int dense_comm_init(gw_comm *c, const gw_comm_config *cfg)
 			return GW_ERR(GW_EINVAL);
 		}
 	}
-	return GW_OK;
+	return dense_pipe_init(c);
 }
 
 const float *dense_residual(const gw_comm *c)
@@ -197,6 +199,7 @@ int dense_set_gpu(gw_comm *c, gw_gpu *g)
 	d->sparsity = s;
 	handoff(c, g);
 	d->gpu = g;
+	coll_pipe_free(c);   /* device tensors: whole rounds only */
 	return GW_OK;
 }
 
@@ -328,7 +331,10 @@ static int encode_chunk(gw_comm *c, uint32_t ch, uint8_t *buf, uint32_t room)
 			if (d->cur && gw_encode_next(d->cur, none, sizeof(none)) != 0)
 				return GW_ERR(GW_ESTATE);
 			d->cur = T->raw ? d->raw : d->enc;
-			gw_tensor t = {.id = ti, .dim = T->n, .values = d->grad + T->start};
+			const float *v = d->tag ? dense_pipe_values(c, ti) : d->grad + T->start;
+			if (!v)
+				return GW_ERR(GW_ENOMEM);
+			gw_tensor t = {.id = ti, .dim = T->n, .values = v};
 			int rc = d->tviews ? gw_encoder_set_ef(d->cur, d->tviews[ti]) : GW_OK;
 			if (rc == GW_OK)
 				rc = gw_encode_begin(d->cur, &t);
@@ -340,8 +346,12 @@ static int encode_chunk(gw_comm *c, uint32_t ch, uint8_t *buf, uint32_t room)
 	if (!L->dense.sparse[0])
 		return gw_encode_next(d->enc, buf, room);
 	gw_encoder *e = coll_chunk_raw(L, ch) ? d->raw : d->enc;
-	gw_tensor t = {.id = coll_tensor_index(L, ch), .dim = coll_chunk_len(L, ch),
-		       .values = d->grad + coll_chunk_start(L, ch)};
+	uint32_t ti = coll_tensor_index(L, ch);
+	const float *v = d->tag ? dense_pipe_values(c, ti) : d->grad + coll_chunk_start(L, ch);
+	if (!v)
+		return GW_ERR(GW_ENOMEM);
+	gw_tensor t = {.id = ti, .dim = coll_chunk_len(L, ch),
+		       .values = d->tag ? v + coll_chunk_off(L, ch) : v};
 	int rc = d->views ? gw_encoder_set_ef(e, d->views[ch]) : GW_OK;
 	if (rc == GW_OK)
 		rc = gw_encode_begin(e, &t);
@@ -670,11 +680,39 @@ static int finish_result(gw_comm *c, struct call *k, const struct res *r, int32_
 	return 1;
 }
 
+/* A pipelined round's RESULT: decoded into a chunk of scratch, stored
+ * scaled (and narrowed) over its tensor's part, and a tensor whose last
+ * result came is published. One for a chunk this worker has not encoded
+ * yet (loss-tolerant: finished without it while its tensor was still
+ * being computed) is dropped, as its values wait unread in the same
+ * memory; the UP sent later fetches it again. */
+static int pipe_result(gw_comm *c, struct call *k, const struct res *r)
+{
+	struct dense_worker *d = c->eng;
+	const struct coll_layout *L = &c->L;
+	if (r->ch >= k->next) {
+		c->st.stale++;
+		return 0;
+	}
+	memset(d->racc, 0, coll_chunk_len(L, r->ch) * sizeof(float));
+	int32_t v = coll_decode_chunk(L, 1, r->frame, r->flen, d->racc, r->ch);
+	int rc = finish_result(c, k, r, v);
+	if (rc <= 0)
+		return rc;
+	dense_pipe_store(c, r->ch, d->racc);
+	uint32_t ti = coll_tensor_index(L, r->ch);
+	if (++d->tres[ti] == L->dense.t[ti].chunks)
+		coll_pipe_done(c->pipe, ti, d->tag);
+	return 1;
+}
+
 static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
 {
 	struct res r;
 	if (!accept_result(c, pkt, &r))
 		return 0;
+	if (((struct dense_worker *)c->eng)->tag)
+		return pipe_result(c, k, &r);
 	const struct coll_layout *L = &c->L;
 	int32_t rc = coll_decode_chunk(L, 1, r.frame, r.flen, k->out + coll_chunk_start(L, r.ch),
 				       r.ch);
@@ -787,21 +825,69 @@ static int prepare(gw_comm *c, const float **grad, float *out, uint64_t dim)
 	return GW_OK;
 }
 
-int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info)
+/* Whether chunk k->next may be encoded: always, but in a pipelined round
+ * only once its tensor is handed over. */
+static int chunk_ready(const gw_comm *c, const struct call *k)
+{
+	return !((const struct dense_worker *)c->eng)->tag || dense_pipe_ready(c, k->next);
+}
+
+/* A round's timeout: the shard of the first chunk without a result, or
+ * in a pipelined round the first tensor never handed over. */
+static int round_timeout(gw_comm *c)
 {
 	struct dense_worker *d = c->eng;
 	const struct coll_layout *L = &c->L;
-	uint64_t dim = L->job.dim;
+	uint32_t miss = 0, first = L->chunks;
+	for (uint32_t ch = 0; ch < L->chunks; ch++)
+		if (!d->got[ch] && miss++ == 0)
+			first = ch;
+	if (first == L->chunks)
+		return GW_ERR(GW_ETIMEDOUT);
+	if (d->tag && !dense_pipe_ready(c, first))
+		return GW_ERRF(GW_ETIMEDOUT, "round %u: tensor %u of %u was not handed over "
+			       "within %llu ms", c->round, coll_tensor_index(L, first),
+			       L->dense.nt, (unsigned long long)(c->timeout_ns / 1000000u));
+	return coll_timeout(c, coll_shard_of(L, first), "%u of %u chunk results missing",
+			    miss, L->chunks);
+}
+
+static int run_round(gw_comm *c, float *out, gw_allreduce_info *info);
+
+int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info)
+{
+	struct dense_worker *d = c->eng;
 	int rc;
 	/* Copies, zeroing and the encoder's start touch no packet: the
 	 * heartbeats go on meanwhile (a first call's 64 MB out takes seconds
 	 * of page faults on a host with more pollers than cores). */
 	coll_comm_offline(c);
-	rc = prepare(c, &grad, out, dim);
+	rc = prepare(c, &grad, out, c->L.job.dim);
 	coll_comm_online(c);
 	if (rc < 0)
 		return rc;
 	d->grad = grad;
+	return run_round(c, out, info);
+}
+
+int dense_allreduce_pipelined(gw_comm *c, uint32_t tag, gw_allreduce_info *info)
+{
+	struct dense_worker *d = c->eng;
+	d->tag = tag;
+	d->grad = NULL;
+	d->cur = NULL;   /* each tensor's encoder starts at its first chunk */
+	memset(d->tres, 0, c->L.dense.nt * sizeof(*d->tres));
+	int rc = run_round(c, NULL, info);
+	d->tag = 0;
+	return rc;
+}
+
+/* One round, its encoder begun (or, pipelined, its tensors to come). */
+static int run_round(gw_comm *c, float *out, gw_allreduce_info *info)
+{
+	struct dense_worker *d = c->eng;
+	const struct coll_layout *L = &c->L;
+	int rc;
 	memset(d->got, 0, L->chunks);
 	d->nshort = d->left_out = d->inflight = 0;
 	d->first_result_ns = 0;
@@ -819,7 +905,10 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 	 * whose frames then go back to the error buffer (fill_one). */
 	while (k.results < L->chunks || k.next < L->chunks) {
 		int progress = 0;
-		while (k.next < L->chunks && d->txq_n <= d->ring_mask && may_send(c, &k)) {
+		if (d->tag && (rc = coll_pipe_cancelled(c->pipe, d->tag)) < 0)
+			goto out;
+		while (k.next < L->chunks && d->txq_n <= d->ring_mask && may_send(c, &k) &&
+		       chunk_ready(c, &k)) {
 			int r = d->gpu ? fill_dev(c, &k, now) : fill_one(c, &k, now);
 			if (r < 0) {
 				rc = r;
@@ -911,18 +1000,15 @@ int dense_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info
 			scan_ns = now + d->rto_ns / 4;
 		}
 		if (now >= end) {
-			uint32_t miss = 0, first = L->chunks;
-			for (uint32_t ch = 0; ch < L->chunks; ch++)
-				if (!d->got[ch] && miss++ == 0)
-					first = ch;
-			rc = first < L->chunks
-				? coll_timeout(c, coll_shard_of(L, first), "%u of %u chunk "
-					       "results missing", miss, L->chunks)
-				: GW_ERR(GW_ETIMEDOUT);
+			rc = round_timeout(c);
 			goto out;
 		}
 		if (!progress && !d->txq_n) {
 			uint64_t wait = GW_MIN(scan_ns - now, (uint64_t)COLL_IDLE_WAIT_US * 1000u);
+			/* A tensor handed over wakes no descriptor: look again
+			 * soon while the next one is awaited. */
+			if (k.next < L->chunks && !chunk_ready(c, &k))
+				wait = GW_MIN(wait, (uint64_t)PIPE_POLL_US * 1000u);
 			if (gw_dp_wait_any(c->dps, c->ndp, (unsigned)(wait / 1000u) + 1u) < 0) {
 				rc = GW_ERR(GW_EIO);
 				goto out;

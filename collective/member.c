@@ -582,30 +582,23 @@ static int silent_peers(const gw_member *m, uint64_t t0)
 			  silent > 8 ? ", ..." : "", m->rank);
 }
 
-int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info)
+/* A member's call may start: connected, its shard (if it hosts one) up. */
+static int call_ok(gw_member *m)
 {
-	gw__detail_clear();
-	if (!m || !grad)
-		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : "grad");
 	if (!m->comm)
 		return GW_ERRF(GW_ESTATE, "member: not connected");
 	int st = m->thr ? gw_agg_thread_status(m->thr) : 1;
 	if (st <= 0)   /* the shard this process hosts stopped: no use waiting */
 		return st < 0 ? st : GW_ERRF(GW_ESTATE, "co-located shard: stopped");
-	gw_allreduce_info ai;
-	gw_sparse_update up = {0};
-	uint64_t t0 = gw_now_ns();
-	int rc;
-	if (m->engine == GW_COLL_SKETCHED) {
-		rc = gw_allreduce_sketched(m->comm, grad, &up, &ai);
-		if (rc == GW_OK) {
-			memset(grad, 0, m->dim * sizeof(*grad));
-			for (uint32_t i = 0; i < up.nnz; i++)
-				grad[up.keys[i]] = up.values[i];
-		}
-	} else {
-		rc = gw_allreduce(m->comm, grad, grad, &ai);
-	}
+	return GW_OK;
+}
+
+/* A round's end, as the member reports it: rc with its best cause, or 0
+ * and info from ai (and up, Sketched-SGD's). */
+static int call_done(gw_member *m, int rc, uint64_t t0, const gw_allreduce_info *ai,
+		     const gw_sparse_update *up, uint64_t *info)
+{
+	int st;
 	if (rc < 0) {
 		/* A co-located shard that died meanwhile is the better cause. */
 		if (m->thr && (st = gw_agg_thread_status(m->thr)) < 0)
@@ -627,14 +620,86 @@ int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info)
 		agg_live_bye_reason(m->agg, NULL);
 	if (info) {
 		uint64_t v[GW_MI_N] = {
-			[GW_MI_ROUND] = ai.round, [GW_MI_CHUNKS] = ai.chunks,
-			[GW_MI_SHORT] = ai.short_chunks, [GW_MI_LEFT_OUT] = ai.left_out,
-			[GW_MI_BYTES_UP] = ai.bytes_up, [GW_MI_BYTES_DOWN] = ai.bytes_down,
-			[GW_MI_BYTES_UP_ONCE] = ai.bytes_up_once,
-			[GW_MI_BYTES_DOWN_ONCE] = ai.bytes_down_once,
-			[GW_MI_NNZ] = up.nnz, [GW_MI_APPLIED] = (uint64_t)up.applied,
+			[GW_MI_ROUND] = ai->round, [GW_MI_CHUNKS] = ai->chunks,
+			[GW_MI_SHORT] = ai->short_chunks, [GW_MI_LEFT_OUT] = ai->left_out,
+			[GW_MI_BYTES_UP] = ai->bytes_up, [GW_MI_BYTES_DOWN] = ai->bytes_down,
+			[GW_MI_BYTES_UP_ONCE] = ai->bytes_up_once,
+			[GW_MI_BYTES_DOWN_ONCE] = ai->bytes_down_once,
+			[GW_MI_NNZ] = up->nnz, [GW_MI_APPLIED] = (uint64_t)up->applied,
 		};
 		memcpy(info, v, sizeof(v));
 	}
 	return GW_OK;
+}
+
+int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info)
+{
+	gw__detail_clear();
+	if (!m || !grad)
+		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : "grad");
+	int rc = call_ok(m);
+	if (rc < 0)
+		return rc;
+	gw_allreduce_info ai;
+	gw_sparse_update up = {0};
+	uint64_t t0 = gw_now_ns();
+	if (m->engine == GW_COLL_SKETCHED) {
+		rc = gw_allreduce_sketched(m->comm, grad, &up, &ai);
+		if (rc == GW_OK) {
+			memset(grad, 0, m->dim * sizeof(*grad));
+			for (uint32_t i = 0; i < up.nnz; i++)
+				grad[up.keys[i]] = up.values[i];
+		}
+	} else {
+		rc = gw_allreduce(m->comm, grad, grad, &ai);
+	}
+	return call_done(m, rc, t0, &ai, &up, info);
+}
+
+int gw_member_allreduce_pipelined(gw_member *m, uint32_t tag, uint64_t *info)
+{
+	gw__detail_clear();
+	if (!m)
+		return GW_ERRF(GW_EINVAL, "member: missing");
+	int rc = call_ok(m);
+	if (rc < 0)
+		return rc;
+	gw_allreduce_info ai;
+	gw_sparse_update up = {0};
+	uint64_t t0 = gw_now_ns();
+	rc = call_done(m, gw_allreduce_pipelined(m->comm, tag, &ai), t0, &ai, &up, info);
+	if (rc < 0 && m->comm->pipe)   /* waiters learn the cause that names a peer */
+		coll_pipe_failed(m->comm->pipe, tag, rc);
+	return rc;
+}
+
+/* The calls other threads make while a pipelined round runs. */
+static int pipe_member(gw_member *m)
+{
+	gw__detail_clear();
+	if (!m)
+		return GW_ERRF(GW_EINVAL, "member: missing");
+	if (!m->comm)
+		return GW_ERRF(GW_ESTATE, "member: not connected");
+	return GW_OK;
+}
+
+int gw_member_tensor_ready(gw_member *m, uint32_t tag, uint32_t tensor, void *data,
+			   int dtype, float scale)
+{
+	int rc = pipe_member(m);
+	return rc < 0 ? rc : gw_comm_tensor_ready(m->comm, tag, tensor, data, (gw_dtype)dtype,
+						  scale);
+}
+
+int gw_member_tensor_wait(gw_member *m, uint32_t tag, uint32_t tensor, uint32_t timeout_ms)
+{
+	int rc = pipe_member(m);
+	return rc < 0 ? rc : gw_comm_tensor_wait(m->comm, tag, tensor, timeout_ms);
+}
+
+int gw_member_round_cancel(gw_member *m, uint32_t tag, int rc)
+{
+	int r = pipe_member(m);
+	return r < 0 ? r : gw_comm_round_cancel(m->comm, tag, rc);
 }

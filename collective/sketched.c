@@ -148,6 +148,7 @@ const struct coll_engine coll_sketched_engine = {
 	.comm_init = sk_comm_init, .comm_fini = sk_comm_fini, .residual = sk_residual,
 	.set_gpu = coll_no_set_gpu,
 	.allreduce = coll_no_allreduce, .allreduce_sketched = sk_allreduce,
+	.allreduce_pipelined = coll_no_allreduce_pipelined,
 	/* the shard: sketched_agg.c */
 	.agg_init = sk_agg_init, .agg_fini = sk_agg_fini,
 	.agg_input = sk_agg_input, .agg_tick = sk_agg_tick, .agg_gone = sk_agg_gone,

@@ -296,6 +296,59 @@ GW_API int gw_comm_set_report(gw_comm *c, uint32_t ms, gw_report_fn fn, void *ar
 GW_API int gw_allreduce(gw_comm *c, const float *grad, float *out,
 			gw_allreduce_info *info);
 
+/* ---- pipelined rounds: tensors handed over as they become ready -------- *
+ *
+ * A framework's backward pass produces a model's gradients tensor by
+ * tensor. A dense job with a layout (gw_dense_job's tensor_elems) runs a
+ * round whose tensors the caller hands over one at a time, from any
+ * thread, while the round runs, so the first tensors are on the wire
+ * while later ones are still being computed:
+ *
+ *   thread A: gw_allreduce_pipelined(c, tag, &info)     runs the round
+ *   thread B: gw_comm_tensor_ready(c, tag, t, data, dtype, scale)  each t
+ *   thread C: gw_comm_tensor_wait(c, tag, t, ms)        its results in
+ *
+ * Each tensor's values are read from data in place (float32; bf16 and
+ * fp16 are widened into a scratch of one tensor as its first chunk is
+ * encoded, the encoder's statistics needing all of it) and its results
+ * are written back into data chunk by chunk as they come, multiplied by
+ * scale (1/W for an average) and narrowed to dtype while the chunk is in
+ * cache: no flat copy of the model, no pass of its own for the scaling. Chunks go in the layout's order: a tensor
+ * handed over before the ones ahead of it in the layout waits for them
+ * (correct in any order, fastest in the layout's). tag names the round
+ * (nonzero, not the previous round's); tensors may be handed over before
+ * the round's call starts. The caller leaves data alone from its
+ * hand-over until tensor_wait returns 0 for it. The error buffer is kept
+ * by element of the layout, as gw_allreduce keeps it, so both calls may
+ * be mixed in one job. A device executor (gw_comm_set_gpu) is not taken
+ * (GW_EUNSUPPORTED). (GRADWIRE_0.6) */
+typedef enum gw_dtype {
+	GW_DTYPE_F32 = 0,
+	GW_DTYPE_BF16 = 1,
+	GW_DTYPE_F16 = 2,
+} gw_dtype;
+
+/* Tensor `tensor` of the layout is ready for round tag. GW_EINVAL (a bad
+ * argument, named), GW_ESTATE (handed over twice for tag), or 0. */
+GW_API int gw_comm_tensor_ready(gw_comm *c, uint32_t tag, uint32_t tensor, void *data,
+				gw_dtype dtype, float scale);
+
+/* Runs round tag until every tensor's results are in: 0 and *info as
+ * gw_allreduce gives, or its errors. Tensors not handed over by the
+ * timeout (gw_comm_config's timeout_ms from the call's start) fail it. */
+GW_API int gw_allreduce_pipelined(gw_comm *c, uint32_t tag, gw_allreduce_info *info);
+
+/* Waits up to timeout_ms for tensor's results of round tag: 0, the
+ * round's error (it failed, or was cancelled), or GW_ETIMEDOUT. */
+GW_API int gw_comm_tensor_wait(gw_comm *c, uint32_t tag, uint32_t tensor,
+			       uint32_t timeout_ms);
+
+/* Round tag fails with rc (a GW_E*, the caller's reason: a tensor it
+ * cannot hand over): a call running it returns rc at its next step (its
+ * frames go back to the error buffer), one not yet started at once, and
+ * waiters wake with rc. */
+GW_API int gw_comm_round_cancel(gw_comm *c, uint32_t tag, int rc);
+
 /* ---- Sketched-SGD: the two-round heavy-hitter allreduce ------------------ *
  *
  * Algorithm 3 of Ivkin et al. (NeurIPS 2019), distributed for real: each

@@ -109,6 +109,21 @@ GW_API int gw_member_connect(gw_member *m, uint64_t dim, const char *shards);
  * that failed is reported as such. */
 GW_API int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info);
 
+/* Pipelined rounds (gw_allreduce_pipelined of <gw/collective.h>): a dense
+ * job with a layout and no gpu. tensor_ready hands tensor `tensor` of the
+ * layout over for round tag (data in place, dtype a gw_dtype, results
+ * written back times scale), allreduce_pipelined runs the round,
+ * tensor_wait waits for one tensor's results, round_cancel fails a round
+ * with the caller's GW_E*. Unlike the other calls, tensor_ready,
+ * tensor_wait and round_cancel may be made from other threads while
+ * allreduce_pipelined runs. (GRADWIRE_0.6) */
+GW_API int gw_member_tensor_ready(gw_member *m, uint32_t tag, uint32_t tensor, void *data,
+				  int dtype, float scale);
+GW_API int gw_member_allreduce_pipelined(gw_member *m, uint32_t tag, uint64_t *info);
+GW_API int gw_member_tensor_wait(gw_member *m, uint32_t tag, uint32_t tensor,
+				 uint32_t timeout_ms);
+GW_API int gw_member_round_cancel(gw_member *m, uint32_t tag, int rc);
+
 #ifdef __cplusplus
 }
 #endif
