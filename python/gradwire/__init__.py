@@ -12,7 +12,10 @@ import ctypes
 
 from ._lib import INFO, lib, path as library_path
 
-__all__ = ["Error", "Member", "library_path", "version"]
+__all__ = ["Error", "Member", "library_path", "version", "DTYPES"]
+
+# gw_dtype of <gw/collective.h>: the types a pipelined round takes in place.
+DTYPES = {"float32": 0, "bfloat16": 1, "float16": 2}
 
 version = lib.gw_version_string().decode()
 
@@ -116,6 +119,35 @@ class Member:
             self.totals[k] += out[k]
         self.rounds += 1
         return out
+
+    # ---- pipelined rounds (gw_member_allreduce_pipelined) --------------
+    # Tensors of the layout handed over while the round runs, from
+    # another thread; their results written in place. ptr: the address of
+    # a tensor's values (dtype DTYPES[...]), read and then overwritten.
+
+    def tensor_ready(self, tag, tensor, ptr, dtype, scale):
+        rc = lib.gw_member_tensor_ready(self._m, tag, tensor, ptr, dtype, scale)
+        if rc < 0:
+            raise Error("tensor_ready", rc, _detail())
+
+    def allreduce_pipelined(self, tag):
+        info = (ctypes.c_uint64 * len(INFO))()
+        rc = lib.gw_member_allreduce_pipelined(self._m, tag, info)
+        if rc < 0:
+            raise Error("allreduce", rc, _detail())
+        out = dict(zip(INFO, info))
+        for k in self.totals:
+            self.totals[k] += out[k]
+        self.rounds += 1
+        return out
+
+    def tensor_wait(self, tag, tensor, timeout_ms):
+        """0, or the round's GW_E* code and its detail (rc, text)."""
+        rc = lib.gw_member_tensor_wait(self._m, tag, tensor, timeout_ms)
+        return (rc, _detail()) if rc < 0 else (0, "")
+
+    def round_cancel(self, tag, rc):
+        lib.gw_member_round_cancel(self._m, tag, rc)
 
     def close(self):
         if getattr(self, "_m", None):

@@ -61,6 +61,10 @@ for name, res, args in [
     ("gw_member_endpoint", _I, [_P, _S, ctypes.c_size_t]),
     ("gw_member_connect", _I, [_P, _U64, _S]),
     ("gw_member_allreduce", _I, [_P, _P, ctypes.POINTER(_U64)]),
+    ("gw_member_allreduce_pipelined", _I, [_P, _U32, ctypes.POINTER(_U64)]),
+    ("gw_member_tensor_ready", _I, [_P, _U32, _U32, _P, _I, ctypes.c_float]),
+    ("gw_member_tensor_wait", _I, [_P, _U32, _U32, _U32]),
+    ("gw_member_round_cancel", _I, [_P, _U32, _I]),
     ("gw_error_detail", _S, []),
     ("gw_error_name", _S, [_I]),
     ("gw_strerror", _S, [_I]),
@@ -71,7 +75,7 @@ for name, res, args in [
         f = getattr(lib, name)
     except AttributeError:
         raise ImportError("gradwire: %s lacks %s: a library older than this "
-                          "package (GRADWIRE_0.3)" % (path, name))
+                          "package (GRADWIRE_0.6)" % (path, name))
     f.restype = res
     f.argtypes = args
 

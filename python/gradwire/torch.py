@@ -11,18 +11,25 @@ aggregator shard on a progress thread (shards="colocated", the default),
 or the ranks use external gw-aggregator shards (shards="IP:PORT,...").
 
 How DDP's buckets map onto one gradwire job: every trainable parameter
-has a fixed place in one flat float32 buffer, fixed from the first
-iteration's buckets (ordered by bucket index, then by position: the same
-on every rank). Each bucket is copied into its parameters' places as DDP
-hands it over; once every bucket of the iteration is in, a progress
-thread runs one allreduce over the flat buffer (the GIL released), scales
-by 1/W, copies each bucket's part back into the bucket and completes its
-future. So the error-feedback state, kept by parameter, survives DDP's
-bucket rebuild after the first iteration; buckets may arrive in any order
-without a deadlock; and unused parameters, no_sync() and
-gradient_as_bucket_view need nothing special (DDP hands over what they
-produce). The cost of this design: one copy in and one copy out per
-element, and communication starts only when backward has finished.
+is a tensor of the job's layout, in the first iteration's bucket order
+(bucket index, then position: the same on every rank, as DDP builds its
+first buckets from the model alone; the ranks compare their layouts when
+the job starts). The first iteration's buckets are copied into one flat
+buffer and reduced by one call, once all are in, because the layout is
+known only then. From the second iteration on, each bucket's parameters
+are handed to the running round as DDP hands the bucket over (a
+pipelined round, gw_member_allreduce_pipelined): encoded straight from
+the bucket while backward computes the next ones, their results written
+back into the bucket already divided by W (and in the bucket's dtype:
+float32, bfloat16 or float16), and the bucket's future completed as soon
+as its own results are in, in the order DDP handed the buckets over. So
+the error-feedback state, kept per element of the layout, follows each
+parameter across DDP's bucket rebuild; chunks go in the layout's order,
+so a bucket handed over before the ones ahead of it in the layout waits
+for them (correct in any order; DDP's rebuild orders buckets as backward
+produces them, which is the layout's order for a sequential model); and
+unused parameters, no_sync() and gradient_as_bucket_view need nothing
+special (DDP hands over what they produce).
 
 CUDA buckets stay on the GPU: the flat buffer is allocated on their
 device and gradwire's kernels encode it straight into packet memory and
@@ -30,8 +37,12 @@ decode the results into it (gw_comm_set_gpu, the "cuda" executor); the
 progress thread waits for the device before each allreduce, so the copies
 DDP's thread queued are in. gpu="emu" sends CPU buckets through the same
 device path with the kernels emulated on the host (how CI tests it).
+Device buckets, per_tensor=False, Sketched-SGD and pipeline=False keep
+the whole-model call every iteration.
 """
 import atexit
+import hashlib
+import logging
 import os
 import queue
 import socket
@@ -42,7 +53,54 @@ import weakref
 import torch
 import torch.distributed as dist
 
-from . import Error, Member
+from . import DTYPES, Error, Member
+from . import version as gradwire_version
+
+log = logging.getLogger("gradwire")
+
+# The bucket types a pipelined round takes in place (gw_dtype).
+_DTYPES = {torch.float32: DTYPES["float32"], torch.bfloat16: DTYPES["bfloat16"],
+           torch.float16: DTYPES["float16"]}
+
+
+def _gather(obj, world, group):
+    out = [None] * world
+    dist.all_gather_object(out, obj, group=group)
+    return out
+
+
+# Options each process sets for itself (its address, its backend's
+# arguments, where its key file lies): not compared across ranks.
+_PER_PROCESS = ("local", "opts", "eal", "shard_eal", "key", "key_file")
+
+
+def _job_settings(options):
+    """The options every rank must share, the key as a digest (the key
+    itself is neither logged nor sent)."""
+    out = {k: v for k, v in options.items() if k not in _PER_PROCESS}
+    secret = options.get("key")
+    if options.get("key_file"):
+        try:
+            with open(options["key_file"], "rb") as f:
+                secret = f.read().strip()
+        except OSError:
+            secret = None    # the library has named the file already
+    if secret is not None:
+        data = secret if isinstance(secret, bytes) else str(secret).encode()
+        out["key_digest"] = hashlib.sha256(data).hexdigest()[:16]
+    return out
+
+
+def _same_settings(rank, mine, all_settings):
+    """Every rank's job settings are this rank's, or a ValueError names
+    the first rank and setting that differ (a job whose ranks disagree
+    would otherwise fail at its first step, or sum wrongly)."""
+    for r, theirs in enumerate(all_settings):
+        for k in sorted(set(mine) | set(theirs)):
+            if mine.get(k) != theirs.get(k):
+                raise ValueError("gradwire: rank %d's %s is %r, rank %d's %r: every rank "
+                                 "of a job needs the same settings"
+                                 % (rank, k, mine.get(k), r, theirs.get(k)))
 
 __all__ = ["State", "hook", "Error"]
 
@@ -109,16 +167,22 @@ class State:
     sum by the world size, as DDP's own allreduce does. gpu: None (CUDA
     buckets use the GPU's kernels, CPU buckets the CPU codecs), "cuda"
     (buckets must be CUDA tensors) or "emu" (CPU buckets through the
-    emulated kernels)."""
+    emulated kernels). pipeline (default True): from the second iteration
+    on, each bucket goes on the wire as DDP hands it over (see above);
+    False keeps one whole-model call after backward. stats_interval
+    (seconds, 0: off): the gradwire logger logs stats() that often, at
+    INFO, as the CLIs' --stats-interval prints theirs."""
 
     def __init__(self, up="raw", down=None, mode="reliable", shards="colocated",
                  timeout_ms=20000, local=None, average=True, process_group=None,
-                 gpu=None, momentum=None, per_tensor=None, **options):
+                 gpu=None, momentum=None, per_tensor=None, pipeline=True,
+                 stats_interval=0, **options):
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("gradwire.torch.State: torch.distributed is not "
                                "initialised (call init_process_group first)")
-        if not isinstance(average, bool):
-            raise ValueError("average: %r is not True or False" % (average,))
+        for name, v in (("average", average), ("pipeline", pipeline)):
+            if not isinstance(v, bool):
+                raise ValueError("%s: %r is not True or False" % (name, v))
         if per_tensor is None:
             # External shards know no layout unless started with the same
             # --layout: one tensor there unless asked.
@@ -129,6 +193,10 @@ class State:
                                      not isinstance(momentum, (int, float)) or
                                      not 0 <= momentum < 1):
             raise ValueError("momentum: %r is not a number in [0, 1)" % (momentum,))
+        if (isinstance(stats_interval, bool) or not isinstance(stats_interval, (int, float))
+                or not 0 <= stats_interval <= 86400):
+            raise ValueError("stats_interval: %r is not a number of seconds in [0, 86400]"
+                             % (stats_interval,))
         if momentum:
             options["down_momentum"] = float(momentum)
         self.per_tensor = per_tensor
@@ -139,16 +207,30 @@ class State:
         self.rank = dist.get_rank(process_group)
         self.world = dist.get_world_size(process_group)
         self.average = average
+        self.scale = 1.0 / self.world if average else 1.0
         local = local or _default_local()
         self.member = Member(self.rank, self.world, up=up, down=down, mode=mode,
                              shards=shards, timeout_ms=timeout_ms, local=local,
                              **options)
+        self.timeout_ms = timeout_ms
         self.colocated = shards == "colocated"
+        # Pipelined rounds need each parameter as a tensor of the layout,
+        # buckets in host memory, and the dense engine.
+        self.pipeline = (pipeline and per_tensor and gpu is None and
+                         str(up).split(":")[0] not in ("countsketch", "sketched-sgd"))
+        self.settings = _job_settings(self.member.options)
+        self.settings.update(world=self.world, pipeline=self.pipeline, per_tensor=per_tensor,
+                             average=average, gpu=gpu, library=gradwire_version)
         eps = [None] * self.world
-        dist.all_gather_object(eps, self.member.endpoint, group=process_group)
-        self.endpoints = eps
+        dist.all_gather_object(eps, (self.member.endpoint, self.settings),
+                               group=process_group)
+        _same_settings(self.rank, self.settings, [s for _, s in eps])
+        self.endpoints = [e for e, _ in eps]
+        log.info("rank %d: %s", self.rank, " ".join(
+            "%s=%s" % kv for kv in sorted(self.settings.items())))
         self.dim = None
         self.places = {}          # id(param) -> (offset, numel)
+        self.index = {}           # id(param) -> its tensor of the layout
         self.params = []          # keeps the parameters the ids refer to
         self.runs = {}            # bucket key -> [(bucket off, flat off, n)]
         self.flat = None
@@ -158,33 +240,53 @@ class State:
         self.failed = None
         self.info = {}
         self.iterations = 0
+        self.tag = 0              # the pipelined round now open (0: none)
+        self.round_open = False
+        self.handed = {}          # bucket key -> [(tensor, byte offset)]
         self.allreduce_s = 0.0    # wall time in gradwire's allreduce, all iterations
         self.allreduce_cpu_s = 0.0  # the progress thread's CPU time in it
+        self.wait_cpu_s = 0.0     # the completing thread's
+        self.hand_s = 0.0         # the training thread's time handing buckets over
+        self.overlapped = 0       # buckets whose results came before the last was handed
         self.buckets = 0          # buckets of the last iteration
         self.layouts = 0          # bucket layouts seen (DDP rebuilds once)
         self._layout_key = None
+        self._keys = []
         self.jobs = queue.Queue()
+        self.done = queue.Queue()
+        self.stats_interval = stats_interval
+        self._next_log = time.monotonic() + stats_interval
         self.thread = threading.Thread(target=self._progress, name="gradwire",
                                        daemon=True)
         self.thread.start()
+        self.waiter = threading.Thread(target=self._complete, name="gradwire-done",
+                                       daemon=True)
+        self.waiter.start()
         _open.add(self)
 
     # ---- the hook's side (DDP's autograd thread) --------------------------
 
     def _bucket(self, bucket):
         fut = torch.futures.Future()
+        buf = bucket.buffer()
+        idx = bucket.index()
+        last = bucket.is_last()
         if self.failed is not None:
             fut.set_exception(self.failed)
             return fut
-        buf = bucket.buffer()
-        idx = bucket.index()
-        if buf.dtype != torch.float32 or buf.device.type not in ("cpu", "cuda"):
+        if buf.dtype not in _DTYPES or buf.device.type not in ("cpu", "cuda"):
             self._fail_iteration(TypeError(
-                "gradwire: bucket %d is %s on %s; the hook takes float32 on the CPU "
-                "or a CUDA device" % (idx, buf.dtype, buf.device)), fut)
+                "gradwire: bucket %d is %s on %s; the hook takes float32, bfloat16 "
+                "or float16 on the CPU, or a CUDA device" % (idx, buf.dtype, buf.device)),
+                fut)
             return fut
         if self.flat is None:
             self.first.append((idx, buf, list(bucket.parameters()), fut))
+        elif self.pipeline and buf.device.type == "cpu":
+            t0 = time.perf_counter()
+            self._hand_over(idx, buf, bucket.parameters(), fut, last)
+            self.hand_s += time.perf_counter() - t0
+            return fut
         else:
             try:
                 runs = self._runs(idx, bucket.parameters(), buf.numel())
@@ -194,10 +296,69 @@ class State:
             for boff, foff, n in runs:
                 self.flat[foff:foff + n].copy_(buf[boff:boff + n])
             self.pending[idx] = (buf, runs, fut)
-        if bucket.is_last():
+        if last:
             self.last_index = idx
         self._maybe_launch()
         return fut
+
+    def _hand_over(self, idx, buf, params, fut, last):
+        """A pipelined iteration: the bucket's parameters go to the round
+        (opened by the iteration's first bucket), its future to the
+        completing thread, in the order DDP hands buckets over."""
+        if not self.round_open:
+            self.tag = self.tag % 0xFFFFFFFF + 1
+            self.round_open = True
+            self._keys = []
+            self.jobs.put(("pipe", self.tag))
+        tag = self.tag
+        if last:
+            self.round_open = False
+        try:
+            parts = self._tensors(idx, params, buf)
+            base, size = buf.data_ptr(), buf.element_size()
+            dtype = _DTYPES[buf.dtype]
+            for t, off in parts:
+                self.member.tensor_ready(tag, t, base + off * size, dtype, self.scale)
+        except (ValueError, Error) as e:
+            self._fail_round(tag, e, fut)
+            return
+        self._keys.append((idx, tuple(t for t, _ in parts)))
+        self.done.put((tag, buf, parts, fut, last))
+        if last:
+            self._count_layout(tuple(self._keys))
+
+    def _tensors(self, idx, params, buf):
+        """The bucket's parameters as (tensor of the layout, element
+        offset in the bucket), checked once per bucket layout."""
+        params = list(params)
+        key = (idx,) + tuple(id(p) for p in params)
+        parts = self.handed.get(key)
+        if parts is None:
+            parts, off = [], 0
+            for p in params:
+                t = self.index.get(id(p))
+                if t is None or self.places[id(p)][1] != p.numel():
+                    raise ValueError("gradwire: bucket %d holds a parameter (%s) that "
+                                     "was not in the first iteration's buckets"
+                                     % (idx, tuple(p.shape)))
+                parts.append((t, off))
+                off += p.numel()
+            if off != buf.numel():
+                raise ValueError("gradwire: bucket %d: %d elements, its parameters %d"
+                                 % (idx, buf.numel(), off))
+            self.handed[key] = parts
+        return parts
+
+    def _fail_round(self, tag, e, *more):
+        """A bucket of a pipelined iteration cannot be handed over: the
+        round fails with e on this rank (the buckets already handed over
+        wake with it), and so does every later bucket."""
+        self.failed = e
+        self.round_open = False
+        self.member.round_cancel(tag, -1)   # GW_EINVAL: the caller's reason
+        for f in more:
+            if not f.done():
+                f.set_exception(e)
 
     def _runs(self, idx, params, numel):
         key = (idx,) + tuple(id(p) for p in params)
@@ -228,17 +389,26 @@ class State:
         for idx, buf, params, fut in sorted(self.first, key=lambda b: b[0]):
             for p in params:
                 self.places[id(p)] = (off, p.numel())
+                self.index[id(p)] = len(self.params)
                 self.params.append(p)
                 off += p.numel()
         self.dim = off
         device = self._device()
         self.flat = torch.zeros(off, dtype=torch.float32, device=device)
+        if not (self.per_tensor and len(self.params) > 1):
+            self.pipeline = False   # one tensor: nothing to hand over in parts
         if self.per_tensor and len(self.params) > 1:
             # Each parameter a tensor of the job: its own context, its
             # own chunks (the same order on every rank), on the CPU and
             # the device path alike.
-            self.member.set("layout", ",".join(str(p.numel()) for p in self.params))
+            layout = ",".join(str(p.numel()) for p in self.params)
+            self.member.set("layout", layout)
+            _same_settings(self.rank, {"layout": layout}, _gather(
+                {"layout": layout}, self.world, self.group))
         self.member.connect(off, self.endpoints if self.colocated else None)
+        log.info("rank %d: job connected: %d parameters, %d elements, %s", self.rank,
+                 len(self.params), off, "pipelined from the second iteration"
+                 if self.pipeline else "one call per iteration")
         first, self.first = self.first, []
         for idx, buf, params, fut in first:
             runs = self._runs(idx, params, buf.numel())
@@ -257,11 +427,18 @@ class State:
             if self.gpu == "emu":
                 raise ValueError("gpu: 'emu' takes CPU buckets; these are on %s" % device)
             self.member.set("gpu", "cuda")
+            self.pipeline = False
         elif self.gpu == "cuda":
             raise ValueError("gpu: 'cuda', but the buckets are on the CPU")
         elif self.gpu == "emu":
             self.member.set("gpu", "emu")
         return device
+
+    def _count_layout(self, key):
+        if key != self._layout_key:
+            self._layout_key = key
+            self.layouts += 1
+        self.buckets = len(key)
 
     def _maybe_launch(self):
         n = self.last_index
@@ -275,18 +452,17 @@ class State:
                 self._fail_iteration(e)
                 return
         batch, self.pending, self.last_index = self.pending, {}, None
-        key = tuple(sorted((i, tuple(r)) for i, (_, r, _) in batch.items()))
-        if key != self._layout_key:
-            self._layout_key = key
-            self.layouts += 1
-        self.buckets = len(batch)
-        self.jobs.put(batch)
+        self._count_layout(tuple(sorted((i, tuple(r)) for i, (_, r, _) in batch.items())))
+        self.jobs.put(("flat", batch))
 
     def _fail_iteration(self, e, *more):
         """The iteration cannot be launched (a bucket the hook cannot
         take, a bad job): the buckets already handed over would wait for
         the launch forever (DDP's backward with them), so their futures
         and more fail with e, and so does every later bucket."""
+        if self.round_open:
+            self._fail_round(self.tag, e, *more)
+            return
         waiting = [f for _, _, _, f in self.first] + [f for _, _, f in self.pending.values()]
         self.first, self.pending, self.last_index = [], {}, None
         self._fail(e, waiting + list(more))
@@ -301,38 +477,103 @@ class State:
 
     def _progress(self):
         while True:
-            batch = self.jobs.get()
-            if batch is None:
+            job = self.jobs.get()
+            if job is None:
                 return
+            kind, arg = job
+            t0, c0 = time.perf_counter(), time.thread_time()
             try:
-                if self.flat.is_cuda:   # DDP's thread queued the copies in
-                    torch.cuda.synchronize(self.flat.device)
-                t0, c0 = time.perf_counter(), time.thread_time()
-                self.info = self.member.allreduce(self.flat)
-                self.allreduce_s += time.perf_counter() - t0
-                self.allreduce_cpu_s += time.thread_time() - c0
+                if kind == "pipe":
+                    self.info = self.member.allreduce_pipelined(arg)
+                else:
+                    self._flat_round(arg)
                 self.iterations += 1
-                if self.average:
-                    self.flat.div_(self.world)
-                for buf, runs, fut in batch.values():
-                    for boff, foff, n in runs:
-                        buf[boff:boff + n].copy_(self.flat[foff:foff + n])
-                    fut.set_result(buf)
             except Exception as e:  # noqa: BLE001 - surfaces in DDP's backward
                 if isinstance(e, Error):
                     e = Error(e.call, e.rc, "rank %d: %s" % (self.rank, e.detail))
-                self._fail(e, [f for _, _, f in batch.values()])
+                if self.failed is None:
+                    self.failed = e
+                if kind == "flat":
+                    self._fail(e, [f for _, _, f in arg.values()])
+            finally:
+                self.allreduce_s += time.perf_counter() - t0
+                self.allreduce_cpu_s += time.thread_time() - c0
+            self._maybe_log()
+
+    def _flat_round(self, batch):
+        if self.flat.is_cuda:   # DDP's thread queued the copies in
+            torch.cuda.synchronize(self.flat.device)
+        self.info = self.member.allreduce(self.flat)
+        if self.average:
+            self.flat.div_(self.world)
+        for buf, runs, fut in batch.values():
+            for boff, foff, n in runs:
+                buf[boff:boff + n].copy_(self.flat[foff:foff + n])
+            fut.set_result(buf)
+
+    # ---- the completing thread (pipelined rounds) -------------------------
+
+    def _complete(self):
+        """Completes each bucket's future once its tensors' results are
+        in, in the order DDP handed the buckets over. Waiting sleeps in
+        the library (the GIL released), so this thread takes no core."""
+        limit = 2 * self.timeout_ms + 5000
+        while True:
+            item = self.done.get()
+            if item is None:
+                return
+            tag, buf, parts, fut, last = item
+            c0 = time.thread_time()
+            rc, why = 0, ""
+            for t, _ in parts:
+                rc, why = self.member.tensor_wait(tag, t, limit)
+                if rc < 0:
+                    break
+            self.wait_cpu_s += time.thread_time() - c0
+            if rc < 0:
+                e = self.failed if self.failed is not None else Error(
+                    "allreduce", rc, "rank %d: %s" % (self.rank, why))
+                if self.failed is None:
+                    self.failed = e
+                fut.set_exception(e)
+                continue
+            if self.round_open and self.tag == tag:
+                # In before backward handed the last bucket over: its
+                # communication was hidden behind computation.
+                self.overlapped += 1
+            fut.set_result(buf)
+
+    def _maybe_log(self):
+        if self.stats_interval and time.monotonic() >= self._next_log:
+            self._next_log = time.monotonic() + self.stats_interval
+            s = self.stats()
+            log.info("rank %d: %d rounds, %.1f MB up, %.1f MB down, allreduce %.1f ms "
+                     "and %.1f ms CPU a round, %d buckets, %d of them done before "
+                     "backward ended", self.rank, s["rounds"], s["bytes_up"] / 1e6,
+                     s["bytes_down"] / 1e6, 1e3 * s["allreduce_s"] / max(1, s["rounds"]),
+                     1e3 * s["allreduce_cpu_s"] / max(1, s["rounds"]), self.buckets,
+                     self.overlapped)
 
     # ---- what the training script sees -----------------------------------
 
     def stats(self):
         """Bytes this rank's worker sent and received (UDP payload), rounds,
-        the flat dim, the last round's counters, and the wall and CPU time
-        of gradwire's allreduce calls (allreduce_s, allreduce_cpu_s: the
-        progress thread's, all rounds)."""
+        the flat dim, the last round's counters; the wall and CPU time of
+        gradwire's calls, all rounds: allreduce_s and allreduce_cpu_s (the
+        progress thread's), wait_cpu_s (the thread completing buckets'
+        futures), shard_cpu_s (the co-located shard's thread, from
+        /proc: 10 ms ticks), hand_s (the training thread's time in the
+        hook handing buckets over); cpu_s, their CPU sum; pipelined
+        (whether buckets go as they come) and overlapped (buckets whose
+        results were in before backward handed the last one over)."""
         s = dict(self.member.totals)
+        shard = _thread_cpu("gw-shard")
         s.update(rounds=self.member.rounds, dim=self.dim, last=dict(self.info),
-                 allreduce_s=self.allreduce_s, allreduce_cpu_s=self.allreduce_cpu_s)
+                 allreduce_s=self.allreduce_s, allreduce_cpu_s=self.allreduce_cpu_s,
+                 wait_cpu_s=self.wait_cpu_s, shard_cpu_s=shard, hand_s=self.hand_s,
+                 cpu_s=self.allreduce_cpu_s + self.wait_cpu_s + shard + self.hand_s,
+                 pipelined=self.pipeline and self.flat is not None,
+                 overlapped=self.overlapped, buckets=self.buckets)
         return s
 
     def close(self):
@@ -340,10 +581,17 @@ class State:
         closes while others still train makes them time out. Called at
         exit for every State still open; `with State(...) as st:` closes it
         at the block's end."""
+        if getattr(self, "tag", 0) and getattr(self, "member", None) is not None:
+            # A round still open (backward stopped half way) ends now.
+            self.member.round_cancel(self.tag, -15)   # GW_ESTATE
         thread = getattr(self, "thread", None)
         if thread is not None and thread.is_alive():
             self.jobs.put(None)
             thread.join()
+        waiter = getattr(self, "waiter", None)
+        if waiter is not None and waiter.is_alive():
+            self.done.put(None)
+            waiter.join()
         if getattr(self, "member", None) is not None:
             self.member.close()
         _open.discard(self)
@@ -360,6 +608,27 @@ class State:
             self.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+def _thread_cpu(name):
+    """CPU seconds of this process's threads called name (Linux /proc)."""
+    total = 0
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 0.0
+    for tid in tasks:
+        try:
+            with open("/proc/self/task/%s/comm" % tid) as f:
+                if f.read().strip() != name:
+                    continue
+            with open("/proc/self/task/%s/stat" % tid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])   # utime, stime
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / tick
 
 
 def hook(state, bucket):
