@@ -638,3 +638,23 @@ int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info)
 	}
 	return GW_OK;
 }
+
+/* Bindings name info[]'s counters from the library they loaded, so a
+ * counter added to enum gw_member_info later moves no name of theirs: by
+ * designated index, so the table cannot drift from the enum's order. */
+const char *gw_member_info_name(int i)
+{
+	static const char *const names[GW_MI_N] = {
+		[GW_MI_ROUND] = "round",
+		[GW_MI_CHUNKS] = "chunks",
+		[GW_MI_SHORT] = "short_chunks",
+		[GW_MI_LEFT_OUT] = "left_out",
+		[GW_MI_BYTES_UP] = "bytes_up",
+		[GW_MI_BYTES_DOWN] = "bytes_down",
+		[GW_MI_BYTES_UP_ONCE] = "bytes_up_once",
+		[GW_MI_BYTES_DOWN_ONCE] = "bytes_down_once",
+		[GW_MI_NNZ] = "nnz",
+		[GW_MI_APPLIED] = "applied",
+	};
+	return i >= 0 && i < GW_MI_N ? names[i] : NULL;
+}

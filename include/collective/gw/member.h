@@ -109,6 +109,12 @@ GW_API int gw_member_connect(gw_member *m, uint64_t dim, const char *shards);
  * that failed is reported as such. */
 GW_API int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info);
 
+/* The name of info[i] ("round", "chunks", "short_chunks", "left_out",
+ * "bytes_up", ..., "applied": GW_MI_*'s, in order), or NULL for i outside
+ * [0, GW_MI_N): a binding counts and names the counters of the library it
+ * loaded instead of mirroring the enum. (GRADWIRE_0.6) */
+GW_API const char *gw_member_info_name(int i);
+
 #ifdef __cplusplus
 }
 #endif
