@@ -703,3 +703,23 @@ int gw_member_round_cancel(gw_member *m, uint32_t tag, int rc)
 	int r = pipe_member(m);
 	return r < 0 ? r : gw_comm_round_cancel(m->comm, tag, rc);
 }
+
+/* Bindings name info[]'s counters from the library they loaded, so a
+ * counter added to enum gw_member_info later moves no name of theirs: by
+ * designated index, so the table cannot drift from the enum's order. */
+const char *gw_member_info_name(int i)
+{
+	static const char *const names[GW_MI_N] = {
+		[GW_MI_ROUND] = "round",
+		[GW_MI_CHUNKS] = "chunks",
+		[GW_MI_SHORT] = "short_chunks",
+		[GW_MI_LEFT_OUT] = "left_out",
+		[GW_MI_BYTES_UP] = "bytes_up",
+		[GW_MI_BYTES_DOWN] = "bytes_down",
+		[GW_MI_BYTES_UP_ONCE] = "bytes_up_once",
+		[GW_MI_BYTES_DOWN_ONCE] = "bytes_down_once",
+		[GW_MI_NNZ] = "nnz",
+		[GW_MI_APPLIED] = "applied",
+	};
+	return i >= 0 && i < GW_MI_N ? names[i] : NULL;
+}

@@ -21,6 +21,8 @@ PKGS=(
   gnuplot-nox                      # gw-train --plot, bench/train.sh
   gcovr                            # line coverage per layer (scripts/coverage.sh)
   python3-torch                    # DDP hook (python/gradwire), tests/python, bench/torch.sh
+  python3-venv python3-pip         # pip install ./python into a venv (tests/python/test_pip.py)
+  python3-setuptools python3-wheel # the package's build backend, offline (--no-build-isolation)
   dataset-fashion-mnist            # bench/torch.sh's data set
   # The RDMA backend's tests run in a QEMU guest with soft-RoCE
   # (scripts/rdma-vm.sh): the rxe provider, QEMU, a static busybox for the

@@ -9,12 +9,14 @@ composite ALL when iterating a flag enum: every default launch fails
 with "'NoneType' object has no attribute 'get'". This parses the values
 by number instead, then runs torch.distributed.run's own main.
 """
+from __future__ import annotations
+
 import re
 
 from torch.distributed.elastic.multiprocessing import api as _api
 
 
-def _from_str(vm):
+def _from_str(vm: str) -> _api.Std | dict[int, _api.Std]:
     if re.fullmatch(r"[0-3]", vm):
         return _api.Std(int(vm))
     if re.fullmatch(r"(\d+:[0-3],)*\d+:[0-3]", vm):
@@ -22,7 +24,7 @@ def _from_str(vm):
     raise ValueError("%s does not match <0-3> or <local rank>:<0-3>,..." % vm)
 
 
-def main():
+def main() -> None:
     _api.Std.from_str = staticmethod(_from_str)
     from torch.distributed import run
     run.main()

@@ -124,6 +124,12 @@ GW_API int gw_member_tensor_wait(gw_member *m, uint32_t tag, uint32_t tensor,
 				 uint32_t timeout_ms);
 GW_API int gw_member_round_cancel(gw_member *m, uint32_t tag, int rc);
 
+/* The name of info[i] ("round", "chunks", "short_chunks", "left_out",
+ * "bytes_up", ..., "applied": GW_MI_*'s, in order), or NULL for i outside
+ * [0, GW_MI_N): a binding counts and names the counters of the library it
+ * loaded instead of mirroring the enum. (GRADWIRE_0.6) */
+GW_API const char *gw_member_info_name(int i);
+
 #ifdef __cplusplus
 }
 #endif
