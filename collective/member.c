@@ -723,3 +723,23 @@ const char *gw_member_info_name(int i)
 	};
 	return i >= 0 && i < GW_MI_N ? names[i] : NULL;
 }
+
+int gw_member_residual(const gw_member *m, float *out, uint64_t n)
+{
+	gw__detail_clear();
+	if (!m || !out)
+		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : "out");
+	if (!m->comm)
+		return GW_ERRF(GW_ESTATE, "member: not connected");
+	if (n != m->dim)
+		return GW_ERRF(GW_EINVAL, "out: %llu elements, but the job has %llu",
+			       (unsigned long long)n, (unsigned long long)m->dim);
+	if (m->g)
+		return GW_ERRF(GW_EUNSUPPORTED, "residual: it lives in the device's memory");
+	const float *e = gw_comm_residual(m->comm);
+	if (e)
+		memcpy(out, e, n * sizeof(*out));
+	else
+		memset(out, 0, n * sizeof(*out));
+	return GW_OK;
+}

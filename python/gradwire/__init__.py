@@ -175,6 +175,14 @@ class Member:
     def round_cancel(self, tag: int, rc: int) -> None:
         lib.gw_member_round_cancel(self._m, tag, rc)
 
+    def residual(self, out: Any) -> None:
+        """out (a contiguous float32 CPU tensor or buffer of dim elements)
+        <- this worker's error-feedback buffer, by element of the job."""
+        ptr, n = _pointer(out)
+        rc = lib.gw_member_residual(self._m, ptr, n)
+        if rc < 0:
+            raise Error("residual", rc, _lib.detail())
+
     def close(self) -> None:
         if getattr(self, "_m", None):
             lib.gw_member_free(self._m)

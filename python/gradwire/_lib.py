@@ -128,6 +128,7 @@ for _name, _res, _args in [
     ("gw_member_tensor_ready", _I, [_P, _U32, _U32, _P, _I, ctypes.c_float]),
     ("gw_member_tensor_wait", _I, [_P, _U32, _U32, _U32]),
     ("gw_member_round_cancel", _I, [_P, _U32, _I]),
+    ("gw_member_residual", _I, [_P, _P, _U64]),
     ("gw_member_info_name", _S, [_I]),
     ("gw_codec_list", _I, [ctypes.POINTER(_I), _I]),
     ("gw_codec_name", _S, [_I]),

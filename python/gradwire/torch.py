@@ -10,26 +10,31 @@ all-gather when State is made, so no MPI is involved. Each rank hosts one
 aggregator shard on a progress thread (shards="colocated", the default),
 or the ranks use external gw-aggregator shards (shards="IP:PORT,...").
 
-How DDP's buckets map onto one gradwire job: every trainable parameter
-is a tensor of the job's layout, in the first iteration's bucket order
-(bucket index, then position: the same on every rank, as DDP builds its
-first buckets from the model alone; the ranks compare their layouts when
-the job starts). The first iteration's buckets are copied into one flat
-buffer and reduced by one call, once all are in, because the layout is
-known only then. From the second iteration on, each bucket's parameters
-are handed to the running round as DDP hands the bucket over (a
-pipelined round, gw_member_allreduce_pipelined): encoded straight from
-the bucket while backward computes the next ones, their results written
-back into the bucket already divided by W (and in the bucket's dtype:
-float32, bfloat16 or float16), and the bucket's future completed as soon
-as its own results are in, in the order DDP handed the buckets over. So
-the error-feedback state, kept per element of the layout, follows each
-parameter across DDP's bucket rebuild; chunks go in the layout's order,
-so a bucket handed over before the ones ahead of it in the layout waits
-for them (correct in any order; DDP's rebuild orders buckets as backward
-produces them, which is the layout's order for a sequential model); and
-unused parameters, no_sync() and gradient_as_bucket_view need nothing
-special (DDP hands over what they produce).
+How DDP's buckets map onto one gradwire job: DDP rebuilds its buckets
+once, after the first iteration, in the order backward produced the
+gradients (the same on every rank: rank 0's order is broadcast). So the
+first iteration is reduced through torch.distributed, as DDP would
+(an all-gather summed in rank order, so results are exact as gradwire's
+are; PowerSGD's hook likewise waits for the rebuild before it keeps
+state), and every trainable parameter becomes a tensor of the job's
+layout in the rebuilt buckets' order (bucket index, then position; the
+ranks compare their layouts when the job starts). The second
+iteration's buckets are copied into one flat buffer and reduced by one
+call once all are in, because the layout is known only then. From the
+third on, each bucket's parameters are handed to the running round as
+DDP hands the bucket over (a pipelined round,
+gw_member_allreduce_pipelined): encoded straight from the bucket while
+backward computes the next ones, their results written back into the
+bucket already divided by W (in the bucket's dtype: float32, bfloat16
+or float16), and the bucket's future completed as soon as its own
+results are in, in the order DDP handed the buckets over. Chunks go in
+the layout's order, which is the order DDP hands buckets over; a bucket
+handed over before the ones ahead of it in the layout (a second
+rebuild, which DDP does not do) would wait for them, correct but not
+overlapped. The error-feedback state is kept per element of the layout,
+that is per parameter; unused parameters, no_sync() and
+gradient_as_bucket_view need nothing special (DDP hands over what they
+produce).
 
 CUDA buckets stay on the GPU: the flat buffer is allocated on their
 device and gradwire's kernels encode it straight into packet memory and
@@ -53,7 +58,7 @@ import weakref
 import torch
 import torch.distributed as dist
 
-from . import DTYPES, Error, Member
+from . import DTYPES, INFO, Error, Member
 from . import version as gradwire_version
 
 log = logging.getLogger("gradwire")
@@ -235,10 +240,11 @@ class State:
         self.runs = {}            # bucket key -> [(bucket off, flat off, n)]
         self.flat = None
         self.pending = {}         # bucket index -> (buffer, runs, future)
-        self.first = []           # iteration 1: (index, buffer, params, future)
+        self.first = []           # iteration 2: (index, buffer, params, future)
+        self.warm = True          # iteration 1: through torch.distributed
         self.last_index = None
         self.failed = None
-        self.info = {}
+        self.info = dict.fromkeys(INFO, 0)
         self.iterations = 0
         self.tag = 0              # the pipelined round now open (0: none)
         self.round_open = False
@@ -255,6 +261,7 @@ class State:
         self.jobs = queue.Queue()
         self.done = queue.Queue()
         self.stats_interval = stats_interval
+        self._residual, self._residual_round = None, -1
         self._next_log = time.monotonic() + stats_interval
         self.thread = threading.Thread(target=self._progress, name="gradwire",
                                        daemon=True)
@@ -271,6 +278,11 @@ class State:
         buf = bucket.buffer()
         idx = bucket.index()
         last = bucket.is_last()
+        # DDP's bucket layouts, counted per iteration (it rebuilds once).
+        self._keys.append((idx, tuple(id(p) for p in bucket.parameters())))
+        if last:
+            keys, self._keys = tuple(self._keys), []
+            self._count_layout(keys)
         if self.failed is not None:
             fut.set_exception(self.failed)
             return fut
@@ -279,6 +291,16 @@ class State:
                 "gradwire: bucket %d is %s on %s; the hook takes float32, bfloat16 "
                 "or float16 on the CPU, or a CUDA device" % (idx, buf.dtype, buf.device)),
                 fut)
+            return fut
+        if self.warm:
+            try:
+                self._check_device(buf.device)
+            except ValueError as e:
+                self._fail_iteration(e, fut)
+                return fut
+            self._warm_bucket(idx, buf, fut)
+            if last:
+                self.warm = False
             return fut
         if self.flat is None:
             self.first.append((idx, buf, list(bucket.parameters()), fut))
@@ -301,6 +323,28 @@ class State:
         self._maybe_launch()
         return fut
 
+    def _warm_bucket(self, idx, buf, fut):
+        """The first iteration, before DDP's rebuild: the bucket through
+        torch.distributed, every rank's float32 copy gathered and summed in
+        rank order (gloo of torch 1.13 has no bfloat16, and a sum in rank
+        order is what gradwire's raw results are), / W."""
+        try:
+            mine = buf.detach().to("cpu", torch.float32).contiguous()
+            parts = [torch.empty_like(mine) for _ in range(self.world)]
+            dist.all_gather(parts, mine, group=self.group)
+            total = torch.zeros_like(mine)
+            for part in parts:
+                total = total + part
+            if self.average:
+                total = total / self.world
+            buf.copy_(total)
+            self.iterations += 1 if idx == 0 else 0
+        except Exception as e:  # noqa: BLE001 - surfaces in DDP's backward
+            self._fail(RuntimeError("gradwire: the first iteration's bucket %d through "
+                                    "torch.distributed: %s" % (idx, e)), [fut])
+            return
+        fut.set_result(buf)
+
     def _hand_over(self, idx, buf, params, fut, last):
         """A pipelined iteration: the bucket's parameters go to the round
         (opened by the iteration's first bucket), its future to the
@@ -308,7 +352,6 @@ class State:
         if not self.round_open:
             self.tag = self.tag % 0xFFFFFFFF + 1
             self.round_open = True
-            self._keys = []
             self.jobs.put(("pipe", self.tag))
         tag = self.tag
         if last:
@@ -322,10 +365,7 @@ class State:
         except (ValueError, Error) as e:
             self._fail_round(tag, e, fut)
             return
-        self._keys.append((idx, tuple(t for t, _ in parts)))
         self.done.put((tag, buf, parts, fut, last))
-        if last:
-            self._count_layout(tuple(self._keys))
 
     def _tensors(self, idx, params, buf):
         """The bucket's parameters as (tensor of the layout, element
@@ -339,7 +379,7 @@ class State:
                 t = self.index.get(id(p))
                 if t is None or self.places[id(p)][1] != p.numel():
                     raise ValueError("gradwire: bucket %d holds a parameter (%s) that "
-                                     "was not in the first iteration's buckets"
+                                     "was not in the second iteration's buckets"
                                      % (idx, tuple(p.shape)))
                 parts.append((t, off))
                 off += p.numel()
@@ -369,7 +409,7 @@ class State:
                 place = self.places.get(id(p))
                 if place is None or place[1] != p.numel():
                     raise ValueError("gradwire: bucket %d holds a parameter (%s) that "
-                                     "was not in the first iteration's buckets"
+                                     "was not in the second iteration's buckets"
                                      % (idx, tuple(p.shape)))
                 foff, n = place
                 if runs and runs[-1][0] + runs[-1][2] == boff and runs[-1][1] + runs[-1][2] == foff:
@@ -384,7 +424,8 @@ class State:
         return runs
 
     def _layout(self):
-        """First iteration complete: every parameter's place, the job."""
+        """Second iteration's (rebuilt) buckets all in: every parameter's
+        place, the job."""
         off = 0
         for idx, buf, params, fut in sorted(self.first, key=lambda b: b[0]):
             for p in params:
@@ -423,16 +464,19 @@ class State:
             raise ValueError("gradwire: buckets on several devices (%s); one job "
                              "takes one" % ", ".join(devices))
         device = self.first[0][1].device
+        self._check_device(device)
         if device.type == "cuda":
-            if self.gpu == "emu":
-                raise ValueError("gpu: 'emu' takes CPU buckets; these are on %s" % device)
             self.member.set("gpu", "cuda")
             self.pipeline = False
-        elif self.gpu == "cuda":
-            raise ValueError("gpu: 'cuda', but the buckets are on the CPU")
         elif self.gpu == "emu":
             self.member.set("gpu", "emu")
         return device
+
+    def _check_device(self, device):
+        if device.type == "cuda" and self.gpu == "emu":
+            raise ValueError("gpu: 'emu' takes CPU buckets; these are on %s" % device)
+        if device.type != "cuda" and self.gpu == "cuda":
+            raise ValueError("gpu: 'cuda', but the buckets are on the CPU")
 
     def _count_layout(self, key):
         if key != self._layout_key:
@@ -452,7 +496,6 @@ class State:
                 self._fail_iteration(e)
                 return
         batch, self.pending, self.last_index = self.pending, {}, None
-        self._count_layout(tuple(sorted((i, tuple(r)) for i, (_, r, _) in batch.items())))
         self.jobs.put(("flat", batch))
 
     def _fail_iteration(self, e, *more):
@@ -575,6 +618,24 @@ class State:
                  pipelined=self.pipeline and self.flat is not None,
                  overlapped=self.overlapped, buckets=self.buckets)
         return s
+
+    def residual(self, param):
+        """This rank's error-feedback state for param (its shape, float32):
+        what the uplink codec has not delivered yet, kept by parameter
+        across DDP's bucket rebuild. Between steps only."""
+        if self.flat is None:   # no job yet: the first step kept no state
+            return torch.zeros(param.shape, dtype=torch.float32)
+        place = self.places.get(id(param))
+        if place is None:
+            raise ValueError("param: %s is not one of the job's parameters"
+                             % (tuple(param.shape),))
+        if self._residual is None:
+            self._residual = torch.empty(self.dim, dtype=torch.float32)
+        if self._residual_round != self.member.rounds:
+            self.member.residual(self._residual)
+            self._residual_round = self.member.rounds
+        off, n = place
+        return self._residual[off:off + n].view(param.shape).clone()
 
     def close(self):
         """Stops the progress thread and the co-located shard. A rank that

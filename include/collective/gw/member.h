@@ -130,6 +130,12 @@ GW_API int gw_member_round_cancel(gw_member *m, uint32_t tag, int rc);
  * loaded instead of mirroring the enum. (GRADWIRE_0.6) */
 GW_API const char *gw_member_info_name(int i);
 
+/* out[0..n) <- this worker's error-feedback buffer (what its uplink codec
+ * and left-out chunks have not delivered yet), by element of the job
+ * (n: connect's dim); zeros for a job that keeps none. Between calls
+ * only. GW_EUNSUPPORTED with a device executor. (GRADWIRE_0.6) */
+GW_API int gw_member_residual(const gw_member *m, float *out, uint64_t n);
+
 #ifdef __cplusplus
 }
 #endif
