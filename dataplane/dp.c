@@ -172,6 +172,17 @@ void gw_dp_stats_get(const gw_dp *dp, gw_dp_stats *st)
 		*st = dp->stats;
 }
 
+int gw_dp_paths_get(const gw_dp *dp, gw_dp_paths *p)
+{
+	if (!dp || !p)
+		return GW_ERRF(GW_EINVAL, "gw_dp_paths_get: %s is NULL", !dp ? "dp" : "p");
+	memset(p, 0, sizeof(*p));
+	if (!dp->ops->paths)
+		return GW_ERR(GW_EUNSUPPORTED);
+	dp->ops->paths(dp, p);
+	return GW_OK;
+}
+
 int gw_dp_opts_each(const char *opts, int (*fn)(void *, const char *, const char *),
 		    void *arg)
 {

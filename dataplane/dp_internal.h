@@ -42,6 +42,9 @@ struct gw_dp_ops {
 	/* Optional (gw_dp_drops): packets the device or kernel dropped before
 	 * the backend saw them. */
 	uint64_t (*drops)(gw_dp *dp);
+	/* Optional (gw_dp_paths_get): the kernel paths in use and their
+	 * counters; p arrives zeroed. */
+	void (*paths)(const gw_dp *dp, gw_dp_paths *p);
 };
 
 /* Every backend's handle begins with this. */

@@ -146,6 +146,33 @@ static void kv(struct kv *t, const char *k, uint64_t v)
 	}
 }
 
+/* The kernel paths the dataplanes take (gw_dp_paths_get), where they say:
+ * how many use each (path_mmsg, path_gso, path_gro) and had one refused
+ * by the kernel (paths_refused), and the syscalls and coalesced packets
+ * that show what the paths save. Absent for dataplanes without such paths
+ * (DPDK, RDMA). */
+static void paths_kv(struct kv *t, const struct cli_stats *s)
+{
+	gw_dp_paths sum = {0};
+	uint64_t mmsg = 0, gso = 0, gro = 0, refused = 0, have = 0;
+	for (unsigned i = 0; i < s->ndp; i++) {
+		gw_dp_paths x;
+		if (gw_dp_paths_get(s->dps[i], &x) != GW_OK)
+			continue;
+		have++;
+		mmsg += !!(x.on & GW_DP_PATH_MMSG), gso += !!(x.on & GW_DP_PATH_GSO);
+		gro += !!(x.on & GW_DP_PATH_GRO), refused += !!x.refused;
+		sum.tx_calls += x.tx_calls, sum.rx_calls += x.rx_calls;
+		sum.tx_gso_pkts += x.tx_gso_pkts, sum.rx_gro_pkts += x.rx_gro_pkts;
+	}
+	if (!have)
+		return;
+	kv(t, "path_mmsg", mmsg), kv(t, "path_gso", gso), kv(t, "path_gro", gro);
+	kv(t, "paths_refused", refused);
+	kv(t, "tx_calls", sum.tx_calls), kv(t, "rx_calls", sum.rx_calls);
+	kv(t, "tx_gso_pkts", sum.tx_gso_pkts), kv(t, "rx_gro_pkts", sum.rx_gro_pkts);
+}
+
 /* One report: the counters as one JSON line (with --stats-interval) and
  * published to the dataplanes that keep them (DPDK's telemetry). */
 static void stats_line(void *arg)
@@ -174,6 +201,7 @@ static void stats_line(void *arg)
 	kv(&t, "rx_bad", d.rx_bad), kv(&t, "tx_full", d.tx_full);
 	kv(&t, "impair_lost", d.impair_lost), kv(&t, "impair_duplicated", d.impair_duplicated);
 	kv(&t, "impair_corrupted", d.impair_corrupted);
+	paths_kv(&t, s);
 	if (s->agg) {
 		gw_agg_stats a;
 		gw_agg_faults f;

@@ -47,6 +47,7 @@ struct raw_result {
 	uint64_t pkts, bytes, lost, corrupt, wrong_size;
 	double seconds;
 	gw_dp_stats st;
+	gw_dp_paths pa;           /* zero where the backend has no such paths */
 	uint32_t size, payload_max;
 };
 
@@ -74,7 +75,7 @@ static void usage(FILE *f)
 "                     whichever of count and duration comes first ends the run\n"
 "  --burst N          packets per burst, 1..%d (default 32)\n"
 "  --opts K=V,...     backend options (dpdk: port=N, mtu=N, link_wait=S;\n"
-"                     udp: payload=N, gso=0|1)\n"
+"                     udp: payload=N, gso=0|1, gro=0|1, mmsg=0|1)\n"
 "  --idle SEC         rx: stop after this long without a packet once\n"
 "                     traffic started (default 1)\n"
 "  --verify           tx fills every payload byte, rx checks them\n"
@@ -139,6 +140,7 @@ static int run_tx(gw_dp *dp, const struct raw_args *a, uint32_t size, struct raw
 	gw_dp_free(dp, pend, np);
 	r->seconds = app_now_s() - t0;
 	gw_dp_stats_get(dp, &r->st);
+	(void)gw_dp_paths_get(dp, &r->pa);
 	r->pkts = r->st.tx_pkts;
 	r->bytes = r->st.tx_bytes;
 	/* Closing a memif port loses what the receiver has not read yet:
@@ -223,6 +225,7 @@ static int run_rx(gw_dp *dp, const struct raw_args *a, uint32_t size, struct raw
 		}
 	}
 	gw_dp_stats_get(dp, &r->st);
+	(void)gw_dp_paths_get(dp, &r->pa);
 	r->pkts = got;
 	r->bytes = r->st.rx_bytes;
 	/* The first burst landed at `first`; rate over the packets after it
@@ -240,8 +243,24 @@ static int run_rx(gw_dp *dp, const struct raw_args *a, uint32_t size, struct raw
 	return got ? 0 : -1;
 }
 
+/* "mmsg,gso,gro": the kernel paths in use (gw_dp_paths_get), "-" for none. */
+static const char *paths_name(uint32_t on, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", on & GW_DP_PATH_MMSG ? "mmsg," : "",
+		 on & GW_DP_PATH_GSO ? "gso," : "", on & GW_DP_PATH_GRO ? "gro," : "");
+	size_t n = strlen(buf);
+	if (n)
+		buf[n - 1] = 0;
+	else
+		snprintf(buf, len, "-");
+	return buf;
+}
+
 static void print(const struct raw_args *a, const struct raw_result *r)
 {
+	char paths[32];
+	paths_name(r->pa.on, paths, sizeof(paths));
+	uint64_t calls = a->tx ? r->pa.tx_calls : r->pa.rx_calls;
 	double pps = r->seconds > 0 ? r->pkts / r->seconds : 0;
 	double gbps = pps * r->size * 8 / 1e9;
 	double l2 = pps * (r->size + 42) * 8 / 1e9;   /* Ethernet + IPv4 + UDP */
@@ -256,7 +275,9 @@ static void print(const struct raw_args *a, const struct raw_result *r)
 			APP_JF("l2_gbps", 4, l2), APP_JU("drops", r->lost),
 			APP_JU("corrupt", r->corrupt), APP_JU("wrong_size", r->wrong_size),
 			APP_JU("rx_bad", r->st.rx_bad), APP_JU("tx_full", r->st.tx_full),
-			APP_JU("idle_waits", r->st.idle_waits),
+			APP_JU("idle_waits", r->st.idle_waits), APP_JS("paths", paths),
+			APP_JU("syscalls", calls),
+			APP_JU("coalesced", a->tx ? r->pa.tx_gso_pkts : r->pa.rx_gro_pkts),
 		};
 		struct app_json j;
 		app_json_begin(&j, stdout, true);
@@ -280,6 +301,9 @@ static void print(const struct raw_args *a, const struct raw_result *r)
 	       pps / 1e6, gbps, l2);
 	printf("  Time: %.3f s   idle waits: %llu\n", r->seconds,
 	       (unsigned long long)r->st.idle_waits);
+	printf("  Paths: %-16s syscalls: %-14llu %s: %llu\n", paths,
+	       (unsigned long long)calls, a->tx ? "in GSO sends" : "from GRO",
+	       (unsigned long long)(a->tx ? r->pa.tx_gso_pkts : r->pa.rx_gro_pkts));
 	printf("  ------------------------------------------------------------------\n");
 }
 

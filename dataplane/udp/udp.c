@@ -7,88 +7,80 @@
  * packets to one peer is one UDP GSO send (UDP_SEGMENT: the kernel walks
  * its stack once per run and cuts the datagrams at the device, or at the
  * receiving socket over loopback; the datagrams on the wire are the same).
+ * On receive, UDP GRO hands such a run (or, from a NIC, what the driver
+ * coalesced) up as one datagram that udp_rx.c splits into pool packets,
+ * one per datagram sent, as the plain path would: docs/dataplane-udp.md.
  *
  * Options ("key=value,..."):
  *   payload=N   largest UDP payload, 64..65507 (default 1472: a 1500 MTU)
  *   gso=0|1     UDP GSO on transmit (default 1 where the kernel has it). 0
  *               for a peer that reads the device below the IP stack without
  *               segmenting (AF_PACKET on a veth): it would see the runs
- *               unsegmented. */
+ *               unsegmented.
+ *   gro=0|1     UDP GRO on receive (default 1 where the kernel has it, 5.0
+ *               on): coalesced datagrams read at once into staging buffers
+ *               (64 KiB per message of a burst, up to 64) and copied out
+ *               segment by segment; segments a caller did not ask for wait
+ *               there for the next rx_burst.
+ *   mmsg=0|1    a burst per sendmmsg/recvmmsg (default 1); 0: a sendmsg per
+ *               message (a packet, or a GSO run) and a recvmsg per datagram,
+ *               the path of kernels or sandboxes without them (ENOSYS turns
+ *               it on by itself).
+ * An offload the kernel refuses (the probe at open: old kernels; a route
+ * that refuses GSO later) leaves the plain path. gw_dp_paths_get() says
+ * which paths are on, which were refused, and counts syscalls, GSO sends
+ * and GRO datagrams. GW_UDP_PROBE_FAIL=gso,gro (environment) makes the
+ * probes fail as an old kernel's do, to test that fallback. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "../dp_internal.h"
+#include "udp.h"
 
-#define UDP_PAYLOAD_MAX 65507u   /* IPv4: 65535 - 20 - 8 */
 /* Segments of one UDP GSO send: UDP_MAX_SEGMENTS (64; newer kernels 128). */
 #define UDP_GSO_SEGS_MAX 64u
 /* Socket buffers, as the kernel reports them: enough for a full window of
  * the reliable stream in flight plus bursts. */
 #define UDP_SOCKBUF (8 << 20)
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103          /* linux/udp.h; glibc before 2.28 lacks it */
-#endif
-
-/* Control message space for one UDP_SEGMENT (tx) or one SO_RXQ_OVFL
- * drop count (rx). */
-union udp_cmsg {
-	char buf[CMSG_SPACE(sizeof(uint32_t))];
-	struct cmsghdr align;
-};
-
-struct udp_pkt {
-	gw_pkt pkt;
-	struct udp_pkt *next;    /* free list */
-};
-
-struct udp_dp {
-	struct gw_dp dp;
-	int fd;
-	int gso;                 /* send equal-size runs as UDP GSO sends */
-	uint32_t npkts;
-	struct udp_pkt *pkts, *free_list;
-	uint8_t *mem;
-	/* One slot per message of a burst; iov has one per packet. */
-	struct mmsghdr *msgs;
-	struct iovec *iov;
-	struct sockaddr_in *addrs;
-	union udp_cmsg *cmsgs;
-	uint32_t *segs;          /* packets in each tx message */
-	uint32_t drops;          /* the socket's receive drops (SO_RXQ_OVFL) */
-};
 
 struct udp_opts {
 	uint32_t payload;
-	int gso;
+	int gso, gro, mmsg;
 };
+
+static int opt_bool(const char *key, const char *val, int *out)
+{
+	if ((val[0] != '0' && val[0] != '1') || val[1])
+		return GW_ERRF(GW_EINVAL, "udp: %s=%s: not 0 or 1", key, val);
+	*out = val[0] == '1';
+	return GW_OK;
+}
 
 static int udp_opt(void *arg, const char *key, const char *val)
 {
 	struct udp_opts *o = arg;
-	char *end;
-	unsigned long v = strtoul(val, &end, 10);
-	int num = *val && !*end && *val != '-';
 	if (!strcmp(key, "payload")) {
-		if (!num || v < 64 || v > UDP_PAYLOAD_MAX)
+		char *end;
+		unsigned long v = strtoul(val, &end, 10);
+		if (!*val || *end || *val == '-' || v < 64 || v > UDP_PAYLOAD_MAX)
 			return GW_ERRF(GW_EINVAL, "udp: payload=%s: not a whole number in "
 				       "[64, %u]", val, (unsigned)UDP_PAYLOAD_MAX);
 		o->payload = (uint32_t)v;
-	} else if (!strcmp(key, "gso")) {
-		if (!num || v > 1)
-			return GW_ERRF(GW_EINVAL, "udp: gso=%s: not 0 or 1", val);
-		o->gso = (int)v;
-	} else {
-		return GW_ERRF(GW_EINVAL, "udp: option '%s' not understood (payload, gso)", key);
+		return GW_OK;
 	}
-	return GW_OK;
+	if (!strcmp(key, "gso"))
+		return opt_bool(key, val, &o->gso);
+	if (!strcmp(key, "gro"))
+		return opt_bool(key, val, &o->gro);
+	if (!strcmp(key, "mmsg"))
+		return opt_bool(key, val, &o->mmsg);
+	return GW_ERRF(GW_EINVAL, "udp: option '%s' not understood (payload, gso, gro, mmsg)",
+		       key);
 }
 
 static void udp_close(gw_dp *dp)
@@ -96,6 +88,7 @@ static void udp_close(gw_dp *dp)
 	struct udp_dp *u = (struct udp_dp *)dp;
 	if (u->fd >= 0)
 		close(u->fd);
+	udp_rx_teardown(u);
 	GW_FREE_ALL(u->pkts, u->mem, u->msgs, u->iov, u->addrs, u->cmsgs, u->segs, u);
 }
 
@@ -105,6 +98,13 @@ static void to_sockaddr(const gw_endpoint *ep, struct sockaddr_in *sa)
 	sa->sin_family = AF_INET;
 	sa->sin_addr.s_addr = htonl(ep->ip);
 	sa->sin_port = htons(ep->port);
+}
+
+void udp_to_endpoint(const struct sockaddr_in *sa, gw_endpoint *ep)
+{
+	memset(ep, 0, sizeof(*ep));
+	ep->ip = ntohl(sa->sin_addr.s_addr);
+	ep->port = ntohs(sa->sin_port);
 }
 
 /* Sets a socket buffer to UDP_SOCKBUF. An unprivileged SO_RCVBUF/SO_SNDBUF
@@ -123,12 +123,86 @@ static void sock_buf(int fd, int opt, int force_opt)
 	}
 }
 
+/* Whether the comma-separated list names name. */
+static int listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; p;) {
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return 1;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}
+
+/* One SOL_UDP setsockopt that asks whether the kernel has an offload.
+ * GW_UDP_PROBE_FAIL=gso,gro makes the named probes fail as a kernel
+ * without them does (ENOPROTOOPT), so the fallback is tested on kernels
+ * that have both. */
+static int probe(int fd, const char *name, int opt, int val)
+{
+	const char *env = getenv("GW_UDP_PROBE_FAIL");
+	if (env && listed(env, name)) {
+		errno = ENOPROTOOPT;
+		return -1;
+	}
+	return setsockopt(fd, SOL_UDP, opt, &val, sizeof(val));
+}
+
+/* The offloads asked for that the kernel has: GSO with a segment size of
+ * 0 (the default, turning nothing on: it asks whether the kernel knows
+ * UDP_SEGMENT, 4.18 on); GRO by turning it on (5.0 on). One it refuses
+ * leaves the plain path, and a bit in "refused" (gw_dp_paths_get). */
+static void udp_probe(struct udp_dp *u, const struct udp_opts *o)
+{
+	u->mmsg = o->mmsg;
+	u->gso = o->gso && probe(u->fd, "gso", UDP_SEGMENT, 0) == 0;
+	u->gro = o->gro && probe(u->fd, "gro", UDP_GRO, 1) == 0;
+	u->refused = (o->gso && !u->gso ? GW_DP_PATH_GSO : 0) |
+		     (o->gro && !u->gro ? GW_DP_PATH_GRO : 0);
+}
+
+/* The pool, resident from the start as a DPDK mempool's hugepages are:
+ * left to first touch, a long run's RSS crept up for minutes as the free
+ * list reached packets it had not used yet (bench/soak.sh saw +16 % over
+ * 10 minutes with no allocation at all). (A store per page: malloc +
+ * memset 0 is folded into calloc, which touches nothing.) */
+static void udp_pool_init(struct udp_dp *u, uint32_t payload)
+{
+	for (size_t off = 0; off < (size_t)u->npkts * payload; off += 4096)
+		((volatile uint8_t *)u->mem)[off] = 0;
+	for (uint32_t i = 0; i < u->npkts; i++) {
+		u->pkts[i].pkt.data = u->mem + (size_t)i * payload;
+		u->pkts[i].pkt.room = payload;
+		u->pkts[i].pkt.priv = &u->pkts[i];
+		u->pkts[i].next = u->free_list;
+		u->free_list = &u->pkts[i];
+	}
+}
+
+static int udp_bind(struct udp_dp *u, const gw_endpoint *local)
+{
+	struct sockaddr_in sa;
+	to_sockaddr(local, &sa);
+	socklen_t len = sizeof(sa);
+	if (bind(u->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(u->fd, (struct sockaddr *)&sa, &len) < 0) {
+		char ep[40];
+		gw_endpoint_format(local, ep, sizeof(ep));
+		return GW_ERRF(GW_EIO, "udp: bind to %s: %s", ep, strerror(errno));
+	}
+	u->dp.local = *local;
+	u->dp.local.port = ntohs(sa.sin_port);   /* port 0 picks one */
+	return GW_OK;
+}
+
 static int udp_open(const gw_dp_config *cfg, gw_dp **out)
 {
 	/* Payload size: the loopback and veth MTUs here are large, but a
 	 * datagram beyond the path MTU fragments; default to what fits a
 	 * 1500-byte MTU, "payload=N" to change it. */
-	struct udp_opts o = {.payload = 1500 - 28, .gso = 1};
+	struct udp_opts o = {.payload = 1500 - 28, .gso = 1, .gro = 1, .mmsg = 1};
 	int rc = gw_dp_opts_each(cfg->opts, udp_opt, &o);
 	if (rc < 0)
 		return rc;
@@ -152,21 +226,7 @@ static int udp_open(const gw_dp_config *cfg, gw_dp **out)
 		rc = GW_ERR(GW_ENOMEM);
 		goto fail;
 	}
-	/* The pool resident from the start, as a DPDK mempool's hugepages
-	 * are: left to first touch, a long run's RSS crept up for minutes as
-	 * the free list reached packets it had not used yet (bench/soak.sh
-	 * saw +16 % over 10 minutes with no allocation at all). */
-	/* (a store per page: malloc + memset 0 is folded into calloc, which
-	 * touches nothing) */
-	for (size_t off = 0; off < (size_t)u->npkts * payload; off += 4096)
-		((volatile uint8_t *)u->mem)[off] = 0;
-	for (uint32_t i = 0; i < u->npkts; i++) {
-		u->pkts[i].pkt.data = u->mem + (size_t)i * payload;
-		u->pkts[i].pkt.room = payload;
-		u->pkts[i].pkt.priv = &u->pkts[i];
-		u->pkts[i].next = u->free_list;
-		u->free_list = &u->pkts[i];
-	}
+	udp_pool_init(u, payload);
 	u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (u->fd < 0) {
 		rc = GW_ERRF(GW_EIO, "udp: socket: %s", strerror(errno));
@@ -176,22 +236,9 @@ static int udp_open(const gw_dp_config *cfg, gw_dp **out)
 	sock_buf(u->fd, SO_SNDBUF, SO_SNDBUFFORCE);
 	int one = 1;   /* drops reported with each datagram (udp_drops) */
 	(void)setsockopt(u->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
-	/* A segment size of 0 (the default) turns nothing on: it asks
-	 * whether the kernel knows UDP_SEGMENT (4.18 on). */
-	int zero = 0;
-	u->gso = o.gso && setsockopt(u->fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof(zero)) == 0;
-	struct sockaddr_in sa;
-	to_sockaddr(&cfg->local, &sa);
-	socklen_t len = sizeof(sa);
-	if (bind(u->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    getsockname(u->fd, (struct sockaddr *)&sa, &len) < 0) {
-		char ep[40];
-		gw_endpoint_format(&cfg->local, ep, sizeof(ep));
-		rc = GW_ERRF(GW_EIO, "udp: bind to %s: %s", ep, strerror(errno));
+	udp_probe(u, &o);
+	if ((rc = udp_rx_setup(u)) < 0 || (rc = udp_bind(u, &cfg->local)) < 0)
 		goto fail;
-	}
-	u->dp.local = cfg->local;
-	u->dp.local.port = ntohs(sa.sin_port);   /* port 0 picks one */
 	*out = &u->dp;
 	return GW_OK;
 fail:
@@ -199,7 +246,7 @@ fail:
 	return rc;
 }
 
-static int udp_alloc(gw_dp *dp, gw_pkt **pkts, unsigned n)
+int udp_alloc(gw_dp *dp, gw_pkt **pkts, unsigned n)
 {
 	struct udp_dp *u = (struct udp_dp *)dp;
 	unsigned i = 0;
@@ -213,7 +260,7 @@ static int udp_alloc(gw_dp *dp, gw_pkt **pkts, unsigned n)
 	return (int)i;
 }
 
-static void udp_free(gw_dp *dp, gw_pkt **pkts, unsigned n)
+void udp_free(gw_dp *dp, gw_pkt **pkts, unsigned n)
 {
 	struct udp_dp *u = (struct udp_dp *)dp;
 	for (unsigned i = 0; i < n; i++) {
@@ -247,38 +294,87 @@ static unsigned gso_run(gw_pkt *const *pkts, unsigned n)
 	return k;
 }
 
+/* Fills the message slots for pkts[0..b): one per GSO run (per packet
+ * without GSO). Returns the number of messages. */
+static unsigned tx_messages(struct udp_dp *u, gw_pkt **pkts, unsigned b)
+{
+	unsigned m = 0;
+	for (unsigned i = 0; i < b; m++) {
+		gw_pkt **run = pkts + i;
+		unsigned k = u->gso ? gso_run(run, b - i) : 1;
+		for (unsigned j = 0; j < k; j++)
+			u->iov[i + j] = (struct iovec){run[j]->data, run[j]->len};
+		to_sockaddr(&run[0]->peer, &u->addrs[m]);
+		struct msghdr *mh = &u->msgs[m].msg_hdr;
+		*mh = (struct msghdr){
+			.msg_name = &u->addrs[m], .msg_namelen = sizeof(u->addrs[m]),
+			.msg_iov = &u->iov[i], .msg_iovlen = k};
+		if (k > 1) {
+			mh->msg_control = u->cmsgs[m].buf;
+			mh->msg_controllen = sizeof(u->cmsgs[m].buf);
+			struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
+			cm->cmsg_level = SOL_UDP;
+			cm->cmsg_type = UDP_SEGMENT;
+			cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+			uint16_t seg = (uint16_t)run[0]->len;
+			memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+		}
+		u->segs[m] = k;
+		i += k;
+	}
+	return m;
+}
+
+/* Sends the first m messages: one sendmmsg, or with mmsg=0 one sendmsg
+ * each. Returns how many went, or -1 with errno when the first did not.
+ * A kernel or seccomp filter without sendmmsg (ENOSYS) leaves the
+ * per-message path for good. */
+static int tx_call(struct udp_dp *u, unsigned m)
+{
+	if (u->mmsg) {
+		u->ctr.tx_calls++;
+		int r = sendmmsg(u->fd, u->msgs, m, 0);
+		if (r >= 0 || errno != ENOSYS)
+			return r;
+		u->mmsg = 0;
+		u->refused |= GW_DP_PATH_MMSG;
+	}
+	unsigned i = 0;
+	for (; i < m; i++) {
+		u->ctr.tx_calls++;
+		ssize_t r = sendmsg(u->fd, &u->msgs[i].msg_hdr, 0);
+		if (r < 0)
+			return i ? (int)i : -1;
+		u->msgs[i].msg_len = (unsigned)r;
+	}
+	return (int)i;
+}
+
+/* Books r sent messages; returns the packets in them. */
+static unsigned tx_sent(struct udp_dp *u, gw_pkt **pkts, int r)
+{
+	unsigned np = 0;
+	for (int i = 0; i < r; i++) {
+		np += u->segs[i];
+		if (u->segs[i] > 1) {
+			u->ctr.tx_gso_sends++;
+			u->ctr.tx_gso_pkts += u->segs[i];
+		}
+	}
+	for (unsigned i = 0; i < np; i++)
+		u->dp.stats.tx_bytes += pkts[i]->len;
+	u->dp.stats.tx_pkts += np;
+	return np;
+}
+
 static int udp_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 {
 	struct udp_dp *u = (struct udp_dp *)dp;
 	unsigned sent = 0;
 	while (sent < n) {
-		/* Up to a burst of packets per sendmmsg, one message per
-		 * GSO run (per packet without GSO). */
-		unsigned b = GW_MIN(n - sent, dp->burst), m = 0;
-		for (unsigned i = 0; i < b; m++) {
-			gw_pkt **run = pkts + sent + i;
-			unsigned k = u->gso ? gso_run(run, b - i) : 1;
-			for (unsigned j = 0; j < k; j++)
-				u->iov[i + j] = (struct iovec){run[j]->data, run[j]->len};
-			to_sockaddr(&run[0]->peer, &u->addrs[m]);
-			struct msghdr *mh = &u->msgs[m].msg_hdr;
-			*mh = (struct msghdr){
-				.msg_name = &u->addrs[m], .msg_namelen = sizeof(u->addrs[m]),
-				.msg_iov = &u->iov[i], .msg_iovlen = k};
-			if (k > 1) {
-				mh->msg_control = u->cmsgs[m].buf;
-				mh->msg_controllen = sizeof(u->cmsgs[m].buf);
-				struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
-				cm->cmsg_level = SOL_UDP;
-				cm->cmsg_type = UDP_SEGMENT;
-				cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-				uint16_t seg = (uint16_t)run[0]->len;
-				memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
-			}
-			u->segs[m] = k;
-			i += k;
-		}
-		int r = sendmmsg(u->fd, u->msgs, m, 0);
+		/* Up to a burst of packets per call. */
+		unsigned m = tx_messages(u, pkts + sent, GW_MIN(n - sent, dp->burst));
+		int r = tx_call(u, m);
 		if (r < 0 && u->segs[0] > 1 &&
 		    (errno == EMSGSIZE || errno == EINVAL || errno == EIO)) {
 			/* The route refuses GSO (a path MTU below the segment
@@ -287,6 +383,7 @@ static int udp_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 			 * plain datagrams from now on, which IP fragments as
 			 * it always did. */
 			u->gso = 0;
+			u->refused |= GW_DP_PATH_GSO;
 			continue;
 		}
 		if (r <= 0) {
@@ -296,84 +393,19 @@ static int udp_tx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
 			dp->stats.tx_full += n - sent;
 			break;
 		}
-		unsigned np = 0;
-		for (int i = 0; i < r; i++)
-			np += u->segs[i];
-		for (unsigned i = 0; i < np; i++)
-			dp->stats.tx_bytes += pkts[sent + i]->len;
-		dp->stats.tx_pkts += np;
-		sent += np;
+		sent += tx_sent(u, pkts + sent, r);
 	}
 	return (int)sent;
 }
 
-static int udp_rx_burst(gw_dp *dp, gw_pkt **pkts, unsigned n)
+/* gw_dp_paths_get(): what udp_probe and the transmit path settled on. */
+static void udp_paths(const gw_dp *dp, gw_dp_paths *p)
 {
-	struct udp_dp *u = (struct udp_dp *)dp;
-	n = (unsigned)udp_alloc(dp, pkts, GW_MIN(n, dp->burst));
-	if (!n)
-		return 0;
-	for (unsigned i = 0; i < n; i++) {
-		u->iov[i] = (struct iovec){pkts[i]->data, pkts[i]->room};
-		u->msgs[i].msg_hdr = (struct msghdr){
-			.msg_name = &u->addrs[i], .msg_namelen = sizeof(u->addrs[i]),
-			.msg_iov = &u->iov[i], .msg_iovlen = 1,
-			.msg_control = u->cmsgs[i].buf, .msg_controllen = sizeof(u->cmsgs[i].buf)};
-	}
-	int r = recvmmsg(u->fd, u->msgs, n, MSG_DONTWAIT, NULL);
-	int got = r > 0 ? r : 0;
-	for (int i = 0; i < got; i++) {
-		gw_pkt *p = pkts[i];
-		p->len = u->msgs[i].msg_len;
-		memset(&p->peer, 0, sizeof(p->peer));
-		p->peer.ip = ntohl(u->addrs[i].sin_addr.s_addr);
-		p->peer.port = ntohs(u->addrs[i].sin_port);
-		if (u->msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
-			dp->stats.rx_bad++;   /* larger than our buffers: counted, kept short */
-		/* The kernel's count of datagrams this socket dropped (a full
-		 * receive buffer), as of this one: losses the counters above
-		 * would not see. */
-		struct msghdr *mh = &u->msgs[i].msg_hdr;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-				uint32_t d;
-				memcpy(&d, CMSG_DATA(c), sizeof(d));
-				if (d - u->drops < 0x80000000u)
-					u->drops = d;
-			}
-		dp->stats.rx_bytes += p->len;
-	}
-	dp->stats.rx_pkts += (unsigned)got;
-	udp_free(dp, pkts + got, n - (unsigned)got);
-	return got;
-}
-
-/* Sleeps until a datagram is readable or timeout_us has passed. ppoll()
- * keeps the microseconds that poll()'s millisecond timeout rounded up, so
- * a stream's sub-millisecond deadline (an RTO's remainder, a refused
- * send's back-off) is not stretched to 1 ms.
- *
- * The thread's timer slack (50 us by default) is left as the caller set
- * it. The DPDK backend's back-off sleeps in many short steps, each
- * stretched by the slack; here one ppoll() ends at once when a datagram
- * comes (a wake-up no slack delays), the timer fires only when none came,
- * and a 1 us slack measured no gain in stream throughput, with or without
- * loss: not worth changing the caller's thread. */
-static int udp_wait(gw_dp *dp, unsigned timeout_us)
-{
-	struct udp_dp *u = (struct udp_dp *)dp;
-	struct pollfd pfd = {.fd = u->fd, .events = POLLIN};
-	struct timespec ts = {.tv_sec = timeout_us / 1000000u,
-			      .tv_nsec = (long)(timeout_us % 1000000u) * 1000};
-	dp->stats.idle_waits++;
-	int r = ppoll(&pfd, 1, &ts, NULL);
-	return r < 0 && errno != EINTR ? GW_ERR(GW_EIO) : GW_OK;
-}
-
-/* gw_dp_drops(): the kernel's count, as of the last datagram received. */
-static uint64_t udp_drops(gw_dp *dp)
-{
-	return ((struct udp_dp *)dp)->drops;
+	const struct udp_dp *u = (const struct udp_dp *)dp;
+	*p = u->ctr;
+	p->on = (u->mmsg ? GW_DP_PATH_MMSG : 0) | (u->gso ? GW_DP_PATH_GSO : 0) |
+		(u->gro ? GW_DP_PATH_GRO : 0);
+	p->refused = u->refused;
 }
 
 /* gw_dp_regions(): one allocation holds every packet's data. */
@@ -385,13 +417,7 @@ static int udp_regions(gw_dp *dp, gw_dp_region *r, unsigned max)
 	return 1;
 }
 
-/* gw_dp_wait_any(): the socket is its own wake-up. */
-static bool udp_ready(gw_dp *dp)
-{
-	struct pollfd pfd = {.fd = ((struct udp_dp *)dp)->fd, .events = POLLIN};
-	return poll(&pfd, 1, 0) > 0;
-}
-
+/* gw_dp_wait_any(): the socket is its own wake-up (udp_ready: udp_rx.c). */
 static int udp_arm(gw_dp *dp)
 {
 	return ((struct udp_dp *)dp)->fd;
@@ -417,6 +443,7 @@ const struct gw_dp_ops gw_dp_udp_ops = {
 	.disarm = udp_disarm,
 	.regions = udp_regions,
 	.drops = udp_drops,
+	.paths = udp_paths,
 };
 GW_DP_BACKEND(gw_dp_udp_ops)
 

@@ -2,8 +2,9 @@
 # Counters while running: --stats-interval streams JSON lines from a shard
 # and a worker (UDP), counters that only grow; and a DPDK process answers
 # on DPDK's telemetry socket (dpdk-telemetry.py: /gradwire/ports,
-# /gradwire/stats,PORT) with its dataplane and protocol counters. A bad
-# interval is refused by name.
+# /gradwire/stats,PORT) with its dataplane and protocol counters; the UDP
+# dataplane's lines say which kernel paths it takes. A bad interval is
+# refused by name.
 set -u
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
@@ -22,6 +23,15 @@ if job --workers 2 --dim 400000 --stats-interval 100 -- --rounds 20 --lag-ms 30;
       echo "FAIL: $f: $n stats lines, monotonic $mono, last $key ${last:-none}"; fail=1
     fi
   done
+  # The UDP dataplane's kernel paths (gw_dp_paths_get) are in the lines:
+  # batching is on by default, and the calls that took the packets counted.
+  line=$(grep '"kind":"stats"' "$LOGS/w.0.out" | tail -n1)
+  if echo "$line" | grep -q '"path_mmsg":1,' && echo "$line" | grep -q '"tx_calls":[1-9]' &&
+     echo "$line" | grep -q '"rx_gro_pkts":'; then
+    echo "ok: w.0.out: paths $(echo "$line" | grep -o '"path_mmsg.*"rx_gro_pkts":[0-9]*')"
+  else
+    echo "FAIL: w.0.out: no path counters in $line"; fail=1
+  fi
 else
   echo "FAIL: the job with --stats-interval failed"; fail=1
 fi

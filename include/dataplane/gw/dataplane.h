@@ -170,6 +170,30 @@ GW_API int gw_dp_publish(gw_dp *dp, const char *const *names, const uint64_t *va
 
 GW_API void gw_dp_stats_get(const gw_dp *dp, gw_dp_stats *st);
 
+/* Which of its cheaper kernel paths a dataplane takes, and how much they
+ * batch: the udp backend's mmsg, gso and gro options as the kernel allowed
+ * them. A struct of its own rather than fields at the end of gw_dp_stats,
+ * which gw_dp_stats_get copies whole into a caller's struct of 0.1's size.
+ * Counters only grow; "on" may lose a bit while running (a route that
+ * refuses GSO turns it off, and the bit moves to "refused"). */
+#define GW_DP_PATH_MMSG 0x1u   /* a burst per sendmmsg/recvmmsg call */
+#define GW_DP_PATH_GSO 0x2u    /* UDP GSO: a run of equal-size packets per send */
+#define GW_DP_PATH_GRO 0x4u    /* UDP GRO: datagrams the kernel coalesced, read
+				* at once and split into packets */
+typedef struct gw_dp_paths {
+	uint32_t on;             /* GW_DP_PATH_* in use now */
+	uint32_t refused;        /* GW_DP_PATH_* asked for that the kernel
+				  * refused (an old kernel at open, a route
+				  * later): the plain path runs instead */
+	uint64_t tx_calls, rx_calls;          /* send and receive syscalls */
+	uint64_t tx_gso_sends, tx_gso_pkts;   /* GSO sends, the packets in them */
+	uint64_t rx_gro_dgrams, rx_gro_pkts;  /* coalesced datagrams received,
+					       * the packets split from them */
+} gw_dp_paths;
+/* Fills *p: GW_OK, GW_EINVAL (NULL), or GW_EUNSUPPORTED with *p zeroed
+ * where the backend takes no such paths (dpdk, rdma). (GRADWIRE_0.6) */
+GW_API int gw_dp_paths_get(const gw_dp *dp, gw_dp_paths *p);
+
 #ifdef __cplusplus
 }
 #endif
