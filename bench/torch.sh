@@ -16,13 +16,14 @@
 # external shard takes a layout only when given it). Ranks start with the environment
 # torchrun gives them (RANK, WORLD_SIZE, MASTER_ADDR, ...).
 #
-# Usage: bench/torch.sh [BUILD_DIR] [--quick] [--json] [--rates "100mbit 1gbit"]
+# Usage: bench/torch.sh [BUILD_DIR] [--quick] [--json] [--rates "100mbit 1gbit ..."]
 #                       [--steps N] [--only "NAME ..."] [--out DIR]
 #   --quick   the README's main job: 100 Mbit/s only; the floor, the
 #             default allreduce, PowerSGD rank 2 and gradwire 3LC (a few
 #             minutes)
 #   --json    the summary as one JSON object on stdout
-#   --rates   link rates (tc units) to run, default "100mbit 1gbit"
+#   --rates   link rates (tc units, or "unlimited": the star without tbf)
+#             to run, default "100mbit 1gbit 10gbit unlimited"
 #   --steps   training steps of the floor and the baseline (default 300;
 #             --quick 200); the others stop at the target, after the
 #             baseline's training time (over 50 s: 0.6 x it, at least
@@ -39,7 +40,7 @@
 # default allreduce moves 6.5 MB per rank and step there (5 s a step, 25
 # minutes for 300 steps), beyond the 30 minutes the whole run may take.
 source "$(dirname "$0")/lib.sh"
-quick=0 json=0 rates="100mbit 1gbit" steps="" out="" only="" plan="" extra=""
+quick=0 json=0 rates="100mbit 1gbit 10gbit unlimited" steps="" out="" only="" plan="" extra=""
 bench_args "quick json rates= steps= out= only= plan= extra=" "$@"
 bench_root
 bench_need "$build/apps/gw-aggregator" "$build/libgradwire.so.0"
@@ -73,6 +74,7 @@ runs_full=(
   "powersgd-r2|--hook powersgd --powersgd-rank 2"
   "powersgd-r4|--hook powersgd --powersgd-rank 4"
   "gw-raw|--hook gradwire --up raw --down raw"
+  "gw-raw-flat|--hook gradwire --up raw --down raw --no-pipeline"
   "gw-int8|--hook gradwire --up int8 --down int8"
   "gw-3lc-s1.0|--hook gradwire --up 3lc --down 3lc"
   "gw-3lc-s1.9-sm|--hook gradwire --up 3lc:sparsity=1.9 --down 3lc:sparsity=1.9 --shard-momentum"
@@ -80,10 +82,11 @@ runs_full=(
   "gw-sketchml|--hook gradwire --up sketchml --down sketchml"
   "gw-deepreduce|--hook gradwire --up deepreduce:index=bloom,policy=p2,fpr=0.001,value=poly --down topk:fraction=0.04"
   "gw-sketched-sgd|--hook gradwire --up countsketch"
+  "gw-raw-hub|--hook gradwire --up raw --down raw --shards hub"
   "gw-3lc-s1.0-hub|--hook gradwire --up 3lc --down 3lc --shards hub"
   "gw-topk-hub|--hook gradwire --up topk:fraction=0.01 --down topk:fraction=0.04 --shards hub"
 )
-runs_quick=("${runs_full[0]}" "${runs_full[1]}" "${runs_full[4]}" "${runs_full[8]}")
+runs_quick=("${runs_full[0]}" "${runs_full[1]}" "${runs_full[4]}" "${runs_full[9]}")
 if [ $quick = 1 ]; then runs=("${runs_quick[@]}"); else runs=("${runs_full[@]}"); fi
 if [ -n "$plan" ]; then
   [ -r "$plan" ] || { echo "$prog: --plan: cannot read '$plan'" >&2; exit 2; }
@@ -177,7 +180,8 @@ print("%-8s %-18s acc %.4f  step %.1f ms  %.1f s" % (sys.argv[2], d["config"]["n
 t0=$SECONDS
 for rate in $rates; do
   bash "$star" down $W >/dev/null 2>&1 || true
-  bash "$star" up $W "$rate" >/dev/null
+  if [ "$rate" = unlimited ]; then bash "$star" up $W >/dev/null
+  else bash "$star" up $W "$rate" >/dev/null; fi
   run_rate "$rate"
   bash "$star" down $W >/dev/null 2>&1 || true
 done

@@ -122,6 +122,10 @@ def args_of(argv):
                         "the optimizer's 0: 3LC's placement")
     p.add_argument("--one-tensor", action="store_true",
                    help="gradwire: the flat buffer one tensor (per_tensor=False)")
+    p.add_argument("--opts", default=None,
+                   help="gradwire: backend options (payload=8972 for the star's 9000 MTU)")
+    p.add_argument("--no-pipeline", action="store_true",
+                   help="gradwire: one whole-model call after backward (pipeline=False)")
     p.add_argument("--min-elems", type=int, default=None,
                    help="gradwire: parameters of fewer elements go raw")
     p.add_argument("--cosine", action="store_true",
@@ -197,7 +201,8 @@ def register(ddp, a):
                   # The hook's default: a tensor per parameter with
                   # co-located shards; external ones (the hub's
                   # gw-aggregator, started without --layout) take one.
-                  per_tensor=False if a.one_tensor else None)
+                  per_tensor=False if a.one_tensor else None,
+                  pipeline=not a.no_pipeline, opts=a.opts)
         if a.up in ("countsketch", "sketched-sgd"):
             kw["sketch_momentum"] = a.momentum
         elif a.shard_momentum and a.momentum:
@@ -292,6 +297,7 @@ def train(a, data, rank, W):
                        "max_train_s": a.max_train_s, "eval_every": every,
                        "lr": a.lr, "momentum": a.momentum, "seed": a.seed,
                        "shard_momentum": a.shard_momentum, "one_tensor": a.one_tensor,
+                       "pipeline": not a.no_pipeline,
                        "min_elems": a.min_elems, "cosine": a.cosine,
                        "dim": sum(p.numel() for p in model.parameters())},
             "records": records, "final_acc": records[-1]["acc"],
