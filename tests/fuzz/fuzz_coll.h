@@ -56,6 +56,9 @@ enum { FC_RAW = 0, FC_INT8, FC_3LC, FC_TOPK, FC_SKETCHED, FC_NCODECS };
 				* middle one below min_elems 12 (raw) */
 #define FC_WK_MOMENTUM 0x40u   /* dense: down_momentum 0.9 (the shard's
 				* state change sent down) */
+#define FC_WK_PIPELINED 0x80u  /* dense with FC_WK_LAYOUT, host tensors:
+				* gw_allreduce_pipelined, each tensor in
+				* memory of its own, handed over first */
 
 /* cfg[7], both harnesses where it applies. TX1: tx_burst takes one
  * packet per call (the rest waits, as behind a full device queue). */

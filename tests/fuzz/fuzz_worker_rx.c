@@ -45,7 +45,9 @@
  * decodes every RESULT the worker accepts, under the same checks.
  * FC_WK_LAYOUT gives a dense job a layout (gw_dense_job: three tensors,
  * each its own context, the middle one raw), FC_WK_MOMENTUM the shard's
- * momentum; the oracle models both.
+ * momentum; the oracle models both. FC_WK_PIPELINED (with a layout, host
+ * tensors) runs gw_allreduce_pipelined instead, each tensor in memory of
+ * its own, handed over before the call, its results read from there.
  *
  * Checks, aborting on a violation:
  *  - every call returns GW_OK or a GW_E* code; coll_agg_input() GW_OK or
@@ -123,6 +125,8 @@ struct run {
 	struct fc_in in;
 	uint8_t seed;
 	uint32_t round;            /* the worker's round */
+	int pipelined;             /* FC_WK_PIPELINED taken */
+	uint32_t ptag;             /* its last round's tag */
 	unsigned drops, holds;     /* this round */
 	struct held hold[2 * FW_HOLDS_MAX];   /* a round's may wait into the next */
 	unsigned nhold;
@@ -447,6 +451,38 @@ static void check_sketched(struct run *r, int rc, const gw_comm_stats *b,
 			       (unsigned long long)i, out[i], want[i]);
 }
 
+/* A pipelined round over the layout's tensors, each copied into memory of
+ * its own (so a read or write past a tensor is one past an allocation)
+ * and handed over before the call; their results gathered into out. */
+static int pipelined_round(struct run *r, const float *grad, float *out,
+			   gw_allreduce_info *info)
+{
+	const struct coll_layout *L = r->L;
+	uint32_t tag = ++r->ptag;
+	float *t[3] = {NULL, NULL, NULL};
+	int rc = GW_OK;
+	for (uint32_t i = 0; i < L->dense.nt && rc == GW_OK; i++) {
+		const struct coll_tensor *T = &L->dense.t[i];
+		t[i] = malloc(T->n * sizeof(float));
+		GW_FUZZ_CHECK(t[i] != NULL);
+		memcpy(t[i], grad + T->start, T->n * sizeof(float));
+		rc = gw_comm_tensor_ready(r->c, tag, i, t[i], GW_DTYPE_F32, 1.0f);
+		GW_FUZZ_CHECKF(rc == GW_OK, "tensor_ready %u: %d", i, rc);
+	}
+	rc = gw_allreduce_pipelined(r->c, tag, info);
+	for (uint32_t i = 0; i < L->dense.nt; i++) {
+		const struct coll_tensor *T = &L->dense.t[i];
+		int w = gw_comm_tensor_wait(r->c, tag, i, 0);
+		/* Every tensor is done when the round is; a failed round
+		 * wakes its waiters with its code. */
+		GW_FUZZ_CHECKF(rc == GW_OK ? w == GW_OK : w < 0, "round %d, tensor %u: %d",
+			       rc, i, w);
+		memcpy(out + T->start, t[i], T->n * sizeof(float));
+		free(t[i]);
+	}
+	return rc;
+}
+
 static void rounds(struct run *r, int n)
 {
 	const struct coll_layout *L = r->L;
@@ -479,6 +515,11 @@ static void rounds(struct run *r, int n)
 			 * worker keeps what was left out). */
 			r->tainted |= rc == GW_OK && info.short_chunks > 0;
 			check_sketched(r, rc, &b, &e, want, out, &up);
+		} else if (r->pipelined) {
+			rc = pipelined_round(r, grad, out, &info);
+			gw_comm_stats_get(r->c, &e);
+			r->tainted |= rc == GW_OK && info.short_chunks > 0;   /* as below */
+			check_dense(r, rc, &b, &e, want, out);
 		} else {
 			rc = gw_allreduce(r->c, grad, out, &info);
 			gw_comm_stats_get(r->c, &e);
@@ -572,6 +613,8 @@ static int setup(struct run *r, const uint8_t *cfg)
 		GW_FUZZ_CHECKF(0, "the emulated executor refused a dense job: %s",
 			       gw_error_detail());
 	r->L = &r->a->L;
+	r->pipelined = (f & FC_WK_PIPELINED) && dj.ntensors && !(f & FC_WK_DEVICE) &&
+		       !(f & FC_WK_SKETCHED);
 	/* The oracle of the job as given: it derives what was left out on
 	 * its own. */
 	if (r->L->eng == &coll_sketched_engine)

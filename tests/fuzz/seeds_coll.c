@@ -309,6 +309,14 @@ static void seeds_worker(seed_write_fn write)
 		    120, 2, 1, FC_TX1_WORKER | FC_TX1_SHARD);
 	worker_seed(write, "dev-layout-topk-tolerant", dev | FC_WK_LAYOUT | FC_WK_TOLERANT,
 		    FC_TOPK, FC_3LC, 1800, 240, 3, 1, 0);
+	/* Pipelined rounds: the tensors in memory of their own, in place. */
+	uint8_t pipe = FC_WK_PIPELINED | FC_WK_LAYOUT;
+	worker_seed(write, "pipe-3lc-keyed", pipe | FC_WK_MOMENTUM | k | two, FC_3LC, FC_3LC,
+		    2500, 240, 3, 1, 0);
+	worker_seed(write, "pipe-int8-raw-tolerant", pipe | FC_WK_TOLERANT | two, FC_INT8,
+		    FC_RAW, 3000, 400, 4, 1, FC_POOL3_WORKER);
+	worker_seed(write, "pipe-topk-hostile", pipe | k | two, FC_TOPK, FC_RAW, 2000, 120, 2,
+		    1, FC_TX1_WORKER | FC_TX1_SHARD);
 }
 
 /* fuzz_ctrl: a byte of layout, then fields (kinds, roles, texts). */
