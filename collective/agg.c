@@ -145,6 +145,7 @@ uint32_t coll_agg_flush(gw_agg *a)
 		struct txq *q = &a->txq[d];
 		if (!q->n)
 			continue;
+		coll_group_by_peer(q->p, q->n, q->tmp);
 		int n = gw_dp_tx_burst(a->dps[d], q->p, q->n);
 		if (n <= 0)
 			continue;

@@ -74,6 +74,23 @@ int coll_no_allreduce_pipelined(gw_comm *c, uint32_t tag, gw_allreduce_info *inf
 	return GW_ERR(GW_EUNSUPPORTED);   /* no pipe is made: never called */
 }
 
+void coll_group_by_peer(gw_pkt **p, uint32_t n, gw_pkt **tmp)
+{
+	uint32_t out = 0, from = 0;
+	while (out < n) {
+		/* The first packet not yet placed names the next peer. */
+		while (!p[from])
+			from++;
+		gw_endpoint ep = p[from]->peer;
+		for (uint32_t i = from; i < n; i++)
+			if (p[i] && p[i]->peer.ip == ep.ip && p[i]->peer.port == ep.port) {
+				tmp[out++] = p[i];
+				p[i] = NULL;
+			}
+	}
+	memcpy(p, tmp, n * sizeof(*p));
+}
+
 int coll_no_set_gpu(gw_comm *c, gw_gpu *g)
 {
 	(void)g;

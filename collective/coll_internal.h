@@ -209,6 +209,14 @@ int coll_no_allreduce_sketched(struct gw_comm *c, const float *grad,
 			       gw_sparse_update *up, gw_allreduce_info *info);
 int coll_no_allreduce_pipelined(struct gw_comm *c, uint32_t tag, gw_allreduce_info *info);
 
+/* Reorders p[0..n) so that the packets to each peer are adjacent, in the
+ * order each peer first appears and, per peer, in their own order (tmp:
+ * room for n). A worker's chunks go to shards in turn and a shard's
+ * results to every worker in turn; grouped, each peer's run of
+ * equal-size packets is one UDP GSO send (and one GRO receive) instead
+ * of one per packet. Datagrams promise no order across peers. */
+void coll_group_by_peer(gw_pkt **p, uint32_t n, gw_pkt **tmp);
+
 /* ---- the worker (comm.c) ----------------------------------------------------- */
 
 /* Liveness (comm_live.c). */
@@ -343,6 +351,7 @@ struct wk {                /* a worker, as the shard last heard from it */
 
 struct txq {
 	gw_pkt *p[PENDING_MAX];
+	gw_pkt *tmp[PENDING_MAX];  /* coll_group_by_peer's */
 	uint32_t n;
 };
 

@@ -140,7 +140,7 @@ struct dense_worker {
 	uint32_t *shorts, nshort, left_out;
 	struct flight *ring;
 	uint32_t ring_mask;
-	gw_pkt **txq;
+	gw_pkt **txq, **txq_tmp;   /* tmp: coll_group_by_peer's */
 	uint32_t txq_n;
 	struct coll_window win;    /* self-tuned chunks in flight */
 	uint32_t inflight;         /* sent, no result yet (this call) */

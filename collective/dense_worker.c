@@ -71,7 +71,7 @@ void dense_comm_fini(gw_comm *c)
 		gw_ef_free(d->tviews[i]);
 	gw_ef_free(d->ef);
 	dense_pipe_fini(c);
-	GW_FREE_ALL(d->ring, d->txq, d->got, d->shorts, d->gcopy, d->views, d->tviews, d);
+	GW_FREE_ALL(d->ring, d->txq, d->txq_tmp, d->got, d->shorts, d->gcopy, d->views, d->tviews, d);
 	c->eng = NULL;
 }
 
@@ -92,10 +92,11 @@ int dense_comm_init(gw_comm *c, const gw_comm_config *cfg)
 	d->ring_mask = pow2_above(inflight) - 1;
 	d->ring = calloc((size_t)d->ring_mask + 1, sizeof(*d->ring));
 	d->txq = malloc(((size_t)d->ring_mask + 1) * sizeof(*d->txq));
+	d->txq_tmp = malloc(((size_t)d->ring_mask + 1) * sizeof(*d->txq));
 	d->enc = coll_encoder(j->up_codec, cfg->job.up_params, j->chunk_elems, &why);
 	if (c->L.dense.min_elems)
 		d->raw = coll_encoder(GW_CODEC_RAW, NULL, j->chunk_elems, &why);
-	if (!d->got || !d->shorts || !d->ring || !d->txq || !d->enc ||
+	if (!d->got || !d->shorts || !d->ring || !d->txq || !d->txq_tmp || !d->enc ||
 	    (c->L.dense.min_elems && !d->raw))
 		return GW_ERR(GW_ENOMEM);
 	/* Error feedback: what a lossy codec drops, and in loss-tolerant mode
@@ -508,6 +509,8 @@ static int flush(gw_comm *c)
 {
 	struct dense_worker *d = c->eng;
 	uint32_t keep = 0, total = 0;
+	if (c->ndp == 1)   /* a port per shard: each run has one peer already */
+		coll_group_by_peer(d->txq, d->txq_n, d->txq_tmp);
 	for (uint32_t i = 0; i < d->txq_n;) {
 		gw_dp *dp = chunk_dp(c, pkt_chunk(d->txq[i]));
 		uint32_t j = i + 1;
