@@ -12,7 +12,10 @@
  * one per datagram sent, as the plain path would: docs/dataplane-udp.md.
  *
  * Options ("key=value,..."):
- *   payload=N   largest UDP payload, 64..65507 (default 1472: a 1500 MTU)
+ *   payload=N   largest UDP payload, 64..65507 (default 1472: a 1500 MTU);
+ *               payload=auto: the MTU of the interface holding the local
+ *               address, at most 9000 (jumbo frames), less 28 (IPv4 +
+ *               UDP); 1472 where that is not known (a wildcard address)
  *   gso=0|1     UDP GSO on transmit (default 1 where the kernel has it). 0
  *               for a peer that reads the device below the IP stack without
  *               segmenting (AF_PACKET on a veth): it would see the runs
@@ -32,6 +35,10 @@
  * and GRO datagrams. GW_UDP_PROBE_FAIL=gso,gro (environment) makes the
  * probes fail as an old kernel's do, to test that fallback. */
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
@@ -66,10 +73,14 @@ static int udp_opt(void *arg, const char *key, const char *val)
 	struct udp_opts *o = arg;
 	if (!strcmp(key, "payload")) {
 		char *end;
+		if (!strcmp(val, "auto")) {
+			o->payload = 0;   /* udp_open looks the device up */
+			return GW_OK;
+		}
 		unsigned long v = strtoul(val, &end, 10);
 		if (!*val || *end || *val == '-' || v < 64 || v > UDP_PAYLOAD_MAX)
-			return GW_ERRF(GW_EINVAL, "udp: payload=%s: not a whole number in "
-				       "[64, %u]", val, (unsigned)UDP_PAYLOAD_MAX);
+			return GW_ERRF(GW_EINVAL, "udp: payload=%s: not 'auto' or a whole number "
+				       "in [64, %u]", val, (unsigned)UDP_PAYLOAD_MAX);
 		o->payload = (uint32_t)v;
 		return GW_OK;
 	}
@@ -197,6 +208,34 @@ static int udp_bind(struct udp_dp *u, const gw_endpoint *local)
 	return GW_OK;
 }
 
+/* payload=auto: the MTU of the interface that holds ip (host order),
+ * capped at a jumbo frame (9000: what datacenter networks configure; the
+ * loopback's 64 KiB would make chunks no real link carries), less the
+ * IPv4 and UDP headers; 1472 when no interface holds it. */
+static uint32_t auto_payload(uint32_t ip)
+{
+	uint32_t mtu = 1500;
+	struct ifaddrs *ifs;
+	if (ip && getifaddrs(&ifs) == 0) {
+		for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+			if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+			    ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr) != ip)
+				continue;
+			int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+			struct ifreq r;
+			memset(&r, 0, sizeof(r));
+			snprintf(r.ifr_name, sizeof(r.ifr_name), "%s", i->ifa_name);
+			if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &r) == 0 && r.ifr_mtu >= 576)
+				mtu = GW_MIN((uint32_t)r.ifr_mtu, 9000u);
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		freeifaddrs(ifs);
+	}
+	return mtu - 28;
+}
+
 static int udp_open(const gw_dp_config *cfg, gw_dp **out)
 {
 	/* Payload size: the loopback and veth MTUs here are large, but a
@@ -206,7 +245,7 @@ static int udp_open(const gw_dp_config *cfg, gw_dp **out)
 	int rc = gw_dp_opts_each(cfg->opts, udp_opt, &o);
 	if (rc < 0)
 		return rc;
-	uint32_t payload = o.payload;
+	uint32_t payload = o.payload ? o.payload : auto_payload(cfg->local.ip);
 	struct udp_dp *u = calloc(1, sizeof(*u));
 	if (!u)
 		return GW_ERR(GW_ENOMEM);

@@ -214,6 +214,11 @@ class State:
         self.average = average
         self.scale = 1.0 / self.world if average else 1.0
         local = local or _default_local()
+        if options.get("backend", "udp") == "udp" and "payload=" not in str(
+                options.get("opts") or ""):
+            # Chunks as large as the link's frames: the interface's MTU
+            # (jumbo frames where the datacenter has them), not 1500.
+            options["opts"] = ",".join(x for x in (options.get("opts"), "payload=auto") if x)
         self.member = Member(self.rank, self.world, up=up, down=down, mode=mode,
                              shards=shards, timeout_ms=timeout_ms, local=local,
                              **options)
@@ -522,26 +527,33 @@ class State:
         while True:
             job = self.jobs.get()
             if job is None:
+                self.jobs.task_done()
                 return
-            kind, arg = job
-            t0, c0 = time.perf_counter(), time.thread_time()
             try:
-                if kind == "pipe":
-                    self.info = self.member.allreduce_pipelined(arg)
-                else:
-                    self._flat_round(arg)
-                self.iterations += 1
-            except Exception as e:  # noqa: BLE001 - surfaces in DDP's backward
-                if isinstance(e, Error):
-                    e = Error(e.call, e.rc, "rank %d: %s" % (self.rank, e.detail))
-                if self.failed is None:
-                    self.failed = e
-                if kind == "flat":
-                    self._fail(e, [f for _, _, f in arg.values()])
+                self._run(job)
             finally:
-                self.allreduce_s += time.perf_counter() - t0
-                self.allreduce_cpu_s += time.thread_time() - c0
-            self._maybe_log()
+                self.jobs.task_done()
+
+    def _run(self, job):
+        kind, arg = job
+        t0, c0 = time.perf_counter(), time.thread_time()
+        try:
+            if kind == "pipe":
+                self.info = self.member.allreduce_pipelined(arg)
+            else:
+                self._flat_round(arg)
+            self.iterations += 1
+        except Exception as e:  # noqa: BLE001 - surfaces in DDP's backward
+            if isinstance(e, Error):
+                e = Error(e.call, e.rc, "rank %d: %s" % (self.rank, e.detail))
+            if self.failed is None:
+                self.failed = e
+            if kind == "flat":
+                self._fail(e, [f for _, _, f in arg.values()])
+        finally:
+            self.allreduce_s += time.perf_counter() - t0
+            self.allreduce_cpu_s += time.thread_time() - c0
+        self._maybe_log()
 
     def _flat_round(self, batch):
         if self.flat.is_cuda:   # DDP's thread queued the copies in
@@ -629,6 +641,9 @@ class State:
         if place is None:
             raise ValueError("param: %s is not one of the job's parameters"
                              % (tuple(param.shape),))
+        # backward() returns once every bucket's results are in, which
+        # may be before the progress thread has left the round: wait.
+        self.jobs.join()
         if self._residual is None:
             self._residual = torch.empty(self.dim, dtype=torch.float32)
         if self._residual_round != self.member.rounds:

@@ -417,6 +417,33 @@ static void test_plain_options(void **state)
 	GW_EXPECT_RC(gw_dp_paths_get(NULL, &p), GW_EINVAL, "a NULL dp");
 }
 
+/* payload=auto: the loopback's MTU (64 KiB) capped at a jumbo frame,
+ * less IPv4 and UDP; a wildcard address names no interface: 1472. A bad
+ * payload is refused naming the option. */
+static void test_payload_auto(void **state)
+{
+	(void)state;
+	int rc;
+	gw_dp *dp = open_udp("payload=auto", 0, 0, &rc);
+	GW_CHECK(dp, "open: %s", gw_error_detail());
+	GW_CHECK(gw_dp_payload_max(dp) == 9000 - 28, "auto payload on lo: %u",
+		 gw_dp_payload_max(dp));
+	gw_dp_close(dp);
+	gw_dp_config c = {.backend = "udp", .opts = "payload=auto"};
+	gw_endpoint_parse("0.0.0.0:0", &c.local);
+	GW_OK_CALL(gw_dp_open(&c, &dp));
+	GW_CHECK(gw_dp_payload_max(dp) == 1500 - 28, "auto payload, any address: %u",
+		 gw_dp_payload_max(dp));
+	gw_dp_close(dp);
+	const char *bad[] = {"payload=autox", "payload=63", "payload=65508", "payload="};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(bad); i++) {
+		dp = open_udp(bad[i], 0, 0, &rc);
+		GW_CHECK(!dp && rc == GW_EINVAL && strstr(gw_error_detail(), "payload"),
+			 "opts '%s': %s, detail '%s'", bad[i], gw_error_name(rc),
+			 gw_error_detail());
+	}
+}
+
 /* A kernel without UDP_SEGMENT and UDP_GRO (GW_UDP_PROBE_FAIL makes the
  * probes fail as one does): the plain paths, "refused" says which, and
  * packets still arrive; one probe failing leaves the other. */
@@ -465,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_pool_short),
 		cmocka_unit_test(test_plain_options),
 		cmocka_unit_test(test_probe_failure),
+		cmocka_unit_test(test_payload_auto),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
