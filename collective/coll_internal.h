@@ -294,6 +294,8 @@ struct coll_pipe {
 };
 
 int coll_pipe_create(gw_comm *c, uint32_t nt);
+/* c's pipe for round tag, or GW_E* naming what is missing. */
+int coll_pipe_of(gw_comm *c, uint32_t tag, struct coll_pipe **out);
 void coll_pipe_free(gw_comm *c);
 /* The running round's view: ready (acquire), done and failed (publish). */
 static inline int coll_pipe_ready(const struct coll_pipe *p, uint32_t t, uint32_t tag)

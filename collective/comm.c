@@ -137,14 +137,11 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 
 int gw_allreduce_pipelined(gw_comm *c, uint32_t tag, gw_allreduce_info *info)
 {
-	if (!c)
-		return GW_ERRF(GW_EINVAL, "comm: missing");
-	if (!tag)
-		return GW_ERRF(GW_EINVAL, "tag: 0 names no round");
-	if (!c->pipe)
-		return GW_ERRF(GW_EUNSUPPORTED, "pipelined rounds: the job needs the dense "
-			       "engine, a tensor layout and no device executor");
-	int rc = coll_pipe_cancelled(c->pipe, tag);
+	struct coll_pipe *p = NULL;
+	int rc = coll_pipe_of(c, tag, &p);
+	if (rc < 0)
+		return rc;
+	rc = coll_pipe_cancelled(p, tag);
 	if (rc < 0)   /* cancelled before it began: nothing was sent */
 		return rc;
 	call_begin(c);

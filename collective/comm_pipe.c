@@ -78,8 +78,7 @@ void coll_pipe_failed(struct coll_pipe *p, uint32_t tag, int rc)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* The pipe of c, or GW_E* with what is missing. */
-static int pipe_of(gw_comm *c, uint32_t tag, struct coll_pipe **out)
+int coll_pipe_of(gw_comm *c, uint32_t tag, struct coll_pipe **out)
 {
 	gw__detail_clear();
 	if (!c)
@@ -93,22 +92,33 @@ static int pipe_of(gw_comm *c, uint32_t tag, struct coll_pipe **out)
 	return GW_OK;
 }
 
+/* Tensor `tensor` of c's pipe, for round tag, or GW_E*. */
+static int pipe_tensor(gw_comm *c, uint32_t tag, uint32_t tensor, struct coll_pipe **p,
+		       struct coll_pipe_tensor **t)
+{
+	int rc = coll_pipe_of(c, tag, p);
+	if (rc < 0)
+		return rc;
+	if (tensor >= (*p)->nt)
+		return GW_ERRF(GW_EINVAL, "tensor: %u, but the layout has %u", tensor, (*p)->nt);
+	*t = &(*p)->t[tensor];
+	return GW_OK;
+}
+
 int gw_comm_tensor_ready(gw_comm *c, uint32_t tag, uint32_t tensor, void *data,
 			 gw_dtype dtype, float scale)
 {
 	struct coll_pipe *p = NULL;
-	int rc = pipe_of(c, tag, &p);
+	struct coll_pipe_tensor *t = NULL;
+	int rc = pipe_tensor(c, tag, tensor, &p, &t);
 	if (rc < 0)
 		return rc;
-	if (tensor >= p->nt)
-		return GW_ERRF(GW_EINVAL, "tensor: %u, but the layout has %u", tensor, p->nt);
 	if (!data)
 		return GW_ERRF(GW_EINVAL, "data: missing (tensor %u)", tensor);
 	if ((unsigned)dtype > GW_DTYPE_F16)
 		return GW_ERRF(GW_EINVAL, "dtype: %d is not float32, bf16 or fp16", (int)dtype);
 	if (!(scale == scale) || scale - scale != 0.0f)
 		return GW_ERRF(GW_EINVAL, "scale: not finite");
-	struct coll_pipe_tensor *t = &p->t[tensor];
 	if (atomic_load_explicit(&t->ready, memory_order_relaxed) == tag)
 		return GW_ERRF(GW_ESTATE, "tensor %u: handed over twice for round tag %u",
 			       tensor, tag);
@@ -122,12 +132,10 @@ int gw_comm_tensor_ready(gw_comm *c, uint32_t tag, uint32_t tensor, void *data,
 int gw_comm_tensor_wait(gw_comm *c, uint32_t tag, uint32_t tensor, uint32_t timeout_ms)
 {
 	struct coll_pipe *p = NULL;
-	int rc = pipe_of(c, tag, &p);
+	struct coll_pipe_tensor *t = NULL;
+	int rc = pipe_tensor(c, tag, tensor, &p, &t);
 	if (rc < 0)
 		return rc;
-	if (tensor >= p->nt)
-		return GW_ERRF(GW_EINVAL, "tensor: %u, but the layout has %u", tensor, p->nt);
-	struct coll_pipe_tensor *t = &p->t[tensor];
 	if (atomic_load_explicit(&t->done, memory_order_acquire) == tag)
 		return GW_OK;
 	struct timespec end;
@@ -160,7 +168,7 @@ int gw_comm_tensor_wait(gw_comm *c, uint32_t tag, uint32_t tensor, uint32_t time
 int gw_comm_round_cancel(gw_comm *c, uint32_t tag, int rc)
 {
 	struct coll_pipe *p = NULL;
-	int r = pipe_of(c, tag, &p);
+	int r = coll_pipe_of(c, tag, &p);
 	if (r < 0)
 		return r;
 	if (rc >= 0)
