@@ -104,7 +104,9 @@ int gw_dp_wait_any(gw_dp *const *dps, unsigned n, unsigned timeout_us)
 	if (armed == n && !any_ready(dps, n)) {
 		for (unsigned i = 0; i < n; i++)
 			dps[i]->stats.idle_waits++;
-		uint64_t left = gw_now_ns() < end ? end - gw_now_ns() : 0;
+		/* One reading of the clock: a second one past end would
+		 * wrap end - now into a sleep of centuries. */
+		uint64_t t = gw_now_ns(), left = t < end ? end - t : 0;
 		struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
 				      .tv_nsec = (long)(left % 1000000000u)};
 		r = ppoll(pfd, n, &ts, NULL);
