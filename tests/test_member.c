@@ -31,6 +31,7 @@ static void test_set_refuses_bad_options(void **state)
 		{"local", "localhost", "local: 'localhost'"},
 		{"key", "00ff", "key: not 64 hex digits"},
 		{"sketch-momentum", "1", "sketch-momentum: '1'"},
+		{"dim", "10", "dim: not an option ("},   /* the CLIs' alone */
 		{"colour", "red", "colour: not an option"},
 	};
 	gw_member *m = gw_member_new();
