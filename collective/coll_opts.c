@@ -19,8 +19,10 @@
 #define C COLL_OPT_CLI
 #define B COLL_OPT_BOTH
 
-/* mode's words are gw_coll_mode's values in order. */
+/* mode's words are gw_coll_mode's values in order, wait's
+ * gw_dp_wait_policy's, gso's the backend option's. */
 _Static_assert(GW_COLL_RELIABLE == 0 && GW_COLL_LOSS_TOLERANT == 1, "mode's words");
+_Static_assert(GW_DP_WAIT_SPIN == 0 && GW_DP_WAIT_SLEEP == 1, "wait's words");
 const struct coll_opt coll_opt_table[] = {
 	{"workers", C, NUM(1, GW_COLL_WORKERS_MAX, 0, workers),
 	 "job options (every process of a job gives the same):", "W", "workers ({range})"},
@@ -88,6 +90,16 @@ const struct coll_opt coll_opt_table[] = {
 	{"opts", B, OWN, NULL, "K=V,...", "backend options (impair_loss=P, ...)"},
 	{"pool", C, NUM(64, 1u << 22, 0, pool), NULL, "N",
 	 "packet buffers (default: what the window needs)"},
+	{"wait", B, WORD("spin|sleep", GW_DP_WAIT_SPIN, wait), NULL, "spin|sleep",
+	 "this process's idle waits (worker, co-located\n"
+	 "shard): spin (default) polls ~20 us after recent\n"
+	 "traffic before it sleeps, sleep sleeps at once:\n"
+	 "the one for more polling processes than cores\n"
+	 "(4 workers and 4 shards on 2 cores)"},
+	{"gso", B, WORD("0|1", COLL_OPT_UNSET, gso), NULL, "0|1",
+	 "udp: send runs of equal packets as one UDP GSO send\n"
+	 "(default 1 where the kernel has it); 0 for a peer\n"
+	 "that reads the device below the IP stack"},
 	/* The member's own: what the CLIs take in their own forms, or not. */
 	{"shards", M, OWN, NULL, NULL, NULL},   /* colocated, or the endpoints */
 	{"eal", M, OWN, NULL, NULL, NULL},
@@ -269,4 +281,36 @@ int coll_opts_liveness(const struct coll_opt_vals *v, gw_comm *comm, gw_agg *agg
 		return gw__detail(rc, "%s: %s", name, why);
 	}
 	return GW_OK;
+}
+
+int coll_opts_dp_check(const struct coll_opt_vals *v, const char *backend)
+{
+	if (v->gso != COLL_OPT_UNSET && strcmp(backend, "udp"))
+		return GW_ERRF(GW_EINVAL, "gso: only the udp backend takes it (UDP GSO), not "
+			       "%s: leave gso out", backend);
+	return GW_OK;
+}
+
+int coll_opts_dp_open(const struct coll_opt_vals *v, const gw_dp_config *cfg, gw_dp **out)
+{
+	int rc = coll_opts_dp_check(v, cfg->backend ? cfg->backend : "udp");
+	if (rc < 0)
+		return rc;
+	gw_dp_config c = *cfg;
+	char *opts = NULL;
+	if (v->gso != COLL_OPT_UNSET) {
+		const char *given = cfg->opts ? cfg->opts : "";
+		size_t n = strlen(given) + sizeof(",gso=0");
+		if (!(opts = malloc(n)))
+			return GW_ERRF(GW_ENOMEM, "out of memory");
+		snprintf(opts, n, "%s%sgso=%u", given, *given ? "," : "", (unsigned)v->gso);
+		c.opts = opts;
+	}
+	rc = gw_dp_open(&c, out);
+	free(opts);
+	if (rc == GW_OK && (rc = gw_dp_set_wait(*out, (gw_dp_wait_policy)v->wait)) < 0) {
+		gw_dp_close(*out);
+		*out = NULL;
+	}
+	return rc;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <gw/collective.h>
+#include <gw/dataplane.h>
 
 /* A value not given: the library's (or the backend's) own default. */
 #define COLL_OPT_UNSET UINT64_MAX
@@ -45,6 +46,8 @@ struct coll_opt_vals {
 	double down_momentum;
 	/* this process */
 	uint64_t stats_ms, mtu, pool;       /* CLIs */
+	uint64_t wait;                      /* gw_dp_wait_policy */
+	uint64_t gso;                       /* 0, 1; COLL_OPT_UNSET: the backend's */
 };
 
 struct coll_opt {
@@ -53,7 +56,7 @@ struct coll_opt {
 	enum coll_opt_kind kind;
 	uint64_t lo, hi;        /* NUM, REAL */
 	uint64_t least;         /* NUM: 0, or the least value but 0 (0 turns it off) */
-	const char *words;      /* WORD: "reliable|loss-tolerant" */
+	const char *words;      /* WORD: "spin|sleep" */
 	uint64_t def;           /* the field's first value (NUM, WORD; REAL: as a double) */
 	size_t off;             /* the field of struct coll_opt_vals (not OWN) */
 	/* The CLIs' usage: the heading of the group it starts (or NULL), the
@@ -94,5 +97,14 @@ void coll_opts_job(const struct coll_opt_vals *v, gw_coll_engine engine, gw_sket
 /* liveness-ms and startup-ms, where given, on comm and agg (either may be
  * NULL): GW_OK, or the library's code with a detail that names the option. */
 int coll_opts_liveness(const struct coll_opt_vals *v, gw_comm *comm, gw_agg *agg);
+
+/* gso is the udp backend's: GW_EINVAL naming it where given for another
+ * backend, else GW_OK. */
+int coll_opts_dp_check(const struct coll_opt_vals *v, const char *backend);
+
+/* gw_dp_open with this process's options: gso as the udp backend's option
+ * (after cfg->opts, so it wins), then the wait policy. gw_dp_open's code
+ * and detail, or coll_opts_dp_check's. */
+int coll_opts_dp_open(const struct coll_opt_vals *v, const gw_dp_config *cfg, gw_dp **out);
 
 #endif /* GW_COLL_OPTS_H */

@@ -323,7 +323,7 @@ static int open_dp(gw_member *m, const char *who, uint16_t port, struct eal *e, 
 	gw_dp_config cfg = {.backend = m->backend, .local = m->local, .opts = m->opts,
 			    .argc = e->argc, .argv = e->argc ? e->argv : NULL};
 	cfg.local.port = port;
-	int rc = gw_dp_open(&cfg, out);
+	int rc = coll_opts_dp_open(&m->o, &cfg, out);   /* gso, wait */
 	if (rc < 0)
 		return GW_ERRF(rc, "%s dataplane: %s", who, gw_error_detail());
 	return GW_OK;
@@ -344,10 +344,13 @@ int gw_member_open(gw_member *m, uint32_t rank, uint32_t workers)
 	if (!m->ext && workers > GW_COLL_SHARDS_MAX)
 		return GW_ERRF(GW_EINVAL, "shards: colocated, but %u workers are more than "
 			       "%u shards", workers, GW_COLL_SHARDS_MAX);
+	int rc = coll_opts_dp_check(&m->o, m->backend);   /* gso: udp's */
+	if (rc < 0)
+		return rc;
 	m->rank = rank;
 	m->workers = workers;
 	/* local's port is the shard's when co-located, else the worker's. */
-	int rc = open_dp(m, "worker", m->ext ? m->local.port : 0, &m->eal, &m->dp);
+	rc = open_dp(m, "worker", m->ext ? m->local.port : 0, &m->eal, &m->dp);
 	if (rc == GW_OK && !m->ext && rank < colocated(m))
 		rc = open_dp(m, "shard", m->local.port, m->shard_eal.argc ? &m->shard_eal
 			     : &m->eal, &m->sdp);

@@ -294,8 +294,11 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 	const struct coll_opt *o = coll_opt_find(name, COLL_OPT_CLI);
 	if (!o)
 		return 0;
+	/* --gso is the udp backend's: refused with another backend, whichever
+	 * of the two comes first, so that a launcher refuses it at once. */
+	const char *backend = c->backend ? c->backend : "udp";
 	if (o->kind != COLL_OPT_OWN) {   /* checked and stored as the table says */
-		if (coll_opt_set(o, v, &c->o) < 0) {
+		if (coll_opt_set(o, v, &c->o) < 0 || coll_opts_dp_check(&c->o, backend) < 0) {
 			fprintf(stderr, "%s: --%s\n", p, gw_error_detail());
 			return -1;
 		}
@@ -352,7 +355,7 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 			return -1;
 		}
 	} else if (s == &c->backend) {
-		if (coll_opt_backend(v) < 0) {
+		if (coll_opt_backend(v) < 0 || coll_opts_dp_check(&c->o, v) < 0) {
 			fprintf(stderr, "%s: --%s\n", p, gw_error_detail());
 			return -1;
 		}
@@ -458,7 +461,7 @@ int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp)
 		snprintf(opts, sizeof(opts), "%s", extra);
 	}
 	cfg.opts = *opts ? opts : NULL;
-	int rc = gw_dp_open(&cfg, dp);
+	int rc = coll_opts_dp_open(&c->o, &cfg, dp);   /* --gso, --wait */
 	if (rc < 0) {
 		fprintf(stderr, "%s: cannot open the %s dataplane: %s: %s\n", c->prog,
 			cfg.backend, gw_strerror(rc), gw_error_detail());

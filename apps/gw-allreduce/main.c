@@ -507,7 +507,7 @@ static int host_shard(const struct cli *c, const struct opts *o, const gw_coll_j
 {
 	gw_dp_config cfg = {.backend = "udp", .pool = (uint32_t)c->o.pool,
 			    .local = o->shard[o->rank], .opts = c->dp_opts};
-	int rc = gw_dp_open(&cfg, sdp);
+	int rc = coll_opts_dp_open(&c->o, &cfg, sdp);   /* this process's --wait, --gso */
 	if (rc < 0) {
 		fprintf(stderr, "gw-allreduce: --host-shard: cannot open its dataplane: %s: %s\n",
 			gw_strerror(rc), gw_error_detail());
