@@ -10,6 +10,7 @@
 #include <gw/member.h>
 
 #include "coll_internal.h"
+#include "coll_opts.h"
 
 #define EAL_ARGS_MAX 32
 
@@ -21,15 +22,12 @@ struct eal {
 
 struct gw_member {
 	/* options */
+	struct coll_opt_vals o;    /* the table's (coll_opts.h) */
 	int up, down;              /* codec ids; 0: the engine's */
 	char *up_params, *down_params;
-	gw_coll_mode mode;
 	gw_coll_engine engine;
-	gw_sketched_job sk;
+	gw_sketched_job sk;        /* filled from o at connect */
 	gw_dense_job dense;        /* its tensor_elems: owned */
-	uint64_t job_id, window, chunk_elems, deadline_us, rto_us, timeout_ms;
-	uint64_t liveness_ms;      /* UINT64_MAX: the library's default */
-	uint64_t startup_ms;       /* UINT64_MAX: the library's default */
 	uint8_t key[GW_KEY_LEN];
 	int keyed;
 	gw_endpoint *ext;          /* external shards, or NULL: co-located */
@@ -55,8 +53,7 @@ gw_member *gw_member_new(void)
 	if (!m)
 		return NULL;
 	strcpy(m->backend, "udp");
-	m->liveness_ms = m->startup_ms = UINT64_MAX;
-	m->job_id = 1;    /* the CLIs' default: their shards serve this one */
+	coll_opts_init(&m->o);
 	gw_endpoint_parse("127.0.0.1:0", &m->local);
 	return m;
 }
@@ -79,19 +76,6 @@ void gw_member_free(gw_member *m)
 	free(m->eal.buf);
 	free(m->shard_eal.buf);
 	free(m);
-}
-
-/* A whole number in lo .. hi, all of text. */
-static int set_u64(const char *name, const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	if (!*v || *end || errno || !isdigit((unsigned char)*v) || x < lo || x > hi)
-		return GW_ERRF(GW_EINVAL, "%s: '%s' is not a whole number in %llu .. %llu",
-			       name, v, (unsigned long long)lo, (unsigned long long)hi);
-	*out = x;
-	return GW_OK;
 }
 
 /* "name[:k=v,...]": the codec's id and its parameters, checked by making
@@ -232,25 +216,6 @@ static int set_string(char **dst, const char *v)
 	return GW_OK;
 }
 
-/* The whole-number options: range and field; off_below: 0, or the least
- * value other than 0 (0 turns liveness off, but a millisecond interval is
- * no interval: the library refuses it, and so does this, at once). */
-static const struct {
-	const char *name;
-	uint64_t lo, hi;
-	size_t off;
-	uint64_t off_below;
-} nums[] = {
-	{"job", 0, UINT32_MAX, offsetof(gw_member, job_id)},
-	{"window", 1, GW_COLL_WINDOW_MAX, offsetof(gw_member, window)},
-	{"chunk-elems", 40, 1u << 20, offsetof(gw_member, chunk_elems)},
-	{"deadline-us", 1, 60000000, offsetof(gw_member, deadline_us)},
-	{"rto-us", 1, 10000000, offsetof(gw_member, rto_us)},
-	{"timeout-ms", 1, 3600000, offsetof(gw_member, timeout_ms)},
-	{"liveness-ms", 0, 3600000, offsetof(gw_member, liveness_ms), 10},
-	{"startup-ms", 0, 86400000, offsetof(gw_member, startup_ms), 10},
-};
-
 /* "N,N,...": the tensors' sizes, each at least 1 ("" : one tensor). */
 static int set_layout(gw_member *m, const char *v)
 {
@@ -286,25 +251,19 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 	gw__detail_clear();
 	if (!m || !name || !v)
 		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : !name ? "name" : "value");
-	/* gpu takes effect at connect: a framework knows where its tensors
-	 * live only once it has seen them, after the endpoints' exchange. */
 	/* gpu and layout may wait for connect: a framework knows where its
 	 * tensors live, and their sizes, only once it has them. */
 	if (m->comm || (m->dp && strcmp(name, "gpu") && strcmp(name, "layout")))
 		return GW_ERRF(GW_ESTATE, "%s: options are fixed once the member is %s",
 			       name, m->comm ? "connected" : "open");
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		if (strcmp(name, nums[i].name))
-			continue;
-		uint64_t x;
-		int rc = set_u64(name, v, nums[i].lo, nums[i].hi, &x);
-		if (rc == GW_OK && x && x < nums[i].off_below)
-			return GW_ERRF(GW_EINVAL, "%s: %llu is below %llu (0 turns it off)", name,
-				       (unsigned long long)x, (unsigned long long)nums[i].off_below);
-		if (rc == GW_OK)
-			*(uint64_t *)((char *)m + nums[i].off) = x;
-		return rc;
+	const struct coll_opt *o = coll_opt_find(name, COLL_OPT_MEMBER);
+	if (!o) {
+		char names[512];
+		coll_opt_names(COLL_OPT_MEMBER, names, sizeof(names));
+		return GW_ERRF(GW_EINVAL, "%s: not an option (%s)", name, names);
 	}
+	if (o->kind != COLL_OPT_OWN)   /* checked and stored as the table says */
+		return coll_opt_set(o, v, &m->o);
 	if (!strcmp(name, "up")) {
 		int sk = !strcmp(v, "sketched-sgd") || !strcmp(v, "countsketch") ||
 			 !strncmp(v, "countsketch:", 12);
@@ -316,12 +275,6 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 	}
 	if (!strcmp(name, "down"))
 		return set_codec(name, v, &m->down, &m->down_params);
-	if (!strcmp(name, "mode")) {
-		if (strcmp(v, "reliable") && strcmp(v, "loss-tolerant"))
-			return GW_ERRF(GW_EINVAL, "mode: '%s' is not reliable or loss-tolerant", v);
-		m->mode = !strcmp(v, "reliable") ? GW_COLL_RELIABLE : GW_COLL_LOSS_TOLERANT;
-		return GW_OK;
-	}
 	if (!strcmp(name, "shards")) {
 		if (!strcmp(v, "colocated")) {
 			free(m->ext);
@@ -333,17 +286,10 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 	}
 	if (!strcmp(name, "backend")) {
 		/* Any backend built into this library: udp, dpdk, rdma. */
-		char built[64] = "";
-		for (const char *const *b = gw_dp_backends(); *b; b++) {
-			if (!strcmp(*b, v)) {
-				snprintf(m->backend, sizeof(m->backend), "%s", v);
-				return GW_OK;
-			}
-			snprintf(built + strlen(built), sizeof(built) - strlen(built), "%s%s",
-				 *built ? ", " : "", *b);
-		}
-		return GW_ERRF(GW_EINVAL, "backend: '%s' is not a backend built here (%s)", v,
-			       built);
+		int rc = coll_opt_backend(v);
+		if (rc == GW_OK)
+			snprintf(m->backend, sizeof(m->backend), "%s", v);
+		return rc;
 	}
 	if (!strcmp(name, "gpu")) {
 		if (strcmp(v, "none") && strcmp(v, "emu") && strcmp(v, "cuda"))
@@ -359,35 +305,10 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 		return set_eal(!strcmp(name, "eal") ? &m->eal : &m->shard_eal, name, v);
 	if (!strcmp(name, "key") || !strcmp(name, "key-file"))
 		return set_key(m, name, v);
-	if (!strcmp(name, "topk") || !strcmp(name, "candidates")) {
-		uint64_t x;
-		int rc = set_u64(name, v, 0, UINT32_MAX, &x);
-		if (rc == GW_OK)
-			*(!strcmp(name, "topk") ? &m->sk.topk : &m->sk.candidates) = (uint32_t)x;
-		return rc;
-	}
-	if (!strcmp(name, "sketch-momentum") || !strcmp(name, "down-momentum")) {
-		char *end;
-		double x = strtod(v, &end);
-		if (!*v || *end || !(x >= 0 && x < 1))
-			return GW_ERRF(GW_EINVAL, "%s: '%s' is not a number in [0, 1)", name, v);
-		*(!strcmp(name, "down-momentum") ? &m->dense.down_momentum : &m->sk.momentum) =
-			(float)x;
-		return GW_OK;
-	}
-	if (!strcmp(name, "min-elems")) {
-		uint64_t x;
-		int rc = set_u64(name, v, 0, UINT32_MAX, &x);
-		if (rc == GW_OK)
-			m->dense.min_elems = (uint32_t)x;
-		return rc;
-	}
 	if (!strcmp(name, "layout"))
 		return set_layout(m, v);
-	return GW_ERRF(GW_EINVAL, "%s: not an option (up, down, mode, shards, backend, local, "
-		       "opts, eal, shard-eal, job, window, chunk-elems, deadline-us, rto-us, "
-		       "timeout-ms, liveness-ms, startup-ms, key, key-file, topk, candidates, "
-		       "sketch-momentum, layout, min-elems, down-momentum, gpu)", name);
+	/* An OWN entry of the table's that this file does not know yet. */
+	return GW_ERRF(GW_EINVAL, "%s: not handled by gw_member_set", name);
 }
 
 /* Co-located shards: one per worker, but Sketched-SGD's HEAVYMIX needs
@@ -402,7 +323,7 @@ static int open_dp(gw_member *m, const char *who, uint16_t port, struct eal *e, 
 	gw_dp_config cfg = {.backend = m->backend, .local = m->local, .opts = m->opts,
 			    .argc = e->argc, .argv = e->argc ? e->argv : NULL};
 	cfg.local.port = port;
-	int rc = gw_dp_open(&cfg, out);
+	int rc = coll_opts_dp_open(&m->o, &cfg, out);   /* gso, wait */
 	if (rc < 0)
 		return GW_ERRF(rc, "%s dataplane: %s", who, gw_error_detail());
 	return GW_OK;
@@ -423,10 +344,13 @@ int gw_member_open(gw_member *m, uint32_t rank, uint32_t workers)
 	if (!m->ext && workers > GW_COLL_SHARDS_MAX)
 		return GW_ERRF(GW_EINVAL, "shards: colocated, but %u workers are more than "
 			       "%u shards", workers, GW_COLL_SHARDS_MAX);
+	int rc = coll_opts_dp_check(&m->o, m->backend);   /* gso: udp's */
+	if (rc < 0)
+		return rc;
 	m->rank = rank;
 	m->workers = workers;
 	/* local's port is the shard's when co-located, else the worker's. */
-	int rc = open_dp(m, "worker", m->ext ? m->local.port : 0, &m->eal, &m->dp);
+	rc = open_dp(m, "worker", m->ext ? m->local.port : 0, &m->eal, &m->dp);
 	if (rc == GW_OK && !m->ext && rank < colocated(m))
 		rc = open_dp(m, "shard", m->local.port, m->shard_eal.argc ? &m->shard_eal
 			     : &m->eal, &m->sdp);
@@ -454,18 +378,15 @@ int gw_member_endpoint(const gw_member *m, char *buf, size_t len)
 	return rc < 0 ? GW_ERRF(rc, "endpoint: does not fit %zu bytes", len) : GW_OK;
 }
 
-static gw_coll_job member_job(const gw_member *m, uint64_t dim, uint32_t shards)
+static gw_coll_job member_job(gw_member *m, uint64_t dim, uint32_t shards)
 {
-	return (gw_coll_job){
-		.job = (uint32_t)m->job_id, .dim = dim, .chunk_elems = (uint32_t)m->chunk_elems,
-		.workers = (uint16_t)m->workers, .shards = (uint16_t)shards,
-		.window = (uint32_t)m->window, .up_codec = m->up, .down_codec = m->down,
-		.up_params = m->up_params, .down_params = m->down_params, .mode = m->mode,
-		.deadline_us = (uint32_t)m->deadline_us, .key = m->keyed ? m->key : NULL,
-		.engine = m->engine,
-		.engine_params = m->engine == GW_COLL_SKETCHED ? (const void *)&m->sk
-								 : &m->dense,
+	gw_coll_job job = {
+		.dim = dim, .workers = (uint16_t)m->workers, .shards = (uint16_t)shards,
+		.up_codec = m->up, .down_codec = m->down, .up_params = m->up_params,
+		.down_params = m->down_params, .key = m->keyed ? m->key : NULL,
 	};
+	coll_opts_job(&m->o, m->engine, &m->sk, &m->dense, &job);
+	return job;
 }
 
 /* Co-located: this process's shard, on its own thread. */
@@ -475,11 +396,8 @@ static int start_shard(gw_member *m, const gw_coll_job *job)
 		return GW_OK;
 	gw_agg_config acfg = {.job = *job, .shard = (uint16_t)m->rank};
 	if ((m->agg = gw_agg_create(&m->sdp, 1, &acfg)) &&
-	    ((m->liveness_ms != UINT64_MAX &&
-	      gw_agg_set_liveness(m->agg, (uint32_t)m->liveness_ms) < 0) ||
-	     (m->startup_ms != UINT64_MAX &&
-	      gw_agg_set_startup(m->agg, (uint32_t)m->startup_ms) < 0)))
-		return GW_EINVAL;   /* the detail names liveness_ms or startup_ms */
+	    coll_opts_liveness(&m->o, NULL, m->agg) < 0)
+		return GW_EINVAL;   /* the detail names liveness-ms or startup-ms */
 	if (!m->agg)
 		return gw__detail(GW_EINVAL, "co-located shard: %s", gw_error_detail());
 	if (!(m->thr = gw_agg_spawn(m->agg))) {
@@ -530,14 +448,12 @@ int gw_member_connect(gw_member *m, uint64_t dim, const char *shards)
 	if (rc >= 0) {
 		rc = GW_OK;
 		gw_comm_config cfg = {.job = job, .rank = (uint16_t)m->rank, .shards = eps,
-				      .rto_us = (uint32_t)m->rto_us,
-				      .timeout_ms = (uint32_t)m->timeout_ms};
+				      .rto_us = (uint32_t)m->o.rto_us,
+				      .timeout_ms = (uint32_t)m->o.timeout_ms};
 		if (!(m->comm = gw_comm_create(m->dp, &cfg)))
 			rc = gw__detail(GW_EINVAL, "%s", gw_error_detail());
-		else if (m->liveness_ms != UINT64_MAX)
-			rc = gw_comm_set_liveness(m->comm, (uint32_t)m->liveness_ms);
-		if (rc == GW_OK && m->startup_ms != UINT64_MAX)
-			rc = gw_comm_set_startup(m->comm, (uint32_t)m->startup_ms);
+		else
+			rc = coll_opts_liveness(&m->o, m->comm, NULL);
 	}
 	if (rc == GW_OK && m->gpu[0]) {
 		/* Both leave a detail that starts "gpu: ". */

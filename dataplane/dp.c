@@ -126,6 +126,17 @@ int gw_dp_wait(gw_dp *dp, unsigned timeout_us)
 	return dp->ops->wait(dp, timeout_us);
 }
 
+int gw_dp_set_wait(gw_dp *dp, gw_dp_wait_policy policy)
+{
+	if (!dp)
+		return GW_ERRF(GW_EINVAL, "gw_dp_set_wait: dp is NULL");
+	if (policy != GW_DP_WAIT_SPIN && policy != GW_DP_WAIT_SLEEP)
+		return GW_ERRF(GW_EINVAL, "gw_dp_set_wait: policy %d is not GW_DP_WAIT_SPIN "
+			       "or GW_DP_WAIT_SLEEP", (int)policy);
+	dp->wait_sleep = policy == GW_DP_WAIT_SLEEP;
+	return GW_OK;
+}
+
 int gw_dp_regions(gw_dp *dp, gw_dp_region *r, unsigned max)
 {
 	if (!dp || (!r && max))

@@ -57,6 +57,9 @@ struct gw_dp {
 	/* When rx_burst last returned packets (gw_now_ns; dp.c keeps it):
 	 * gw_dp_wait_any() spins before it sleeps only on an active link. */
 	uint64_t last_rx_ns;
+	/* gw_dp_set_wait(GW_DP_WAIT_SLEEP): waits skip their polling phase
+	 * (dp_wait.c, and a backend's wait that polls before it sleeps). */
+	bool wait_sleep;
 	/* Set by dp.c after open when impair_* options were given (impair.h);
 	 * backends leave it alone. */
 	struct gw_impair *impair;

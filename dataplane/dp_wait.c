@@ -4,7 +4,8 @@
  * shard, that slept on one port at a time would leave a packet on another
  * waiting out the sleep. So: spin briefly over all of them while a link
  * is busy (a peer mid-transfer answers in microseconds, less than a sleep
- * costs), then arm every port's wake-up and poll() them together; where a
+ * costs; not where a dataplane's policy is GW_DP_WAIT_SLEEP, since with
+ * more pollers than cores the spin takes the peer's core), then arm every port's wake-up and poll() them together; where a
  * device has no wake-up descriptor, sleep in growing steps and look at
  * every port in between, as a single dataplane's wait does. */
 #include <errno.h>
@@ -73,15 +74,17 @@ int gw_dp_wait_any(gw_dp *const *dps, unsigned n, unsigned timeout_us)
 	if (!timeout_us)
 		return GW_OK;
 	uint64_t last = 0;
+	bool may_spin = true;
 	for (unsigned i = 0; i < n; i++) {
 		const struct gw_dp_ops *o = dps[i]->ops;
 		if (dps[i]->impair || !o->ready || !o->arm || !o->disarm)
 			return in_turn(dps, n, timeout_us);
 		last = GW_MAX(last, dps[i]->last_rx_ns);
+		may_spin &= !dps[i]->wait_sleep;
 	}
 	uint64_t now = gw_now_ns(), end = now + 1000ull * timeout_us;
 	bool active = last && now - last <= ACTIVE_NS;
-	if (active) {
+	if (active && may_spin) {
 		uint64_t spin_end = GW_MIN(end, now + SPIN_NS);
 		do {
 			if (any_ready(dps, n))
@@ -104,7 +107,9 @@ int gw_dp_wait_any(gw_dp *const *dps, unsigned n, unsigned timeout_us)
 	if (armed == n && !any_ready(dps, n)) {
 		for (unsigned i = 0; i < n; i++)
 			dps[i]->stats.idle_waits++;
-		uint64_t left = gw_now_ns() < end ? end - gw_now_ns() : 0;
+		/* One reading of the clock: a second one past end would
+		 * wrap end - now into a sleep of centuries. */
+		uint64_t t = gw_now_ns(), left = t < end ? end - t : 0;
 		struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
 				      .tv_nsec = (long)(left % 1000000000u)};
 		r = ppoll(pfd, n, &ts, NULL);

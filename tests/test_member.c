@@ -31,6 +31,9 @@ static void test_set_refuses_bad_options(void **state)
 		{"local", "localhost", "local: 'localhost'"},
 		{"key", "00ff", "key: not 64 hex digits"},
 		{"sketch-momentum", "1", "sketch-momentum: '1'"},
+		{"wait", "busy", "wait: 'busy' is not spin or sleep"},
+		{"gso", "2", "gso: '2' is not 0 or 1"},
+		{"dim", "10", "dim: not an option ("},   /* the CLIs' alone */
 		{"colour", "red", "colour: not an option"},
 	};
 	gw_member *m = gw_member_new();
@@ -77,13 +80,16 @@ static void test_eal_words_fit_and_are_bounded(void **state)
 	gw_member_free(m);
 }
 
-/* Raw, W = 3: every rank ends with 0 + g0 + g1 + g2, in rank order. */
+/* Raw, W = 3: every rank ends with 0 + g0 + g1 + g2, in rank order.
+ * Rank 1's process waits and sends its own way (wait, gso are this
+ * process's, not the job's). */
 static void test_colocated_sum_in_rank_order(void **state)
 {
 	(void)state;
 	static const char *const opts[] = {"up", "raw", "down", "raw", NULL};
+	static const char *const own[] = {"wait", "sleep", "gso", "0", NULL};
 	struct job j;
-	job_open(&j, 3, 20011, opts);
+	job_open_odd(&j, 3, 20011, opts, 1, own);
 	for (int round = 0; round < 2; round++) {
 		for (unsigned r = 0; r < j.w; r++)
 			for (uint64_t i = 0; i < j.dim; i++)
@@ -104,6 +110,27 @@ static void test_colocated_sum_in_rank_order(void **state)
 		}
 	}
 	job_close(&j);
+}
+
+/* gso is the udp backend's: another backend's member is refused at open,
+ * by name (where this library has another backend). */
+static void test_gso_is_udps(void **state)
+{
+	(void)state;
+	const char *other = NULL;
+	for (const char *const *b = gw_dp_backends(); *b && !other; b++)
+		if (strcmp(*b, "udp"))
+			other = *b;
+	if (!other)
+		skip();
+	gw_member *m = gw_member_new();
+	assert_non_null(m);
+	assert_int_equal(gw_member_set(m, "backend", other), 0);
+	assert_int_equal(gw_member_set(m, "gso", "1"), 0);
+	assert_int_equal(gw_member_open(m, 0, 1), GW_EINVAL);
+	if (!strstr(gw_error_detail(), "gso: ") || !strstr(gw_error_detail(), other))
+		fail_msg("detail: '%s'", gw_error_detail());
+	gw_member_free(m);
 }
 
 /* A rank that never calls: the other times out within timeout-ms and its
@@ -183,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_set_refuses_bad_options),
 		cmocka_unit_test(test_eal_words_fit_and_are_bounded),
 		cmocka_unit_test(test_colocated_sum_in_rank_order),
+		cmocka_unit_test(test_gso_is_udps),
 		cmocka_unit_test(test_timeout_names_the_silent_rank),
 		cmocka_unit_test(test_sketched_update_is_sparse_and_shared),
 		cmocka_unit_test(test_spawn_status_join),

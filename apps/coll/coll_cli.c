@@ -12,59 +12,50 @@
 
 #include "coll_cli.h"
 
+void cli_init(struct cli *c, const char *prog)
+{
+	memset(c, 0, sizeof(*c));
+	c->prog = prog;
+	coll_opts_init(&c->o);
+}
+
+void cli_longopts(const struct option *own, struct option *lo)
+{
+	size_t n = 0;
+	for (const struct coll_opt *o = coll_opt_table; o->name && n < CLI_LONGOPTS_MAX - 1; o++)
+		if (o->where & COLL_OPT_CLI)
+			lo[n++] = (struct option){o->name, o->arg ? 1 : 0, NULL, CLI_OPT};
+	while (own && own->name && n < CLI_LONGOPTS_MAX - 1)
+		lo[n++] = *own++;
+	lo[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* The usage from the table: a line per option, its help's further lines
+ * indented below, each group under its heading. */
 void cli_job_usage(FILE *f)
 {
-	fprintf(f,
-"job options (every process of a job gives the same):\n"
-"  --workers W          workers (1..%u)\n"
-"  --shards S           aggregator shards (1..%u, default 1)\n"
-"  --dim N              tensor elements\n"
-"  --up CODEC           uplink codec (default raw); --up-params K=V,... or\n"
-"                       a codec string CODEC:K=V,... (deepreduce:index=bloom,\n"
-"                       policy=p2,fpr=0.001,value=poly)\n"
-"  --down CODEC         downlink codec (default raw); --down-params K=V,...\n"
-"  --mode M             reliable (default) or loss-tolerant\n"
-"  --deadline-us US     loss-tolerant: a chunk finishes without missing\n"
-"                       workers this long after its first contribution\n"
-"  --window N           slots per shard (default 64)\n"
-"  --chunk-elems K      elements per chunk (default: the most one packet holds)\n"
-"  --job J              job id (default 1)\n"
-"  --key-file F         job key, 64 hex digits: every packet is MACed\n"
-"  --stats-interval MS  one JSON line of counters on stdout every MS while\n"
-"                       running (\"kind\":\"stats\"): dataplane, protocol,\n"
-"                       faults\n"
-"  --liveness-ms MS     a peer silent at least this long, and longer than\n"
-"                       its own history of gaps makes likely, is suspected\n"
-"                       and probed; silent MS more, it is dead (default\n"
-"                       1000, or GW_LIVENESS_MS; 0: off): reliable jobs\n"
-"                       fail naming it, loss-tolerant jobs go on without a\n"
-"                       worker (evicted when suspected, back when heard)\n"
-"  --startup-ms MS      a peer never heard is not yet up, and is waited\n"
-"                       for this long from the job's start (default 30000,\n"
-"                       or GW_STARTUP_MS; 0: the call timeout only)\n"
-"Sketched-SGD (--up countsketch --up-params rows=R,cols=C,seed=S):\n"
-"  --topk K             coordinates updated per step (default dim/100)\n"
-"  --candidates M       P*K queried in the second round (default 4*K)\n"
-"  --sketch-momentum R  worker momentum in [0, 1) (default 0)\n"
-"dense jobs, as 3LC places its contexts (docs/3lc-paper.md):\n"
-"  --layout N,N,...     the tensor is tensors of these sizes (summing to\n"
-"                       --dim), each with its own compression context and\n"
-"                       chunks; @FILE reads the sizes from FILE\n"
-"  --min-elems N        tensors of fewer elements go raw (default 0)\n"
-"  --down-momentum MU   the shards keep momentum MU in [0, 1) and send the\n"
-"                       state change; workers apply it without momentum\n"
-"dataplane options:\n"
-"  --backend NAME       udp (default), dpdk or rdma, as built; EAL options go\n"
-"                       before '--'\n"
-"  --local IP:PORT      address to receive on; auto:PORT takes the IPv4\n"
-"                       address of the first interface that is up and not\n"
-"                       loopback (one per namespace, or per host)\n"
-"  --mpi                started by mpirun (shards first, then workers, as\n"
-"                       MPMD): ranks and shard addresses come from MPI\n"
-"  --mtu BYTES          IP MTU of the packets (default: the device's)\n"
-"  --opts K=V,...       backend options (impair_loss=P, ...)\n"
-"  --pool N             packet buffers (default: what the window needs)\n",
-		GW_COLL_WORKERS_MAX, GW_COLL_SHARDS_MAX);
+	for (const struct coll_opt *o = coll_opt_table; o->name; o++) {
+		if (!(o->where & COLL_OPT_CLI) || !o->help)
+			continue;
+		if (o->group)
+			fprintf(f, "%s\n", o->group);
+		char head[40];
+		snprintf(head, sizeof(head), "--%s%s%s", o->name, o->arg ? " " : "",
+			 o->arg ? o->arg : "");
+		fprintf(f, "  %-19s  ", head);
+		for (const char *h = o->help; *h; h++) {
+			if (!strncmp(h, "{range}", 7)) {
+				fprintf(f, "%llu..%llu", (unsigned long long)o->lo,
+					(unsigned long long)o->hi);
+				h += 6;
+			} else {
+				fputc(*h, f);
+				if (*h == '\n')
+					fprintf(f, "%23s", "");
+			}
+		}
+		fputc('\n', f);
+	}
 }
 
 /* auto:PORT -> the first up, non-loopback IPv4 address. */
@@ -87,46 +78,12 @@ static int local_auto(const char *v, gw_endpoint *ep)
 	return i ? 0 : -1;
 }
 
-/* The shared options that are whole numbers: their range and field. */
-static const struct {
-	const char *name;
-	uint64_t lo, hi;
-	size_t off;
-} u64_opts[] = {
-	{"job", 0, UINT32_MAX, offsetof(struct cli, job_id)},
-	{"dim", 1, 1ull << 34, offsetof(struct cli, dim)},
-	{"chunk-elems", 40, 1u << 20, offsetof(struct cli, chunk_elems)},
-	{"workers", 1, GW_COLL_WORKERS_MAX, offsetof(struct cli, workers)},
-	{"shards", 1, GW_COLL_SHARDS_MAX, offsetof(struct cli, shards)},
-	{"window", 1, GW_COLL_WINDOW_MAX, offsetof(struct cli, window)},
-	{"deadline-us", 1, 60000000, offsetof(struct cli, deadline_us)},
-	{"mtu", 256, 65535, offsetof(struct cli, mtu)},
-	{"topk", 1, UINT32_MAX, offsetof(struct cli, topk)},
-	{"candidates", 1, UINT32_MAX, offsetof(struct cli, candidates)},
-	{"pool", 64, 1u << 22, offsetof(struct cli, pool)},
-};
-
-/* One of the liveness times, for the communicator and the shard given. */
-static int set_ms(const struct cli *c, const char *opt, uint64_t ms, gw_comm *comm,
-		  int (*comm_fn)(gw_comm *, uint32_t), gw_agg *agg,
-		  int (*agg_fn)(gw_agg *, uint32_t))
-{
-	int rc = comm ? comm_fn(comm, (uint32_t)ms) : GW_OK;
-	if (rc == GW_OK && agg)
-		rc = agg_fn(agg, (uint32_t)ms);
-	if (rc < 0)
-		fprintf(stderr, "%s: --%s: %s\n", c->prog, opt, gw_error_detail());
-	return rc < 0 ? -1 : 0;
-}
-
 int cli_liveness(const struct cli *c, gw_comm *comm, gw_agg *agg)
 {
-	if (c->liveness_set && set_ms(c, "liveness-ms", c->liveness_ms, comm,
-				      gw_comm_set_liveness, agg, gw_agg_set_liveness) < 0)
+	if (coll_opts_liveness(&c->o, comm, agg) < 0) {
+		fprintf(stderr, "%s: --%s\n", c->prog, gw_error_detail());
 		return -1;
-	if (c->startup_set && set_ms(c, "startup-ms", c->startup_ms, comm, gw_comm_set_startup,
-				     agg, gw_agg_set_startup) < 0)
-		return -1;
+	}
 	return 0;
 }
 
@@ -245,7 +202,7 @@ static void stats_line(void *arg)
 	}
 	for (unsigned i = 0; i < s->ndp; i++)
 		gw_dp_publish(s->dps[i], t.k, t.v, t.n);   /* where kept */
-	if (!s->c->stats_ms)
+	if (!s->c->o.stats_ms)
 		return;
 	struct app_json j;
 	app_json_begin(&j, stdout, false);
@@ -270,7 +227,7 @@ int cli_stats_start(struct cli_stats *s)
 	int keeps = 0;
 	for (unsigned i = 0; i < s->ndp; i++)
 		keeps |= gw_dp_publish(s->dps[i], NULL, NULL, 0) == GW_OK;
-	s->every_ms = s->c->stats_ms ? s->c->stats_ms : keeps ? 250 : 0;
+	s->every_ms = s->c->o.stats_ms ? s->c->o.stats_ms : keeps ? 250 : 0;
 	if (!s->every_ms)
 		return 0;
 	s->t0_ns = app_now_ns();
@@ -289,7 +246,7 @@ int cli_stats_start(struct cli_stats *s)
 
 void cli_stats_final(struct cli_stats *s)
 {
-	if (s->c && s->c->stats_ms && s->every_ms)
+	if (s->c && s->c->o.stats_ms && s->every_ms)
 		stats_line(s);
 }
 
@@ -362,51 +319,21 @@ static int cli_layout(struct cli *c, const char *v)
 int cli_job_opt(struct cli *c, const char *name, const char *v)
 {
 	const char *p = c->prog;
+	const struct coll_opt *o = coll_opt_find(name, COLL_OPT_CLI);
+	if (!o)
+		return 0;
+	/* --gso is the udp backend's: refused with another backend, whichever
+	 * of the two comes first, so that a launcher refuses it at once. */
+	const char *backend = c->backend ? c->backend : "udp";
+	if (o->kind != COLL_OPT_OWN) {   /* checked and stored as the table says */
+		if (coll_opt_set(o, v, &c->o) < 0 || coll_opts_dp_check(&c->o, backend) < 0) {
+			fprintf(stderr, "%s: --%s\n", p, gw_error_detail());
+			return -1;
+		}
+		return 1;
+	}
 	if (!strcmp(name, "mpi")) {
 		c->mpi = true;
-		return 1;
-	}
-	if (!strcmp(name, "stats-interval"))
-		return app_opt_u64(p, name, v, 10, 3600000, &c->stats_ms) ? 1 : -1;
-	if (!strcmp(name, "liveness-ms")) {
-		c->liveness_set = true;
-		if (!app_opt_u64(p, name, v, 0, 3600000, &c->liveness_ms))
-			return -1;
-		if (c->liveness_ms && c->liveness_ms < 10) {
-			fprintf(stderr, "%s: --liveness-ms: %s is below 10 (0 turns it off)\n",
-				p, v);
-			return -1;
-		}
-		return 1;
-	}
-	if (!strcmp(name, "startup-ms")) {
-		c->startup_set = true;
-		if (!app_opt_u64(p, name, v, 0, 86400000, &c->startup_ms))
-			return -1;
-		if (c->startup_ms && c->startup_ms < 10) {
-			fprintf(stderr, "%s: --startup-ms: %s is below 10 (0: no limit)\n", p, v);
-			return -1;
-		}
-		return 1;
-	}
-	for (size_t i = 0; i < sizeof(u64_opts) / sizeof(u64_opts[0]); i++)
-		if (!strcmp(name, u64_opts[i].name))
-			return app_opt_u64(p, name, v, u64_opts[i].lo, u64_opts[i].hi,
-					   (uint64_t *)((char *)c + u64_opts[i].off)) ? 1 : -1;
-	if (!strcmp(name, "sketch-momentum"))
-		return app_opt_double(p, name, v, 0, 1, APP_OPEN_HI, &c->momentum) ? 1 : -1;
-	if (!strcmp(name, "down-momentum")) {
-		double mu;
-		if (!app_opt_double(p, name, v, 0, 1, APP_OPEN_HI, &mu))
-			return -1;
-		c->dense.down_momentum = (float)mu;
-		return 1;
-	}
-	if (!strcmp(name, "min-elems")) {
-		uint64_t n;
-		if (!app_opt_u64(p, name, v, 0, UINT32_MAX, &n))
-			return -1;
-		c->dense.min_elems = (uint32_t)n;
 		return 1;
 	}
 	if (!strcmp(name, "layout"))
@@ -414,7 +341,7 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 	const char **s = !strcmp(name, "up") ? &c->up : !strcmp(name, "down") ? &c->down :
 		!strcmp(name, "up-params") ? &c->up_params :
 		!strcmp(name, "down-params") ? &c->down_params :
-		!strcmp(name, "mode") ? &c->mode : !strcmp(name, "backend") ? &c->backend :
+		!strcmp(name, "backend") ? &c->backend :
 		!strcmp(name, "local") ? &c->local : !strcmp(name, "opts") ? &c->dp_opts :
 		!strcmp(name, "key-file") ? &c->key_file : NULL;
 	if (!s)
@@ -455,22 +382,9 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 			fprintf(stderr, "%s: --%s: unknown codec '%s'\n", p, name, v);
 			return -1;
 		}
-	} else if (s == &c->mode) {
-		if (strcmp(v, "reliable") && strcmp(v, "loss-tolerant")) {
-			fprintf(stderr, "%s: --mode: '%s' is not reliable or loss-tolerant\n", p, v);
-			return -1;
-		}
 	} else if (s == &c->backend) {
-		char built[128] = "";
-		int known = 0;
-		for (const char *const *b = gw_dp_backends(); *b; b++) {
-			known |= !strcmp(*b, v);
-			snprintf(built + strlen(built), sizeof(built) - strlen(built), "%s%s",
-				 *built ? ", " : "", *b);
-		}
-		if (!known) {
-			fprintf(stderr, "%s: --backend: '%s' is not a backend built here (%s)\n",
-				p, v, built);
+		if (coll_opt_backend(v) < 0 || coll_opts_dp_check(&c->o, v) < 0) {
+			fprintf(stderr, "%s: --%s\n", p, gw_error_detail());
 			return -1;
 		}
 	} else if (s == &c->local) {
@@ -500,26 +414,16 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 static void job_of(struct cli *c, gw_coll_job *job)
 {
 	int up = c->up ? gw_codec_by_name(c->up) : GW_CODEC_RAW;
-	int sketched = up == GW_CODEC_COUNTSKETCH;
-	c->sk = (gw_sketched_job){.topk = (uint32_t)c->topk,
-				  .candidates = (uint32_t)c->candidates,
-				  .momentum = (float)c->momentum};
 	*job = (gw_coll_job){
-		.job = (uint32_t)c->job_id, .dim = c->dim,
-		.chunk_elems = (uint32_t)c->chunk_elems,
-		.workers = (uint16_t)c->workers,
-		.shards = (uint16_t)(c->shards ? c->shards : 1),
-		.window = (uint32_t)c->window,
+		.dim = c->o.dim, .workers = (uint16_t)c->o.workers,
+		.shards = (uint16_t)(c->o.shards ? c->o.shards : 1),
 		.up_codec = up,
 		.down_codec = c->down ? gw_codec_by_name(c->down) : GW_CODEC_RAW,
 		.up_params = c->up_params, .down_params = c->down_params,
-		.mode = c->mode && !strcmp(c->mode, "loss-tolerant") ?
-			GW_COLL_LOSS_TOLERANT : GW_COLL_RELIABLE,
-		.deadline_us = (uint32_t)c->deadline_us,
 		.key = c->keyed ? c->key : NULL,
-		.engine = sketched ? GW_COLL_SKETCHED : GW_COLL_DENSE,
-		.engine_params = sketched ? (const void *)&c->sk : &c->dense,
 	};
+	coll_opts_job(&c->o, up == GW_CODEC_COUNTSKETCH ? GW_COLL_SKETCHED : GW_COLL_DENSE,
+		      &c->sk, &c->dense, job);
 }
 
 int cli_job_check(struct cli *c)
@@ -537,8 +441,8 @@ int cli_job_check(struct cli *c)
 
 int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job)
 {
-	if (!c->workers || !c->dim) {
-		fprintf(stderr, "%s: --%s is required\n", c->prog, c->workers ? "dim" : "workers");
+	if (!c->o.workers || !c->o.dim) {
+		fprintf(stderr, "%s: --%s is required\n", c->prog, c->o.workers ? "dim" : "workers");
 		return -1;
 	}
 	job_of(c, job);
@@ -546,8 +450,8 @@ int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job)
 		return -1;
 	if (!job->chunk_elems) {
 		uint32_t pmax = gw_dp_payload_max(dp);
-		if (c->mtu && c->mtu - 28 < pmax)
-			pmax = (uint32_t)c->mtu - 28;   /* IPv4 + UDP headers */
+		if (c->o.mtu && c->o.mtu - 28 < pmax)
+			pmax = (uint32_t)c->o.mtu - 28;   /* IPv4 + UDP headers */
 		int k = gw_coll_chunk_elems(job, pmax);
 		if (k < 0) {
 			fprintf(stderr, "%s: no chunk fits a %u-byte payload: %s\n",
@@ -570,7 +474,7 @@ int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp)
 		return -1;
 	}
 	gw_dp_config cfg = {.backend = c->backend ? c->backend : "udp",
-			    .pool = (uint32_t)c->pool, .argc = c->args.eal_argc,
+			    .pool = (uint32_t)c->o.pool, .argc = c->args.eal_argc,
 			    .argv = c->args.eal_argv};
 	cfg.local = c->local_ep;
 	char opts[512];
@@ -585,7 +489,7 @@ int cli_open_dp(struct cli *c, unsigned i, gw_dp **dp)
 		snprintf(opts, sizeof(opts), "%s", extra);
 	}
 	cfg.opts = *opts ? opts : NULL;
-	int rc = gw_dp_open(&cfg, dp);
+	int rc = coll_opts_dp_open(&c->o, &cfg, dp);   /* --gso, --wait */
 	if (rc < 0) {
 		fprintf(stderr, "%s: cannot open the %s dataplane: %s: %s\n", c->prog,
 			cfg.backend, gw_strerror(rc), gw_error_detail());

@@ -3,6 +3,7 @@
 #ifndef GW_COLL_CLI_H
 #define GW_COLL_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -10,60 +11,45 @@
 #include <gw/collective.h>
 
 #include "app.h"
+#include "coll_opts.h"   /* the options' table, shared with gw_member_set */
 
 #define CLI_AGGS_MAX 64
 #define CLI_PORTS_MAX 64
 
 struct cli {
 	const char *prog;
-	/* job */
-	uint64_t job_id, dim, chunk_elems, workers, shards, window, deadline_us;
-	uint64_t topk, candidates;    /* Sketched-SGD (--up countsketch) */
-	double momentum;
+	/* The shared options the table checks and stores (coll_opts.h):
+	 * job (job, dim, workers, shards, window, chunk_elems, deadline_us,
+	 * mode, liveness_ms, startup_ms), Sketched-SGD's and dense jobs'
+	 * fields, and this process's (stats_ms, mtu, pool, wait, gso). */
+	struct coll_opt_vals o;
 	/* The engine fields of the job cli_job() fills: the job points here
 	 * (a caller may change them before it makes a communicator). */
 	gw_sketched_job sk;
-	gw_dense_job dense;       /* --layout (sizes kept for the process), --min-elems,
-				   * --down-momentum */
-	const char *up, *down, *up_params, *down_params, *mode, *key_file;
+	gw_dense_job dense;       /* --layout (sizes kept for the process) */
+	const char *up, *down, *up_params, *down_params, *key_file;
 	char up_name[32], down_name[32];   /* the name of a codec string NAME:K=V,... */
 	uint8_t key[GW_KEY_LEN];
 	bool keyed;
 	/* dataplane */
 	const char *backend, *local, *dp_opts;
-	uint64_t mtu, pool, ports;
 	bool mpi;                 /* endpoints come from mpirun (coll_mpi.h) */
-	uint64_t liveness_ms;     /* --liveness-ms, where liveness_set */
-	bool liveness_set;
-	uint64_t startup_ms;      /* --startup-ms, where startup_set */
-	bool startup_set;
-	uint64_t stats_ms;        /* --stats-interval (0: none) */
 	gw_endpoint local_ep;     /* --local, "auto" resolved */
 	struct app_args args;     /* EAL options -- app options (app_split_args) */
 };
+
+/* A command line with every shared option at its default. */
+void cli_init(struct cli *c, const char *prog);
 
 /* Handles a shared long option; returns 1 if taken, 0 if not ours, -1 on a
  * bad value (after printing a message naming the option). */
 int cli_job_opt(struct cli *c, const char *name, const char *val);
 
-/* getopt_long entries of the shared options (all take an argument), to
- * put in front of an app's own; their val is CLI_OPT. */
+/* getopt_long's table: the shared options (val CLI_OPT), then own's up to
+ * its {0} end, then the end; lo has room for CLI_LONGOPTS_MAX. */
 #define CLI_OPT 1000
-#define CLI_LONGOPTS \
-	{"job", 1, 0, CLI_OPT}, {"dim", 1, 0, CLI_OPT}, \
-	{"chunk-elems", 1, 0, CLI_OPT}, {"workers", 1, 0, CLI_OPT}, \
-	{"shards", 1, 0, CLI_OPT}, {"window", 1, 0, CLI_OPT}, \
-	{"deadline-us", 1, 0, CLI_OPT}, {"up", 1, 0, CLI_OPT}, \
-	{"down", 1, 0, CLI_OPT}, {"up-params", 1, 0, CLI_OPT}, \
-	{"down-params", 1, 0, CLI_OPT}, {"mode", 1, 0, CLI_OPT}, \
-	{"key-file", 1, 0, CLI_OPT}, {"backend", 1, 0, CLI_OPT}, \
-	{"local", 1, 0, CLI_OPT}, {"opts", 1, 0, CLI_OPT}, \
-	{"mtu", 1, 0, CLI_OPT}, {"pool", 1, 0, CLI_OPT}, {"mpi", 0, 0, CLI_OPT}, \
-	{"topk", 1, 0, CLI_OPT}, {"candidates", 1, 0, CLI_OPT}, \
-	{"sketch-momentum", 1, 0, CLI_OPT}, {"liveness-ms", 1, 0, CLI_OPT}, \
-	{"startup-ms", 1, 0, CLI_OPT}, {"stats-interval", 1, 0, CLI_OPT}, \
-	{"layout", 1, 0, CLI_OPT}, {"min-elems", 1, 0, CLI_OPT}, \
-	{"down-momentum", 1, 0, CLI_OPT}
+#define CLI_LONGOPTS_MAX 128
+void cli_longopts(const struct option *own, struct option *lo);
 
 /* --liveness-ms and --startup-ms, where given, for a communicator and
  * for a shard (either may be NULL): 0, or -1 after printing the library's

@@ -116,17 +116,19 @@ static void print_stats(const gw_agg_stats *s, const gw_agg_faults *f,
 
 int main(int argc, char **argv)
 {
-	struct cli c = {.prog = "gw-aggregator", .job_id = 1};
+	struct cli c;
+	cli_init(&c, "gw-aggregator");
 	uint64_t shard = 0, ports = 1, idle_ms = 0;
 	bool have_shard = false, json = false;
 	if (cli_mpi_init(&argc, &argv, c.prog) < 0)
 		return 2;
 	app_split_args(argc, argv, &c.args);
-	static const struct option lo[] = {
-		CLI_LONGOPTS,
+	static const struct option own[] = {
 		{"shard", 1, 0, 's'}, {"ports", 1, 0, 'p'}, {"idle-exit-ms", 1, 0, 'i'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
+	struct option lo[CLI_LONGOPTS_MAX];   /* the shared options, then own */
+	cli_longopts(own, lo);
 	int ac = c.args.argc, opt, li;
 	char **av = c.args.argv;
 	optind = 1;
@@ -176,7 +178,7 @@ int main(int argc, char **argv)
 	/* Under mpirun nobody signals the shard: it leaves when idle. */
 	if (c.mpi && !idle_ms)
 		idle_ms = 3000;
-	if (shard >= (c.shards ? c.shards : 1)) {
+	if (shard >= (c.o.shards ? c.o.shards : 1)) {
 		fprintf(stderr, "gw-aggregator: --shard: %llu is not below --shards\n",
 			(unsigned long long)shard);
 		return 2;
@@ -200,8 +202,8 @@ int main(int argc, char **argv)
 	if (c.mpi) {
 		gw_endpoint shards[GW_COLL_SHARDS_MAX];
 		unsigned idx;
-		if (cli_mpi_exchange(c.prog, 1, &c.local_ep, c.shards ? (unsigned)c.shards : 1,
-				     (unsigned)c.workers, shards, &idx) < 0)
+		if (cli_mpi_exchange(c.prog, 1, &c.local_ep, c.o.shards ? (unsigned)c.o.shards : 1,
+				     (unsigned)c.o.workers, shards, &idx) < 0)
 			goto out;
 		shard = idx;
 	}

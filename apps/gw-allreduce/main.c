@@ -149,7 +149,7 @@ static float *read_f32(const char *dir, const char *what, uint64_t rank, uint64_
  * received the same. */
 static int check(const struct cli *c, const struct opts *o)
 {
-	uint64_t n = c->dim, W = c->workers;
+	uint64_t n = c->o.dim, W = c->o.workers;
 	double *want = calloc(n, sizeof(double)), *have = calloc(n, sizeof(double));
 	double *mag = calloc(n, sizeof(double));
 	float *g = malloc(n * sizeof(float));
@@ -296,8 +296,7 @@ static void print_round_json(const struct opts *o, uint64_t r, const gw_coll_job
 static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 {
 	app_split_args(argc, argv, &c->args);
-	static const struct option lo[] = {
-		CLI_LONGOPTS,
+	static const struct option own[] = {
 		{"rank", 1, 0, 'r'}, {"agg", 1, 0, 'a'}, {"rounds", 1, 0, 'R'},
 		{"seed", 1, 0, 's'}, {"no-verify", 0, 0, 'V'}, {"dump", 1, 0, 'd'},
 		{"check", 1, 0, 'c'}, {"timeout-ms", 1, 0, 't'}, {"rto-us", 1, 0, 'o'},
@@ -307,6 +306,8 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		{"param-file", 1, 0, 'F'}, {"until-round", 1, 0, 'U'},
 		{"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
+	struct option lo[CLI_LONGOPTS_MAX];   /* the shared options, then own */
+	cli_longopts(own, lo);
 	int ac = c->args.argc, opt, li;
 	char **av = c->args.argv;
 	optind = 1;
@@ -413,8 +414,8 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		fprintf(stderr, "gw-allreduce: unexpected argument '%s'\n", av[optind]);
 		return -1;
 	}
-	if (!c->workers || !c->dim) {
-		fprintf(stderr, "gw-allreduce: --%s is required\n", c->workers ? "dim" : "workers");
+	if (!c->o.workers || !c->o.dim) {
+		fprintf(stderr, "gw-allreduce: --%s is required\n", c->o.workers ? "dim" : "workers");
 		return -1;
 	}
 	if (o->check)
@@ -430,15 +431,15 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 		fprintf(stderr, "gw-allreduce: --%s is required\n", o->have_rank ? "agg" : "rank");
 		return -1;
 	}
-	if (o->rank >= c->workers) {
+	if (o->rank >= c->o.workers) {
 		fprintf(stderr, "gw-allreduce: --rank: %llu is not below --workers\n",
 			(unsigned long long)o->rank);
 		return -1;
 	}
-	if (o->ports > 1 && o->ports != (c->shards ? c->shards : 1)) {
+	if (o->ports > 1 && o->ports != (c->o.shards ? c->o.shards : 1)) {
 		fprintf(stderr, "gw-allreduce: --ports: %llu, but a port per shard is %llu "
 			"(or 1 for all)\n", (unsigned long long)o->ports,
-			(unsigned long long)(c->shards ? c->shards : 1));
+			(unsigned long long)(c->o.shards ? c->o.shards : 1));
 		return -1;
 	}
 	if (o->train_lr > 0 && (o->verify || o->dump)) {
@@ -460,9 +461,9 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 			"dataplane\n");
 		return -1;
 	}
-	if (o->nshard != (c->shards ? c->shards : 1)) {
+	if (o->nshard != (c->o.shards ? c->o.shards : 1)) {
 		fprintf(stderr, "gw-allreduce: --agg: %u endpoints for %llu shards\n",
-			o->nshard, (unsigned long long)(c->shards ? c->shards : 1));
+			o->nshard, (unsigned long long)(c->o.shards ? c->o.shards : 1));
 		return -1;
 	}
 	if (o->host_shard && o->rank >= o->nshard) {
@@ -504,9 +505,9 @@ static void *serve_shard(void *arg)
 static int host_shard(const struct cli *c, const struct opts *o, const gw_coll_job *job,
 		      gw_dp **sdp, struct shard_thread *t)
 {
-	gw_dp_config cfg = {.backend = "udp", .pool = (uint32_t)c->pool,
+	gw_dp_config cfg = {.backend = "udp", .pool = (uint32_t)c->o.pool,
 			    .local = o->shard[o->rank], .opts = c->dp_opts};
-	int rc = gw_dp_open(&cfg, sdp);
+	int rc = coll_opts_dp_open(&c->o, &cfg, sdp);   /* this process's --wait, --gso */
 	if (rc < 0) {
 		fprintf(stderr, "gw-allreduce: --host-shard: cannot open its dataplane: %s: %s\n",
 			gw_strerror(rc), gw_error_detail());
@@ -531,7 +532,8 @@ static int host_shard(const struct cli *c, const struct opts *o, const gw_coll_j
 
 int main(int argc, char **argv)
 {
-	struct cli c = {.prog = "gw-allreduce", .job_id = 1};
+	struct cli c;
+	cli_init(&c, "gw-allreduce");
 	struct opts o = {.rounds = 3, .seed = 1, .verify = true, .ports = 1, .left_rank = UINT64_MAX};
 	if (cli_mpi_init(&argc, &argv, c.prog) < 0)
 		return 2;
@@ -551,7 +553,7 @@ int main(int argc, char **argv)
 	struct shard_thread shard = {0};
 	struct oracle_dense *ref = NULL;
 	struct oracle_sketched *skm = NULL;
-	uint64_t n = c.dim, W = c.workers;
+	uint64_t n = c.o.dim, W = c.o.workers;
 	float *g = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
 	float *want = malloc(n * sizeof(float)), *recv = calloc(n, sizeof(float));
 	float **all = calloc(W, sizeof(*all));
@@ -569,11 +571,11 @@ int main(int argc, char **argv)
 	if (c.mpi) {
 		unsigned idx;
 		gw_dp_local(dp, &c.local_ep);   /* the port bound, when asked for 0 */
-		if (cli_mpi_exchange(c.prog, 0, &c.local_ep, c.shards ? (unsigned)c.shards : 1,
+		if (cli_mpi_exchange(c.prog, 0, &c.local_ep, c.o.shards ? (unsigned)c.o.shards : 1,
 				     (unsigned)W, o.shard, &idx) < 0)
 			goto done;
 		o.rank = idx;
-		o.nshard = c.shards ? (unsigned)c.shards : 1;
+		o.nshard = c.o.shards ? (unsigned)c.o.shards : 1;
 	}
 	gw_coll_job job;
 	if (cli_job(&c, dp, &job) < 0) {

@@ -48,16 +48,18 @@ static uint32_t build(const struct coll_layout *L, uint8_t *p, uint32_t job, uin
 
 int main(int argc, char **argv)
 {
-	struct cli c = {.prog = "gw-flood", .job_id = 1};
+	struct cli c;
+	cli_init(&c, "gw-flood");
 	const char *agg = NULL, *kinds = "unauth,forged,foreign,stale";
 	uint64_t seconds = 2, rank = 0, stale_round = 0;
 	bool json = false;
-	static const struct option lo[] = {
-		CLI_LONGOPTS,
+	static const struct option own[] = {
 		{"agg", 1, 0, 'a'}, {"kinds", 1, 0, 'k'}, {"seconds", 1, 0, 's'},
 		{"rank", 1, 0, 'r'}, {"stale-round", 1, 0, 'S'}, {"json", 0, 0, 'j'},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0},
 	};
+	struct option lo[CLI_LONGOPTS_MAX];   /* the shared options, then own */
+	cli_longopts(own, lo);
 	app_split_args(argc, argv, &c.args);
 	int ac = c.args.argc, opt, li;
 	char **av = c.args.argv;
@@ -94,10 +96,10 @@ int main(int argc, char **argv)
 	}
 	if (!ok)
 		return 2;
-	if (!agg || !c.key_file || !c.workers || !c.dim) {
+	if (!agg || !c.key_file || !c.o.workers || !c.o.dim) {
 		fprintf(stderr, "gw-flood: --%s: missing (a flood is of a keyed job: the "
 			"shard must tell its workers from the intruder)\n",
-			!agg ? "agg" : !c.key_file ? "key-file" : !c.workers ? "workers" : "dim");
+			!agg ? "agg" : !c.key_file ? "key-file" : !c.o.workers ? "workers" : "dim");
 		return 2;
 	}
 	int want[K_N] = {0};

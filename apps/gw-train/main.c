@@ -105,8 +105,7 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 		 const char **plot_only, int *first_file)
 {
 	app_split_args(argc, argv, &c->args);
-	static const struct option lo[] = {
-		CLI_LONGOPTS,
+	static const struct option own[] = {
 		{"model", 1, 0, O_MODEL}, {"data", 1, 0, O_DATA}, {"train", 1, 0, O_TRAIN},
 		{"test", 1, 0, O_TEST}, {"features", 1, 0, O_FEATURES},
 		{"hidden", 1, 0, O_HIDDEN}, {"classes", 1, 0, O_CLASSES},
@@ -126,6 +125,8 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 		{"param-file", 1, 0, O_PARAMFILE}, {"rejoin", 1, 0, O_REJOIN},
 		{"step-ms", 1, 0, O_STEPMS}, {0, 0, 0, 0},
 	};
+	struct option lo[CLI_LONGOPTS_MAX];   /* the shared options, then own */
+	cli_longopts(own, lo);
 	const char *p = c->prog;
 	bool lr_set = false, batch_set = false, feat_set = false;
 	int ac = c->args.argc, opt, li;
@@ -145,9 +146,9 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 				o->fwd[o->nfwd++][1] = optarg;
 			}
 			if (!strcmp(lo[li].name, "workers"))
-				o->launch_workers = c->workers;
+				o->launch_workers = c->o.workers;
 			if (!strcmp(lo[li].name, "shards"))
-				o->launch_shards = c->shards;
+				o->launch_shards = c->o.shards;
 			break;
 		case O_SHARDMOM:
 			o->shard_momentum = true;
@@ -258,7 +259,7 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 			"replicas are)\n", p);
 		return -1;
 	}
-	if (o->restart && (!c->mode || strcmp(c->mode, "loss-tolerant"))) {
+	if (o->restart && c->o.mode != GW_COLL_LOSS_TOLERANT) {
 		fprintf(stderr, "%s: --restart: only a loss-tolerant job (--mode loss-tolerant) "
 			"goes on while a worker restarts\n", p);
 		return -1;
@@ -307,7 +308,8 @@ size_t train_nparams(const struct train_opts *o)
 
 int main(int argc, char **argv)
 {
-	struct cli c = {.prog = "gw-train", .job_id = 1};
+	struct cli c;
+	cli_init(&c, "gw-train");
 	struct train_opts o = {
 		.model = MODEL_MLP, .model_name = "mlp", .data_dir = "data", .epochs = 5,
 		.hidden = 64, .classes = 10, .evals = 4, .seed = 1, .momentum = 0.9,
@@ -338,11 +340,11 @@ int main(int argc, char **argv)
 		if (!c.mpi && !o.aggs) {
 			fprintf(stderr, "gw-train: --agg is required with --rank\n");
 			rc = 2;
-		} else if (!c.workers || !c.dim) {
+		} else if (!c.o.workers || !c.o.dim) {
 			fprintf(stderr, "gw-train: --%s is required with --rank\n",
-				c.workers ? "dim" : "workers");
+				c.o.workers ? "dim" : "workers");
 			rc = 2;
-		} else if (o.rank >= c.workers) {
+		} else if (o.rank >= c.o.workers) {
 			fprintf(stderr, "gw-train: --rank: %llu is not below --workers\n",
 				(unsigned long long)o.rank);
 			rc = 2;
@@ -353,9 +355,9 @@ int main(int argc, char **argv)
 		/* The job every process will be given: refused here, by the
 		 * option it names, rather than by the aggregator after launch. */
 		struct cli job = c;
-		job.workers = o.launch_workers;
-		job.shards = o.launch_shards;
-		job.dim = train_nparams(&o);
+		job.o.workers = o.launch_workers;
+		job.o.shards = o.launch_shards;
+		job.o.dim = train_nparams(&o);
 		rc = cli_job_check(&job) < 0 ? 2 : train_driver(&o, argc, argv);
 	}
 	cli_mpi_finalize();

@@ -90,7 +90,7 @@ static int sketched_step(struct loop *L, float *avg, gw_allreduce_info *info)
 static int train(struct loop *L)
 {
 	const struct train_opts *o = L->o;
-	uint32_t W = (uint32_t)L->c->workers;
+	uint32_t W = (uint32_t)L->c->o.workers;
 	uint32_t steps = L->nmine / (uint32_t)o->batch;
 	if (steps == 0) {
 		fprintf(stderr, "%s: --batch %llu: a worker has only %u rows\n", L->c->prog,
@@ -174,7 +174,7 @@ static int rejoin(struct loop *L, char *err, size_t errlen)
 	double until = app_now_s() + 2.0;
 	do {
 		from = checkpoint_load(&L->wl, L->params, o->param_file, L->rank,
-				       (unsigned)L->c->workers, &step, err, errlen);
+				       (unsigned)L->c->o.workers, &step, err, errlen);
 		if (from >= 0 && step >= at)
 			break;
 		nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
@@ -210,21 +210,21 @@ int train_worker(struct cli *c, struct train_opts *o)
 		goto done;
 	if (c->mpi) {
 		unsigned idx;
-		nshard = c->shards ? (unsigned)c->shards : 1;
-		if (cli_mpi_exchange(c->prog, 0, &c->local_ep, nshard, (unsigned)c->workers,
+		nshard = c->o.shards ? (unsigned)c->o.shards : 1;
+		if (cli_mpi_exchange(c->prog, 0, &c->local_ep, nshard, (unsigned)c->o.workers,
 				     shard, &idx) < 0)
 			goto done;
 		L.rank = idx;
 	}
-	if (nshard != (c->shards ? c->shards : 1)) {
+	if (nshard != (c->o.shards ? c->o.shards : 1)) {
 		fprintf(stderr, "%s: --agg: %u endpoints for %llu shards\n", c->prog, nshard,
-			(unsigned long long)(c->shards ? c->shards : 1));
+			(unsigned long long)(c->o.shards ? c->o.shards : 1));
 		rc = 2;
 		goto done;
 	}
-	if (c->dim != np) {
+	if (c->o.dim != np) {
 		fprintf(stderr, "%s: --dim %llu, but the model has %zu parameters\n", c->prog,
-			(unsigned long long)c->dim, np);
+			(unsigned long long)c->o.dim, np);
 		rc = 2;
 		goto done;
 	}
@@ -251,7 +251,7 @@ int train_worker(struct cli *c, struct train_opts *o)
 	}
 	/* Rows: a seeded permutation cut into W equal parts (the remainder is
 	 * left out, so every worker takes the same number of steps). */
-	uint32_t rows = workload_train_rows(&L.wl), W = (uint32_t)c->workers;
+	uint32_t rows = workload_train_rows(&L.wl), W = (uint32_t)c->o.workers;
 	uint32_t *perm = malloc(rows * sizeof(uint32_t));
 	if (!perm)
 		goto done;

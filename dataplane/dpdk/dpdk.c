@@ -12,7 +12,7 @@
  *                  framesz=); default: what the MTU needs, at least 2048
  *   spin_us=N      gw_dp_wait() polls this long before it sleeps, while
  *                  packets came in the last millisecond (default 20; 0:
- *                  sleep at once)
+ *                  sleep at once, as gw_dp_set_wait(GW_DP_WAIT_SLEEP) does)
  */
 #include <stdio.h>
 #include <stdlib.h>

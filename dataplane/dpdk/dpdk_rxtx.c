@@ -323,12 +323,13 @@ static int wait_intr(struct dpdk_dp *d, unsigned timeout_us)
 /* Polls for up to spin_cycles (and timeout_us) while the port was active
  * in the last active_cycles: a peer in the middle of a transfer answers in
  * microseconds, and the first sleep would cost more than that. An idle
- * port sleeps at once, so idle processes leave the cores to others. True
- * if a packet came. */
+ * port sleeps at once, so idle processes leave the cores to others, and
+ * so does every port whose policy is GW_DP_WAIT_SLEEP. True if a packet
+ * came. */
 static bool spin(struct dpdk_dp *d, unsigned timeout_us)
 {
 	uint64_t now = rte_get_timer_cycles();
-	if (!d->spin_cycles || now - d->last_rx > d->active_cycles)
+	if (!d->spin_cycles || d->dp.wait_sleep || now - d->last_rx > d->active_cycles)
 		return false;
 	uint64_t per_us = GW_MAX(rte_get_timer_hz() / 1000000, 1u);
 	uint64_t end = now + GW_MIN(d->spin_cycles, per_us * timeout_us);

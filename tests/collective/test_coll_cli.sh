@@ -30,9 +30,18 @@ expect gw-aggregator chunk_elems "${A[@]}" --chunk-elems 100
 expect gw-aggregator "codec params" "${A[@]}" --up topk --up-params fraction=0
 expect gw-aggregator "codec params" "${A[@]}" --up 3lc --up-params sparsity=5
 expect gw-aggregator "codec params" "${A[@]}" --up 3lc --up-params nosuch=1
+expect gw-aggregator "--wait: 'busy' is not spin or sleep" "${A[@]}" --wait busy
+expect gw-aggregator "--gso: '2' is not 0 or 1" "${A[@]}" --gso 2
 expect gw-aggregator "unexpected argument" "${A[@]}" stray
 expect gw-aggregator "port 0 serves one dataplane" "${A[@]}" --ports 2
 W=(--rank 0 --workers 2 --dim 1000 --agg 127.0.0.1:9 --local 127.0.0.1:0)
+# --gso is the udp backend's: another built backend is refused, either order.
+other=$("$apps/gw-aggregator" "${A[@]}" --backend none 2>&1 | grep -oE '\(udp[^)]*\)' |
+        tr -d '()' | tr ',' '\n' | tr -d ' ' | grep -vx udp | head -1)
+if [ -n "$other" ]; then
+  expect gw-aggregator "--gso: only the udp backend" "${A[@]}" --gso 0 --backend "$other"
+  expect gw-allreduce "--gso: only the udp backend" "${W[@]}" --backend "$other" --gso 1
+fi
 expect gw-allreduce --rank --workers 2 --dim 1000 --agg 127.0.0.1:9 --local 127.0.0.1:0
 expect gw-allreduce --rank "${W[@]}" --rank 2
 expect gw-allreduce --agg --rank 0 --workers 2 --dim 1000 --local 127.0.0.1:0

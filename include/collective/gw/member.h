@@ -13,7 +13,8 @@
  *   gw_member_allreduce(m, grad, info);            each step
  *   gw_member_free(m);
  *
- * Options (gw_member_set; the collective CLIs' names without "--"):
+ * Options (gw_member_set; the collective CLIs' names without "--", with
+ * the same bounds and messages: one table, collective/coll_opts.c):
  *   up, down        codec strings as the CLIs take them: "3lc",
  *                   "3lc:sparsity=1.9", "deepreduce:index=bloom,...";
  *                   up "countsketch" (or "sketched-sgd") runs Sketched-SGD
@@ -27,6 +28,16 @@
  *   eal, shard-eal  dpdk: EAL arguments of the worker's and the shard's
  *                   dataplane, separated by spaces
  *   opts            backend options (impair_loss=P, ..., port=N)
+ *   wait            this process's idle waits (its worker's and its
+ *                   co-located shard's loops): spin (default: poll about
+ *                   20 us after recent traffic, then sleep) or sleep (at
+ *                   once). sleep where more processes poll than there are
+ *                   cores, e.g. 4 ranks and their 4 shards on 2 cores: a
+ *                   spin there holds the core the awaited peer needs
+ *                   (gw_dp_set_wait)
+ *   gso             0 | 1: the udp backend's transmit segmentation, as opts
+ *                   "gso=N" (which it overrides; default: 1 where the
+ *                   kernel has it); refused at open for another backend
  *   job (default 1, as the CLIs), window, chunk-elems, deadline-us,
  *                   rto-us, timeout-ms, liveness-ms (a peer silent this
  *                   long, and longer than its history makes likely, is

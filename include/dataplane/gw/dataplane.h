@@ -131,6 +131,25 @@ GW_API int gw_dp_wait(gw_dp *dp, unsigned timeout_us);
 #define GW_DP_WAIT_ANY_MAX 64
 GW_API int gw_dp_wait_any(gw_dp *const *dps, unsigned n, unsigned timeout_us);
 
+/* What an idle wait does before it sleeps. */
+typedef enum gw_dp_wait_policy {
+	/* The default: while packets came in the last millisecond, poll for
+	 * about 20 us first (gw_dp_wait_any over several dataplanes; the
+	 * dpdk backend's spin_us), since a peer mid-transfer answers sooner
+	 * than a sleep and a wake-up take. */
+	GW_DP_WAIT_SPIN = 0,
+	/* Sleep as soon as nothing is due: no polling phase. The right one
+	 * where more processes poll than there are cores (4 ranks and 4
+	 * shards on 2 cores): there a spin holds the core that the peer it
+	 * waits for needs. */
+	GW_DP_WAIT_SLEEP = 1,
+} gw_dp_wait_policy;
+
+/* Sets dp's idle-wait policy (default GW_DP_WAIT_SPIN); GW_EINVAL with a
+ * detail for a NULL dp or an unknown policy. gw_dp_wait_any() polls only
+ * when every dataplane it waits on allows it. (GRADWIRE_0.6) */
+GW_API int gw_dp_set_wait(gw_dp *dp, gw_dp_wait_policy policy);
+
 /* The memory every packet buffer of dp lies in, so that a device can be
  * given it once and then write packet data without a copy: a GPU that
  * registers it for mapped access (cudaHostRegister) and encodes straight
