@@ -117,7 +117,8 @@ start_hub() {  # line, torch_ddp options
   done
   ip netns exec gwhub "$build/apps/gw-aggregator" --shard 0 --workers $W --dim "$dim" \
     --up "$up" ${down:+--down "$down"} --window "$window" --job $((line + 1)) \
-    --local 10.77.0.254:$((7000 + line)) --idle-exit-ms 600000 >"$log_agg" 2>&1 &
+    --local 10.77.0.254:$((7000 + line)) --opts payload=auto --idle-exit-ms 600000 \
+    >"$log_agg" 2>&1 &
   agg_pids+=($!)
   for ((i = 0; i < 200; i++)); do
     grep -q "ready" "$log_agg" 2>/dev/null && return 0
