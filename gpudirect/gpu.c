@@ -24,22 +24,42 @@ void gw_gpu_ops_add(const struct gw_gpu_ops *ops)
 		gpu_ops[gpu_nops++] = ops;
 }
 
+/* "emu" or "cuda", with ":N" for device N (else the caller's current). */
 gw_gpu *gw_gpu_open(const char *name)
 {
 	if (!name || !*name) {
-		GW_ERRF(GW_EINVAL, "gpu: missing (emu or cuda)");
+		GW_ERRF(GW_EINVAL, "gpu: missing (emu or cuda, optionally :N for device N)");
 		return NULL;
 	}
-	const struct gw_gpu_ops *ops = !strcmp(name, "emu") ? &gw_gpu_emu_ops : NULL;
+	char exec[16];
+	int dev = -1;
+	const char *colon = strchr(name, ':');
+	size_t n = colon ? (size_t)(colon - name) : strlen(name);
+	if (colon) {
+		char *end = NULL;
+		long d = strtol(colon + 1, &end, 10);
+		if (!colon[1] || *end || d < 0 || d > 1023) {
+			GW_ERRF(GW_EINVAL, "gpu: '%s': the device after ':' is not a number "
+				"from 0", name);
+			return NULL;
+		}
+		dev = (int)d;
+	}
+	if (n >= sizeof(exec))
+		n = sizeof(exec) - 1;
+	memcpy(exec, name, n);
+	exec[n] = 0;
+	const struct gw_gpu_ops *ops = !strcmp(exec, "emu") ? &gw_gpu_emu_ops : NULL;
 	for (unsigned i = 0; !ops && i < gpu_nops; i++)
-		if (!strcmp(gpu_ops[i]->name, name))
+		if (!strcmp(gpu_ops[i]->name, exec))
 			ops = gpu_ops[i];
 	if (!ops) {
-		if (!strcmp(name, "cuda"))
+		if (!strcmp(exec, "cuda"))
 			GW_ERRF(GW_EUNSUPPORTED, "gpu: cuda: this build has no CUDA kernels "
 				"(nvcc or cudart was missing when it was configured)");
 		else
-			GW_ERRF(GW_EINVAL, "gpu: '%s': unknown (emu or cuda)", name);
+			GW_ERRF(GW_EINVAL, "gpu: '%s': unknown (emu or cuda, optionally :N)",
+				name);
 		return NULL;
 	}
 	gw_gpu *g = calloc(1, sizeof(*g));
@@ -48,11 +68,21 @@ gw_gpu *gw_gpu_open(const char *name)
 		return NULL;
 	}
 	g->ops = ops;
-	if (ops->open(g) < 0) {
+	if (ops->open(g, dev) < 0) {
 		free(g);
 		return NULL;
 	}
 	return g;
+}
+
+/* After a launch failed or a job was refused midway, what was queued
+ * before still writes into the caller's packets and scratch: the call
+ * waits for it before it returns (rc, the first failure, stands). */
+static int drained(gw_gpu *g, int rc)
+{
+	if (rc < 0)
+		g->ops->sync(g);
+	return rc;
 }
 
 static void topk_free(gw_gpu *g)
@@ -123,7 +153,7 @@ int gw_gpu_zero(gw_gpu *g, float *out, uint64_t n)
 	if (!g || (!out && n))
 		return GW_ERR(GW_EINVAL);
 	int rc = n ? g->ops->zero(g, out, n * sizeof(float)) : GW_OK;
-	return rc < 0 ? rc : g->ops->sync(g);
+	return rc < 0 ? drained(g, rc) : g->ops->sync(g);
 }
 
 int gw_gpu_dcopy(gw_gpu *g, float *dst, const float *src, uint64_t n)
@@ -170,11 +200,12 @@ int gw_gpu_registered(const gw_gpu *g, const void *p, size_t len)
 	return g && gw_gpu_map_dev(&g->map, p, len) != NULL;
 }
 
+/* Every executor runs gw_cuda.cu's kernels: the CPU's tells for all. */
 int gw_gpu_takes(int codec)
 {
-	return codec == C_RAW || codec == C_BF16 || codec == C_INT8 || codec == C_3LC ||
-	       codec == C_TOPK;
+	return gw_gpu_emu_ops.takes(codec);
 }
+
 
 /* Mapped parameters for n frames: pointers, lengths, verdicts, counts.
  * *h and *d: the host's and the kernels' view of the same block. */
@@ -283,8 +314,8 @@ static int encode_topk(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view
 			.st = t->st, .first = t->first, .count = t->count,
 			.nframes = d->cnt + i, .slots = d->ptr + i, .lens = d->len + i,
 			.max_frames = 1};
-		if ((rc = g->ops->enc_topk(g, &k)) < 0)
-			return rc;
+		if ((rc = g->ops->encode(g, C_TOPK, &k)) < 0)
+			return drained(g, rc);
 	}
 	if ((rc = g->ops->sync(g)) < 0)
 		return rc;
@@ -349,10 +380,10 @@ static int encode_3lc(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view 
 		all.e = j->e;
 		all.dim = j->dim;
 		if ((rc = g->ops->max_3lc(g, &all)) < 0)
-			return rc;
+			return drained(g, rc);
 	}
-	if ((rc = g->ops->enc_3lc(g, &k)) < 0 || (rc = g->ops->sync(g)) < 0)
-		return rc;
+	if ((rc = g->ops->encode(g, C_3LC, &k)) < 0 || (rc = g->ops->sync(g)) < 0)
+		return drained(g, rc);
 	uint32_t w[3];
 	if ((rc = g->ops->copy(g, w, t->words, sizeof(w))) < 0)
 		return rc;
@@ -402,9 +433,8 @@ int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j)
 			.dim = GW_MIN((uint64_t)j->n * j->chunk_elems, j->dim - base),
 			.tensor = j->tensor, .per_frame = j->chunk_elems, .frames = j->n,
 			.slots = d.ptr, .lens = d.len, .base = base};
-		rc = g->ops->enc_dense(g, &k);
-		if (rc == GW_OK)
-			rc = g->ops->sync(g);
+		rc = g->ops->encode(g, j->codec, &k);
+		rc = rc == GW_OK ? g->ops->sync(g) : drained(g, rc);
 	}
 	for (uint32_t i = 0; rc == GW_OK && i < j->n; i++)
 		j->lens[i] = h.len[i];
@@ -416,12 +446,7 @@ int gw_gpu_decode(gw_gpu *g, int codec, const uint8_t *const *frames, const uint
 {
 	if (!g || !frames || !lens || !n || !out || !rcs)
 		return GW_ERRF(GW_EINVAL, "gpu: decode: missing argument");
-	int (*dec)(gw_gpu *, const struct gw_kf_dec *) =
-		codec == C_RAW || codec == C_BF16 || codec == C_INT8
-			? g->ops->dec_dense
-		: codec == C_3LC ? g->ops->dec_3lc
-		: codec == C_TOPK ? g->ops->dec_topk : NULL;
-	if (!dec)
+	if (!g->ops->takes(codec))
 		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no decode kernel for codec %d", codec);
 	struct par_view h, d;
 	int rc = params(g, n, &h, &d);
@@ -432,8 +457,8 @@ int gw_gpu_decode(gw_gpu *g, int codec, const uint8_t *const *frames, const uint
 		return rc;
 	struct gw_kf_dec k = {.frames = (const uint8_t *const *)d.ptr, .lens = d.len, .n = n,
 			      .out = out, .out_len = out_len, .rcs = d.rc};
-	if ((rc = dec(g, &k)) < 0 || (rc = g->ops->sync(g)) < 0)
-		return rc;
+	if ((rc = g->ops->decode(g, codec, &k)) < 0 || (rc = g->ops->sync(g)) < 0)
+		return drained(g, rc);
 	memcpy(rcs, h.rc, n * sizeof(*rcs));
 	return GW_OK;
 }
@@ -443,5 +468,5 @@ int gw_gpu_finite(gw_gpu *g, float *p, uint64_t n)
 	if (!g || (!p && n))
 		return GW_ERR(GW_EINVAL);
 	int rc = n ? g->ops->finite(g, p, n) : GW_OK;
-	return rc < 0 ? rc : g->ops->sync(g);
+	return rc < 0 ? drained(g, rc) : g->ops->sync(g);
 }

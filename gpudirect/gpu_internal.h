@@ -1,9 +1,11 @@
 /* An executor's ops table (one per executor, as one per codec and per
  * backend): where its memory is, how the kernels launch, how the host
  * waits for them. gpu.c builds the kernels' job structs on top of it, the
- * same for every executor; gpu_emu.c runs the host emulation,
- * gpu_cuda.c the CUDA kernels (built with nvcc only, registering itself
- * when the library loads, as the dataplane's backends do). */
+ * same for every executor. There is one executor source, gpu_cuda.c, over
+ * gw_cuda.cu's kernels: built with nvcc and cudart it is "cuda" (it
+ * announces itself when the library loads, as the dataplane's backends
+ * do); built against hostcuda/ it is "emu", the same code and kernels run
+ * by fibers on the CPU. */
 #ifndef GW_GPUDIRECT_GPU_INTERNAL_H
 #define GW_GPUDIRECT_GPU_INTERNAL_H
 
@@ -16,7 +18,9 @@
 
 struct gw_gpu_ops {
 	const char *name;
-	int (*open)(gw_gpu *g);                    /* GW_E* with a detail */
+	/* Device dev, or the caller's current one (dev < 0); GW_E* with a
+	 * detail. Every later call runs on that device, from any thread. */
+	int (*open)(gw_gpu *g, int dev);
 	void (*close)(gw_gpu *g);
 	void *(*alloc)(gw_gpu *g, size_t len);
 	void (*free)(gw_gpu *g, void *p);
@@ -26,17 +30,16 @@ struct gw_gpu_ops {
 	 * frame pointers, lengths, verdicts). */
 	void *(*alloc_mapped)(gw_gpu *g, size_t len, void **dev);
 	void (*free_mapped)(gw_gpu *g, void *host);
-	/* Packet memory: registered, seen by the kernels at *dev. */
+	/* Packet memory: registered, seen by the kernels at *dev. Regions may
+	 * share pages (pools without hugepages). */
 	int (*reg)(gw_gpu *g, void *host, size_t len, void **dev);
 	void (*unreg)(gw_gpu *g, void *host);
-	/* Launches; the host waits in sync(). */
-	int (*enc_dense)(gw_gpu *g, const struct gw_kd_enc *j);
-	int (*enc_topk)(gw_gpu *g, const struct gw_kk_enc *j);
+	/* Whether codec has kernels; its launches (job: the codec's struct,
+	 * gw_cuda.h's gw_cuda_kern). The host waits in sync(). */
+	int (*takes)(int codec);
+	int (*encode)(gw_gpu *g, int codec, const void *job);
+	int (*decode)(gw_gpu *g, int codec, const struct gw_kf_dec *d);
 	int (*max_3lc)(gw_gpu *g, const struct gw_kt_enc *j);
-	int (*enc_3lc)(gw_gpu *g, const struct gw_kt_enc *j);
-	int (*dec_dense)(gw_gpu *g, const struct gw_kf_dec *d);
-	int (*dec_3lc)(gw_gpu *g, const struct gw_kf_dec *d);
-	int (*dec_topk)(gw_gpu *g, const struct gw_kf_dec *d);
 	int (*finite)(gw_gpu *g, float *p, uint64_t n);   /* non-finite -> 0 */
 	int (*sync)(gw_gpu *g);
 	/* Optional: 1 if the device exports its memory as dma-buf, else 0
@@ -79,6 +82,6 @@ struct gw_gpu {
 /* An executor announces itself when the library loads (gpu_cuda.c). */
 void gw_gpu_ops_add(const struct gw_gpu_ops *ops);
 
-extern const struct gw_gpu_ops gw_gpu_emu_ops;   /* gpu_emu.c */
+extern const struct gw_gpu_ops gw_gpu_emu_ops;   /* gpu_cuda.c over hostcuda/ */
 
 #endif

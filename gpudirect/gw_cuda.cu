@@ -7,13 +7,14 @@
 #include <cuda_runtime.h>
 
 #include "gw_cuda.h"
+#include "gw_cuda_lang.h"
 #include "kern/dense.h"
 #include "kern/tlc.h"
 #include "kern/topk.h"
 
 __global__ void __launch_bounds__(GW_KD_THREADS) gw_kd_encode_kernel(struct gw_kd_enc j)
 {
-	__shared__ struct gw_kd_shared s;
+	GW_SHARED(struct gw_kd_shared, s);
 	uint32_t t = threadIdx.x;
 	for (uint32_t f = blockIdx.x; f < j.frames; f += gridDim.x) {
 		if (j.codec == GW_KD_INT8) {
@@ -33,7 +34,7 @@ __global__ void __launch_bounds__(GW_KD_THREADS) gw_kd_encode_kernel(struct gw_k
 
 __global__ void __launch_bounds__(GW_KD_THREADS) gw_kd_decode_kernel(struct gw_kf_dec d)
 {
-	__shared__ struct gw_kd_shared s;
+	GW_SHARED(struct gw_kd_shared, s);
 	uint32_t t = threadIdx.x;
 	for (uint32_t f = blockIdx.x; f < d.n; f += gridDim.x) {
 		if (t == 0)
@@ -57,52 +58,27 @@ static unsigned grid_for(uint32_t n)
 	return n < 65535u ? (n ? n : 1u) : 65535u;
 }
 
-/* ---- packet memory --------------------------------------------------------- */
-
-extern "C" int gw_cuda_register(struct gw_gpu_map *m, void *host, size_t len)
-{
-	if (!m || !host || !len)
-		return GW_EINVAL;
-	if (cudaHostRegister(host, len, cudaHostRegisterMapped | cudaHostRegisterPortable) !=
-	    cudaSuccess)
-		return GW_EIO;
-	void *dev = NULL;
-	int rc = cudaHostGetDevicePointer(&dev, host, 0) == cudaSuccess
-			 ? gw_gpu_map_add(m, host, dev, len) : GW_EIO;
-	if (rc < 0)
-		cudaHostUnregister(host);
-	return rc;
-}
-
-extern "C" void gw_cuda_unregister(struct gw_gpu_map *m)
-{
-	for (unsigned i = 0; m && i < m->n; i++)
-		cudaHostUnregister(m->r[i].host);
-	if (m)
-		m->n = 0;
-}
-
-extern "C" int gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStream_t stream)
+extern "C" cudaError_t gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStream_t stream)
 {
 	if (!j || !j->frames)
-		return GW_EINVAL;
-	gw_kd_encode_kernel<<<grid_for(j->frames), GW_KD_THREADS, 0, stream>>>(*j);
-	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+		return cudaErrorInvalidValue;
+	GW_LAUNCH(gw_kd_encode_kernel, grid_for(j->frames), GW_KD_THREADS, stream)(*j);
+	return cudaGetLastError();
 }
 
-extern "C" int gw_cuda_decode_dense(const struct gw_kf_dec *d, cudaStream_t stream)
+extern "C" cudaError_t gw_cuda_decode_dense(const struct gw_kf_dec *d, cudaStream_t stream)
 {
 	if (!d || !d->n)
-		return GW_EINVAL;
-	gw_kd_decode_kernel<<<grid_for(d->n), GW_KD_THREADS, 0, stream>>>(*d);
-	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+		return cudaErrorInvalidValue;
+	GW_LAUNCH(gw_kd_decode_kernel, grid_for(d->n), GW_KD_THREADS, stream)(*d);
+	return cudaGetLastError();
 }
 
 /* ---- scans (kern/scan.h) ---------------------------------------------------- */
 
 __global__ void __launch_bounds__(GW_KS_THREADS) gw_ks_tile_kernel(struct gw_ks_scan s)
 {
-	__shared__ struct gw_ks_shared sh;
+	GW_SHARED(struct gw_ks_shared, sh);
 	gw_ks_tile_reduce(&s, blockIdx.x, threadIdx.x, &sh);
 	__syncthreads();
 	if (threadIdx.x == 0)
@@ -125,9 +101,9 @@ __global__ void gw_ks_apply_kernel(struct gw_ks_scan s)
 
 static void scan(const struct gw_ks_scan *s, cudaStream_t stream)
 {
-	gw_ks_tile_kernel<<<gw_ks_tiles(s->n), GW_KS_THREADS, 0, stream>>>(*s);
-	gw_ks_tiles_kernel<<<1, 1, 0, stream>>>(*s);
-	gw_ks_apply_kernel<<<grid_for((uint32_t)((s->n + 255) / 256)), 256, 0, stream>>>(*s);
+	GW_LAUNCH(gw_ks_tile_kernel, gw_ks_tiles(s->n), GW_KS_THREADS, stream)(*s);
+	GW_LAUNCH(gw_ks_tiles_kernel, 1, 1, stream)(*s);
+	GW_LAUNCH(gw_ks_apply_kernel, grid_for((uint32_t)((s->n + 255) / 256)), 256, stream)(*s);
 }
 
 /* ---- 3lc (kern/tlc.h) ----------------------------------------------------------- */
@@ -136,7 +112,7 @@ static void scan(const struct gw_ks_scan *s, cudaStream_t stream)
 
 __global__ void __launch_bounds__(GW_KT_THREADS) gw_kt_max_kernel(struct gw_kt_enc j)
 {
-	__shared__ uint32_t part[GW_KT_THREADS];
+	GW_SHARED(uint32_t[GW_KT_THREADS], part);
 	gw_kt_max_part(&j, (uint64_t)blockIdx.x * GW_KT_THREADS + threadIdx.x,
 		       (uint64_t)gridDim.x * GW_KT_THREADS, &part[threadIdx.x]);
 	__syncthreads();
@@ -172,38 +148,41 @@ __global__ void gw_kt_seal_kernel(struct gw_kt_enc j)
 		gw_kt_seal(&j, f);
 }
 
-extern "C" int gw_cuda_max_3lc(const struct gw_kt_enc *j, cudaStream_t stream)
+extern "C" cudaError_t gw_cuda_max_3lc(const struct gw_kt_enc *j, cudaStream_t stream)
 {
 	if (!j || !j->mx)
-		return GW_EINVAL;
-	cudaMemsetAsync(j->mx, 0, sizeof(uint32_t), stream);
-	gw_kt_max_kernel<<<TLC_MAX_BLOCKS, GW_KT_THREADS, 0, stream>>>(*j);
-	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+		return cudaErrorInvalidValue;
+	cudaError_t e = cudaMemsetAsync(j->mx, 0, sizeof(uint32_t), stream);
+	if (e != cudaSuccess)
+		return e;
+	GW_LAUNCH(gw_kt_max_kernel, TLC_MAX_BLOCKS, GW_KT_THREADS, stream)(*j);
+	return cudaGetLastError();
 }
 
-extern "C" int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream)
+extern "C" cudaError_t gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream)
 {
 	if (!j || !j->nb || !j->room || !j->max_frames)
-		return GW_EINVAL;
+		return cudaErrorInvalidValue;
 	unsigned grid = grid_for((uint32_t)((j->nb + 255) / 256));
-	if (!j->mx_given && gw_cuda_max_3lc(j, stream) < 0)
-		return GW_EIO;
-	gw_kt_pack_kernel<<<grid, 256, 0, stream>>>(*j);
-	gw_kt_run_start_kernel<<<grid, 256, 0, stream>>>(*j);
+	cudaError_t e;
+	if (!j->mx_given && (e = gw_cuda_max_3lc(j, stream)) != cudaSuccess)
+		return e;
+	GW_LAUNCH(gw_kt_pack_kernel, grid, 256, stream)(*j);
+	GW_LAUNCH(gw_kt_run_start_kernel, grid, 256, stream)(*j);
 	struct gw_ks_scan runs = {GW_KS_MAX, 1, j->runs, j->runs, j->tiles, j->nb};
 	scan(&runs, stream);
-	gw_kt_token_flag_kernel<<<grid, 256, 0, stream>>>(*j);
+	GW_LAUNCH(gw_kt_token_flag_kernel, grid, 256, stream)(*j);
 	struct gw_ks_scan toks = {GW_KS_SUM, 0, j->tok, j->tok, j->tiles, j->nb};
 	scan(&toks, stream);
-	gw_kt_count_kernel<<<1, 1, 0, stream>>>(*j);
-	gw_kt_write_kernel<<<grid, 256, 0, stream>>>(*j);
-	gw_kt_seal_kernel<<<grid_for((j->max_frames + 63) / 64), 64, 0, stream>>>(*j);
-	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+	GW_LAUNCH(gw_kt_count_kernel, 1, 1, stream)(*j);
+	GW_LAUNCH(gw_kt_write_kernel, grid, 256, stream)(*j);
+	GW_LAUNCH(gw_kt_seal_kernel, grid_for((j->max_frames + 63) / 64), 64, stream)(*j);
+	return cudaGetLastError();
 }
 
 __global__ void __launch_bounds__(GW_KT_THREADS) gw_kt_decode_kernel(struct gw_kf_dec d)
 {
-	__shared__ struct gw_kt_dshared s;
+	GW_SHARED(struct gw_kt_dshared, s);
 	uint32_t t = threadIdx.x;
 	for (uint32_t f = blockIdx.x; f < d.n; f += gridDim.x) {
 		if (t == 0)
@@ -222,12 +201,12 @@ __global__ void __launch_bounds__(GW_KT_THREADS) gw_kt_decode_kernel(struct gw_k
 	}
 }
 
-extern "C" int gw_cuda_decode_3lc(const struct gw_kf_dec *d, cudaStream_t stream)
+extern "C" cudaError_t gw_cuda_decode_3lc(const struct gw_kf_dec *d, cudaStream_t stream)
 {
 	if (!d || !d->n)
-		return GW_EINVAL;
-	gw_kt_decode_kernel<<<grid_for(d->n), GW_KT_THREADS, 0, stream>>>(*d);
-	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+		return cudaErrorInvalidValue;
+	GW_LAUNCH(gw_kt_decode_kernel, grid_for(d->n), GW_KT_THREADS, stream)(*d);
+	return cudaGetLastError();
 }
 
 /* ---- top-k (kern/topk.h) ------------------------------------------------------- */
@@ -288,31 +267,31 @@ __global__ void __launch_bounds__(GW_KK_THREADS) gw_kk_write_kernel(struct gw_kk
 	}
 }
 
-extern "C" int gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t stream)
+extern "C" cudaError_t gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t stream)
 {
 	if (!j || !j->dim || j->dim >= (1ull << 32) || !j->k || j->k > j->dim ||
 	    (uint64_t)j->k * 9 >= (1ull << 32) || j->cap < 4 || !j->max_frames)
-		return GW_EINVAL;
+		return cudaErrorInvalidValue;
 	unsigned grid = grid_for((uint32_t)((j->dim + 255) / 256));
-	gw_kk_rank_kernel<<<grid, 256, 0, stream>>>(*j);
-	gw_kk_init_kernel<<<1, 1, 0, stream>>>(*j);
+	GW_LAUNCH(gw_kk_rank_kernel, grid, 256, stream)(*j);
+	GW_LAUNCH(gw_kk_init_kernel, 1, 1, stream)(*j);
 	for (uint32_t p = 0; p < 4; p++) {
-		gw_kk_hist_kernel<<<grid, 256, 0, stream>>>(*j, p);
-		gw_kk_pick_kernel<<<1, 1, 0, stream>>>(*j, p);
+		GW_LAUNCH(gw_kk_hist_kernel, grid, 256, stream)(*j, p);
+		GW_LAUNCH(gw_kk_pick_kernel, 1, 1, stream)(*j, p);
 	}
-	gw_kk_tie_flag_kernel<<<grid, 256, 0, stream>>>(*j);
+	GW_LAUNCH(gw_kk_tie_flag_kernel, grid, 256, stream)(*j);
 	struct gw_ks_scan ties = {GW_KS_SUM, 0, j->ties, j->ties, j->tiles, j->dim};
 	scan(&ties, stream);
-	gw_kk_sel_flag_kernel<<<grid, 256, 0, stream>>>(*j);
+	GW_LAUNCH(gw_kk_sel_flag_kernel, grid, 256, stream)(*j);
 	struct gw_ks_scan pos = {GW_KS_SUM, 0, j->pos, j->pos, j->tiles, j->dim};
 	scan(&pos, stream);
-	gw_kk_compact_kernel<<<grid, 256, 0, stream>>>(*j);
-	gw_kk_cost_kernel<<<grid_for((j->k + 256) / 256), 256, 0, stream>>>(*j);
+	GW_LAUNCH(gw_kk_compact_kernel, grid, 256, stream)(*j);
+	GW_LAUNCH(gw_kk_cost_kernel, grid_for((j->k + 256) / 256), 256, stream)(*j);
 	struct gw_ks_scan cost = {GW_KS_SUM, 0, j->cost, j->cost, j->tiles, (uint64_t)j->k + 1};
 	scan(&cost, stream);
-	gw_kk_cut_kernel<<<1, 1, 0, stream>>>(*j);
-	gw_kk_write_kernel<<<grid_for(j->max_frames), GW_KK_THREADS, 0, stream>>>(*j);
-	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+	GW_LAUNCH(gw_kk_cut_kernel, 1, 1, stream)(*j);
+	GW_LAUNCH(gw_kk_write_kernel, grid_for(j->max_frames), GW_KK_THREADS, stream)(*j);
+	return cudaGetLastError();
 }
 
 __global__ void gw_kk_decode_kernel(struct gw_kf_dec d)
@@ -322,12 +301,12 @@ __global__ void gw_kk_decode_kernel(struct gw_kf_dec d)
 		gw_kk_dec_frame(&d, f);
 }
 
-extern "C" int gw_cuda_decode_topk(const struct gw_kf_dec *d, cudaStream_t stream)
+extern "C" cudaError_t gw_cuda_decode_topk(const struct gw_kf_dec *d, cudaStream_t stream)
 {
 	if (!d || !d->n)
-		return GW_EINVAL;
-	gw_kk_decode_kernel<<<grid_for((d->n + 63) / 64), 64, 0, stream>>>(*d);
-	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+		return cudaErrorInvalidValue;
+	GW_LAUNCH(gw_kk_decode_kernel, grid_for((d->n + 63) / 64), 64, stream)(*d);
+	return cudaGetLastError();
 }
 
 /* ---- error buffers ------------------------------------------------------------ */
@@ -340,12 +319,44 @@ __global__ void gw_finite_kernel(float *p, uint64_t n)
 			p[i] = 0.0f;
 }
 
-extern "C" int gw_cuda_finite(float *p, uint64_t n, cudaStream_t stream)
+extern "C" cudaError_t gw_cuda_finite(float *p, uint64_t n, cudaStream_t stream)
 {
 	if (!p || !n)
-		return GW_EINVAL;
+		return cudaErrorInvalidValue;
 	uint64_t blocks = (n + 255) / 256;
-	gw_finite_kernel<<<grid_for(blocks < 65535u ? (uint32_t)blocks : 65535u), 256, 0,
-			   stream>>>(p, n);
-	return cudaGetLastError() == cudaSuccess ? GW_OK : GW_EIO;
+	GW_LAUNCH(gw_finite_kernel, grid_for(blocks < 65535u ? (uint32_t)blocks : 65535u), 256, stream)(p, n);
+	return cudaGetLastError();
+}
+
+/* ---- the kernels by codec --------------------------------------------------- */
+
+static cudaError_t enc_dense(const void *j, cudaStream_t s)
+{
+	return gw_cuda_encode_dense(static_cast<const struct gw_kd_enc *>(j), s);
+}
+
+static cudaError_t enc_3lc(const void *j, cudaStream_t s)
+{
+	return gw_cuda_encode_3lc(static_cast<const struct gw_kt_enc *>(j), s);
+}
+
+static cudaError_t enc_topk(const void *j, cudaStream_t s)
+{
+	return gw_cuda_encode_topk(static_cast<const struct gw_kk_enc *>(j), s);
+}
+
+static const struct gw_cuda_kern kerns[] = {
+	{GW_KD_RAW, "raw", enc_dense, gw_cuda_decode_dense},
+	{GW_KD_BF16, "bf16", enc_dense, gw_cuda_decode_dense},
+	{GW_KD_INT8, "int8", enc_dense, gw_cuda_decode_dense},
+	{GW_KT_CODEC, "3lc", enc_3lc, gw_cuda_decode_3lc},
+	{GW_KK_CODEC, "top-k", enc_topk, gw_cuda_decode_topk},
+};
+
+extern "C" const struct gw_cuda_kern *gw_cuda_kernels(int codec)
+{
+	for (const struct gw_cuda_kern &k : kerns)
+		if (k.codec == codec)
+			return &k;
+	return NULL;
 }

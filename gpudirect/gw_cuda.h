@@ -2,44 +2,65 @@
  * pointers are the device's: a tensor and error buffer in device memory,
  * frame slots in device memory or in pinned host memory mapped for the
  * device (the packet buffers themselves, so no copy follows). Launches are
- * asynchronous on stream; GW_EIO if the launch failed. */
+ * asynchronous on stream; each call returns what cudaGetLastError() gave
+ * after its launches (cudaErrorInvalidValue for a job it refuses). */
 #ifndef GW_GPUDIRECT_CUDA_H
 #define GW_GPUDIRECT_CUDA_H
 
 #include <cuda_runtime_api.h>   /* C: cudaStream_t */
 
+/* Built for the CPU (hostcuda/, the "emu" executor), the same entry points
+ * take other names, so that a library with both executors links. */
+#ifdef GW_HOSTCUDA
+#define gw_cuda_encode_dense gw_hcu_k_encode_dense
+#define gw_cuda_decode_dense gw_hcu_k_decode_dense
+#define gw_cuda_encode_3lc gw_hcu_k_encode_3lc
+#define gw_cuda_max_3lc gw_hcu_k_max_3lc
+#define gw_cuda_decode_3lc gw_hcu_k_decode_3lc
+#define gw_cuda_encode_topk gw_hcu_k_encode_topk
+#define gw_cuda_decode_topk gw_hcu_k_decode_topk
+#define gw_cuda_finite gw_hcu_k_finite
+#define gw_cuda_kernels gw_hcu_k_kernels
+#endif
+
 #include "kern/dense.h"
 #include "kern/tlc.h"
 #include "kern/topk.h"
-#include "map.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Packet memory for the kernels (map.h): registers [host, host + len)
- * mapped for the device and adds it to m (GW_EIO if CUDA refuses);
- * unregister undoes every region of m. */
-int gw_cuda_register(struct gw_gpu_map *m, void *host, size_t len);
-void gw_cuda_unregister(struct gw_gpu_map *m);
-
-int gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStream_t stream);
-int gw_cuda_decode_dense(const struct gw_kf_dec *d, cudaStream_t stream);
+cudaError_t gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStream_t stream);
+cudaError_t gw_cuda_decode_dense(const struct gw_kf_dec *d, cudaStream_t stream);
 /* 3lc: j's scratch and its mx, ntok and err words in device memory,
  * seg and seg_last set by gw_kt_limit(); once the stream is done, frames
  * gw_kt_frames() of *ntok (none sealed if more than max_frames, or *err). */
-int gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream);
+cudaError_t gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_t stream);
 /* The max launch alone, over j's g, e and dim: *j->mx (device memory). */
-int gw_cuda_max_3lc(const struct gw_kt_enc *j, cudaStream_t stream);
-int gw_cuda_decode_3lc(const struct gw_kf_dec *d, cudaStream_t stream);
+cudaError_t gw_cuda_max_3lc(const struct gw_kt_enc *j, cudaStream_t stream);
+cudaError_t gw_cuda_decode_3lc(const struct gw_kf_dec *d, cudaStream_t stream);
 /* top-k: j's scratch, hist, st and nframes in device memory; frames
  * *nframes once the stream is done (more than max_frames: none written).
  * dim < 2^32, 9 k < 2^32. */
-int gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t stream);
+cudaError_t gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t stream);
 /* One thread per top-k frame (its varints come in sequence). */
-int gw_cuda_decode_topk(const struct gw_kf_dec *d, cudaStream_t stream);
+cudaError_t gw_cuda_decode_topk(const struct gw_kf_dec *d, cudaStream_t stream);
+/* The kernels of one codec (wire-format §3 id): encode takes the job
+ * struct of its kind (gw_kd_enc for raw, bf16 and int8, gw_kt_enc for
+ * 3lc, gw_kk_enc for top-k). */
+struct gw_cuda_kern {
+	int codec;
+	const char *name;
+	cudaError_t (*encode)(const void *job, cudaStream_t stream);
+	cudaError_t (*decode)(const struct gw_kf_dec *d, cudaStream_t stream);
+};
+
+/* codec's kernels, or NULL where there are none. */
+const struct gw_cuda_kern *gw_cuda_kernels(int codec);
+
 /* p[0..n) (device memory): entries that are not finite <- 0. */
-int gw_cuda_finite(float *p, uint64_t n, cudaStream_t stream);
+cudaError_t gw_cuda_finite(float *p, uint64_t n, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

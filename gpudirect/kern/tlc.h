@@ -34,6 +34,7 @@
 #include "scan.h"
 
 #define GW_KT_THREADS 256u
+#define GW_KT_CODEC 4       /* 3lc (wire-format §3) */
 #define GW_KT_ZERO 121u        /* five zero trits */
 #define GW_KT_PIECE 14u        /* zero bytes per run byte 255 */
 

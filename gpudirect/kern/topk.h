@@ -28,6 +28,7 @@
 #include "scan.h"
 
 #define GW_KK_THREADS 256u
+#define GW_KK_CODEC 7       /* top-k (wire-format §3) */
 #define GW_KK_RANK_INF 0x7f800000u
 
 struct gw_kk_enc {
