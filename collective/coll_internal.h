@@ -5,7 +5,7 @@
  * The layer is a protocol layer between codec/ + dataplane/ and apps/.
  * What goes on the wire for a job is its engine's (struct coll_engine, in
  * the shape of testpmd's fwd_engine): the dense allreduce (dense.c,
- * dense_worker.c, dense_agg.c) and Sketched-SGD's two rounds (sketched.c,
+ * dense_worker*.c, dense_agg.c) and Sketched-SGD's two rounds (sketched.c,
  * sketched_worker.c, sketched_agg.c). The common part (comm.c, agg.c,
  * coll_common.c, coll_wire.c) checks jobs, owns the packets' seal and MAC,
  * the shard's transmit queues and serve loop, and calls the engine; it

@@ -1,5 +1,6 @@
 /* The dense engine (gw_allreduce): its layout and chunk sizing, and its
- * entry in the engine table; the worker is dense_worker.c, the shard
+ * entry in the engine table; the worker is dense_worker.c (its host and
+ * device paths dense_worker_host.c, dense_worker_gpu.c), the shard
  * dense_agg.c.
  *
  * Every coordinate goes up and down, chunk by chunk, one frame per chunk
@@ -308,7 +309,7 @@ const struct coll_engine coll_dense_engine = {
 	.name = "dense", .id = GW_COLL_DENSE,
 	.up_codec = GW_CODEC_RAW, .down_codec = GW_CODEC_RAW,
 	.layout = dense_layout, .chunk_fits = dense_chunk_fits, .chunk_elems = dense_chunk_elems,
-	/* the worker: dense_worker.c */
+	/* the worker: dense_worker.c; set_gpu: dense_worker_gpu.c */
 	.comm_init = dense_comm_init, .comm_fini = dense_comm_fini, .residual = dense_residual,
 	.set_gpu = dense_set_gpu,
 	.allreduce = dense_allreduce, .allreduce_sketched = coll_no_allreduce_sketched,

@@ -1,6 +1,6 @@
 /* The dense engine (gw_allreduce): its chunk layout and the state of its
- * worker (dense_worker.c) and shard (dense_agg.c). Private to the
- * collective layer and its tests. */
+ * worker (dense_worker*.c, dense_worker.h) and shard (dense_agg.c).
+ * Private to the collective layer and its tests. */
 #ifndef GW_COLL_DENSE_H
 #define GW_COLL_DENSE_H
 
@@ -123,7 +123,10 @@ struct flight {
 	uint8_t queued;       /* waiting in txq */
 };
 
+struct dense_path_ops;   /* dense_worker.h */
+
 struct dense_worker {
+	const struct dense_path_ops *ops;   /* host, or device tensors */
 	uint64_t rto_ns;
 	uint64_t srtt_ns, rttvar_ns;   /* RFC 6298 estimates, UP to RESULT */
 	uint64_t done_sent_ns;         /* latest send time of a chunk whose

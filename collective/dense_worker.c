@@ -13,9 +13,13 @@
  * this worker out (loss-tolerant mode) puts the worker's own frame back
  * into the error buffer.
  *
- * A codec with sparse frames (top-k) encodes each chunk as a tensor of
- * its own, keys counting from the chunk's first element, with an error
- * buffer that is a view of the chunk's part of the whole one.
+ * This file is the loop that both paths share: the window rule, the
+ * in-flight ring, the transmit queue, retransmission and the RTO, and
+ * the checks and bookkeeping of a RESULT. How chunks are encoded, how
+ * results are decoded and where a left-out frame goes back to is the
+ * path's (dense_worker.h): tensors in host memory and the codec's
+ * encoders (dense_worker_host.c), or device tensors and gpudirect's
+ * kernels (dense_worker_gpu.c), chosen once, before the first call.
  *
  * The in-flight ring is indexed by chunk: chunks in flight lie within
  * S * window of the oldest chunk without a result (the window rule), so a
@@ -25,16 +29,13 @@
  * self-tuned window's (coll_window.h): results' round trips and losses
  * set it, so no one picks a window per link.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dense.h"
+#include "dense_worker.h"
 
 #define FLIGHT_MAX_NS 1000000000ull   /* 1 s: backoff and SLOW_FACTOR included */
 #define SLOW_FACTOR 4u
-#define DEV_REGIONS_MAX 64u   /* a port's packet memory regions (gw_dp_regions) */
-#define DEV_BATCH 64u         /* chunks encoded by one launch */
 #define PIPE_POLL_US 100u     /* a pipelined round's look for a tensor */
 
 static uint32_t pow2_above(uint32_t v)
@@ -45,12 +46,6 @@ static uint32_t pow2_above(uint32_t v)
 	return r;
 }
 
-/* The dataplane chunk ch goes through: its shard's. */
-static gw_dp *chunk_dp(const gw_comm *c, uint32_t ch)
-{
-	return coll_dp_to(c, coll_shard_of(&c->L, ch));
-}
-
 void dense_comm_fini(gw_comm *c)
 {
 	struct dense_worker *d = c->eng;
@@ -59,7 +54,8 @@ void dense_comm_fini(gw_comm *c)
 	if (d->ring) {
 		for (uint32_t i = 0; i <= d->ring_mask; i++)
 			if (d->ring[i].pkt)
-				gw_dp_free(chunk_dp(c, d->ring[i].chunk), &d->ring[i].pkt, 1);
+				gw_dp_free(dense_chunk_dp(c, d->ring[i].chunk), &d->ring[i].pkt,
+					   1);
 	}
 	gw_encoder_free(d->enc);
 	gw_encoder_free(d->raw);
@@ -81,6 +77,7 @@ int dense_comm_init(gw_comm *c, const gw_comm_config *cfg)
 	if (!d)
 		return GW_ERR(GW_ENOMEM);
 	c->eng = d;
+	d->ops = &dense_host_ops;   /* until gw_comm_set_gpu */
 	const gw_coll_job *j = &c->L.job;
 	const char *why = NULL;
 	d->rto_ns = c->rto_min_ns;
@@ -132,86 +129,8 @@ int dense_comm_init(gw_comm *c, const gw_comm_config *cfg)
 const float *dense_residual(const gw_comm *c)
 {
 	const struct dense_worker *d = c->eng;
-	if (d->gpu)
-		return d->dev_ef;
-	return d->ef ? gw_ef_data(d->ef) : NULL;
+	return d->ops->residual(c);
 }
-
-/* Which hand-off carries the frames, and why not dma-buf (probed on both
- * sides as NCCL probes it): said once, so a user sees what the NIC reads. */
-static void handoff(gw_comm *c, gw_gpu *g)
-{
-	char why[160] = "";
-	int ok = gw_gpu_dmabuf(g) == 1;
-	if (!ok)
-		snprintf(why, sizeof(why), "%s", gw_error_detail());
-	for (unsigned p = 0; ok && p < c->ndp; p++)
-		if (gw_dp_dmabuf(c->dps[p]) != 1) {
-			ok = 0;
-			snprintf(why, sizeof(why), "%s", gw_error_detail());
-		}
-	int emu = !strcmp(gw_gpu_name(g), "emu");
-	snprintf(c->gpu_handoff, sizeof(c->gpu_handoff), "%s kernels write frames into the "
-		 "dataplane's packet memory%s; %s", gw_gpu_name(g),
-		 emu ? " (emulated: host memory)" : ", pinned and mapped for the device", ok ? "dma-buf: GPU and NIC both support it, but this build "
-		 "sends from packet memory" : why);
-}
-
-int dense_set_gpu(gw_comm *c, gw_gpu *g)
-{
-	struct dense_worker *d = c->eng;
-	const gw_coll_job *j = &c->L.job;
-	if (d->gpu)
-		return GW_ERRF(GW_ESTATE, "gpu: already set");
-	if (!gw_gpu_takes(j->up_codec) || !gw_gpu_takes(j->down_codec))
-		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no kernels for %s %s (raw, bf16, int8, "
-			       "3lc, topk)",
-			       gw_gpu_takes(j->up_codec) ? "down" : "up",
-			       gw_codec_name(gw_gpu_takes(j->up_codec) ? j->down_codec
-									 : j->up_codec));
-	/* Every packet this worker sends or receives lies in its ports'
-	 * regions: registered once, the kernels reach them all. */
-	for (unsigned p = 0; p < c->ndp; p++) {
-		gw_dp_region r[DEV_REGIONS_MAX];
-		int n = gw_dp_regions(c->dps[p], r, DEV_REGIONS_MAX);
-		if (n < 0 || n > (int)DEV_REGIONS_MAX)
-			return GW_ERRF(GW_EUNSUPPORTED, "gpu: port %u cannot name its packet "
-				       "memory (%d regions)", p, n);
-		for (int i = 0; i < n; i++) {
-			int rc = gw_gpu_register(g, r[i].addr, r[i].len);
-			if (rc < 0)
-				return rc;
-		}
-	}
-	double f = 0.0, s = 0.0;
-	if ((j->up_codec == GW_CODEC_TOPK &&
-	     gw_encoder_get_param(d->enc, GW_PARAM_FRACTION, &f) < 0) ||
-	    (j->up_codec == GW_CODEC_3LC &&
-	     gw_encoder_get_param(d->enc, GW_PARAM_SPARSITY, &s) < 0))
-		return GW_ERRF(GW_EPARAM, "gpu: the uplink codec's parameter is missing");
-	if (d->ef) {
-		if (!(d->dev_ef = gw_gpu_alloc(g, j->dim * sizeof(float))))
-			return GW_ERRF(GW_ENOMEM, "gpu: no memory for the error buffer");
-		int rc = gw_gpu_zero(g, d->dev_ef, j->dim);
-		if (rc < 0)
-			return rc;
-	}
-	d->fraction = f;
-	d->sparsity = s;
-	handoff(c, g);
-	d->gpu = g;
-	coll_pipe_free(c);   /* device tensors: whole rounds only */
-	return GW_OK;
-}
-
-/* One call's moving parts. */
-struct call {
-	float *out;
-	uint32_t next;      /* next chunk to encode */
-	uint32_t lo;        /* oldest chunk without a result */
-	uint32_t results;
-	int enc_done;
-};
 
 static uint32_t up_frame_len(const gw_comm *c, const gw_pkt *p)
 {
@@ -220,7 +139,7 @@ static uint32_t up_frame_len(const gw_comm *c, const gw_pkt *p)
 
 /* The window rule, and room in the ring, for chunk ch with inflight
  * chunks in flight. */
-static int may_send_at(const gw_comm *c, const struct call *k, uint32_t ch, uint32_t inflight)
+int dense_may_send_at(const gw_comm *c, const struct call *k, uint32_t ch, uint32_t inflight)
 {
 	const struct dense_worker *d = c->eng;
 	const gw_coll_job *j = &c->L.job;
@@ -234,74 +153,17 @@ static int may_send_at(const gw_comm *c, const struct call *k, uint32_t ch, uint
 static int may_send(const gw_comm *c, const struct call *k)
 {
 	const struct dense_worker *d = c->eng;
-	return may_send_at(c, k, k->next, d->inflight);
+	return dense_may_send_at(c, k, k->next, d->inflight);
 }
 
-/* The codec of chunk ch's frames in direction dir (0 up, 1 down). */
-static int chunk_codec(const struct coll_layout *L, int dir, uint32_t ch)
-{
-	return coll_chunk_raw(L, ch) ? GW_CODEC_RAW : dir ? L->job.down_codec : L->job.up_codec;
-}
-
-/* Where in the device tensor a frame of chunk ch (direction dir) counts
- * from, and how many elements it may touch: a sparse chunk's keys from
- * the chunk's first element, a layout's dense frames from their tensor's,
- * other dense frames from the whole tensor's. */
-static void dev_span(const struct coll_layout *L, int dir, uint32_t ch, uint64_t *off,
-		     uint64_t *n)
-{
-	if (coll_chunk_sparse(L, dir, ch)) {
-		*off = coll_chunk_start(L, ch);
-		*n = coll_chunk_len(L, ch);
-	} else if (L->dense.t) {
-		const struct coll_tensor *T = &L->dense.t[coll_tensor_index(L, ch)];
-		*off = T->start;
-		*n = T->n;
-	} else {
-		*off = 0;
-		*n = L->job.dim;
-	}
-}
-
-/* Decode-accumulates a frame of chunk ch (dir 0: ours, 1: a result) into
- * the device tensor base (dev_span says where it counts from). GW_E* of
- * the device, else 0 and the frame's verdict (values added, or GW_E*) in
- * *verdict. */
-static int dev_decode(gw_comm *c, int dir, uint32_t ch, const uint8_t *frame, uint32_t len,
-		      float *base, int32_t *verdict)
-{
-	struct dense_worker *d = c->eng;
-	uint64_t off, n;
-	dev_span(&c->L, dir, ch, &off, &n);
-	return gw_gpu_decode(d->gpu, chunk_codec(&c->L, dir, ch), &frame, &len, 1, base + off,
-			     n, verdict);
-}
-
-/* gw_ef_restore on the device: the frame goes back into the buffer, and
- * what it made non-finite restarts at 0. */
-static int dev_restore(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t len)
-{
-	struct dense_worker *d = c->eng;
-	int32_t verdict;
-	int rc = dev_decode(c, 0, ch, frame, len, d->dev_ef, &verdict);
-	if (rc < 0 || verdict < 0)
-		return rc < 0 ? rc : verdict;
-	return gw_gpu_finite(d->gpu, d->dev_ef + coll_chunk_start(&c->L, ch),
-			     coll_chunk_len(&c->L, ch));
-}
-
-/* Our frame of chunk ch goes back to the error buffer. */
-static int ef_give_back(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t len)
+/* Our frame of chunk ch goes back to the error buffer (the path's: in
+ * host or device memory). */
+int dense_give_back(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t len)
 {
 	struct dense_worker *d = c->eng;
 	if (!d->ef)
 		return GW_ERR(GW_ESTATE);   /* lossless mode never leaves one out */
-	if (d->gpu)
-		return dev_restore(c, ch, frame, len);
-	gw_ef *ef = d->views ? d->views[ch]
-		  : d->tviews ? d->tviews[coll_tensor_index(&c->L, ch)] : d->ef;
-	int rc = gw_ef_restore(ef, frame, len);
-	return rc < 0 ? rc : GW_OK;
+	return d->ops->restore(c, ch, frame, len);
 }
 
 /* Our frame of a chunk that was left out goes back to the error buffer. */
@@ -310,62 +172,7 @@ static int restore(gw_comm *c, uint32_t ch, const uint8_t *frame, uint32_t len)
 	struct dense_worker *d = c->eng;
 	d->left_out++;
 	c->st.left_out++;
-	return ef_give_back(c, ch, frame, len);
-}
-
-/* The next frame, of chunk ch: the whole tensor's encoder goes on; with a
- * layout, each tensor's encoder starts at its first chunk and goes on
- * (its context, 3LC's m, is that tensor's); a sparse chunk (or a raw one
- * in a sparse job) is encoded as a tensor of its own, which must take
- * one frame. */
-static int encode_chunk(gw_comm *c, uint32_t ch, uint8_t *buf, uint32_t room)
-{
-	struct dense_worker *d = c->eng;
-	const struct coll_layout *L = &c->L;
-	uint8_t none[GW_BUDGET_MIN];
-	if (!L->dense.sparse[0] && L->dense.t) {
-		uint32_t ti = coll_tensor_index(L, ch);
-		const struct coll_tensor *T = &L->dense.t[ti];
-		if (ch == T->first) {
-			/* The last tensor's frames are all out: its encoder
-			 * ends (a frame more is a chunk too many). */
-			if (d->cur && gw_encode_next(d->cur, none, sizeof(none)) != 0)
-				return GW_ERR(GW_ESTATE);
-			d->cur = T->raw ? d->raw : d->enc;
-			const float *v = d->tag ? dense_pipe_values(c, ti) : d->grad + T->start;
-			if (!v)
-				return GW_ERR(GW_ENOMEM);
-			gw_tensor t = {.id = ti, .dim = T->n, .values = v};
-			int rc = d->tviews ? gw_encoder_set_ef(d->cur, d->tviews[ti]) : GW_OK;
-			if (rc == GW_OK)
-				rc = gw_encode_begin(d->cur, &t);
-			if (rc < 0)
-				return rc;
-		}
-		return gw_encode_next(d->cur, buf, room);
-	}
-	if (!L->dense.sparse[0])
-		return gw_encode_next(d->enc, buf, room);
-	gw_encoder *e = coll_chunk_raw(L, ch) ? d->raw : d->enc;
-	uint32_t ti = coll_tensor_index(L, ch);
-	const float *v = d->tag ? dense_pipe_values(c, ti) : d->grad + coll_chunk_start(L, ch);
-	if (!v)
-		return GW_ERR(GW_ENOMEM);
-	gw_tensor t = {.id = ti, .dim = coll_chunk_len(L, ch),
-		       .values = d->tag ? v + coll_chunk_off(L, ch) : v};
-	int rc = d->views ? gw_encoder_set_ef(e, d->views[ch]) : GW_OK;
-	if (rc == GW_OK)
-		rc = gw_encode_begin(e, &t);
-	if (rc < 0)
-		return rc;
-	int n = gw_encode_next(e, buf, room);
-	if (n > 0 && gw_encode_next(e, none, sizeof(none)) != 0) {
-		gw_encode_abandon(e);   /* the rest stays in the buffer */
-		if (ef_give_back(c, ch, buf, (uint32_t)n) < 0)
-			return GW_ERR(GW_ESTATE);
-		return GW_ERR(GW_EBUDGET);
-	}
-	return n;
+	return dense_give_back(c, ch, frame, len);
 }
 
 /* The oldest chunk without a result moves past every finished one,
@@ -376,41 +183,23 @@ static void advance_lo(gw_comm *c, struct call *k)
 	while (k->lo < k->next && d->got[k->lo]) {
 		struct flight *g = &d->ring[k->lo & d->ring_mask];
 		if (g->pkt && g->chunk == k->lo && !g->queued) {
-			gw_dp_free(chunk_dp(c, g->chunk), &g->pkt, 1);
+			gw_dp_free(dense_chunk_dp(c, g->chunk), &g->pkt, 1);
 			g->pkt = NULL;
 		}
 		k->lo++;
 	}
 }
 
-static uint32_t up_room(const gw_comm *c, const gw_pkt *p)
-{
-	return p->room - GW_PKT_HDR_LEN - (c->L.keyed ? GW_PKT_MAC_LEN : 0);
-}
-
-static int post_chunk(gw_comm *c, struct call *k, gw_pkt *p, int n, uint64_t now);
-
-/* Encodes chunk k->next into a packet and queues it (or, when its result
- * came first, returns its frame to the error buffer). */
-static int fill_one(gw_comm *c, struct call *k, uint64_t now)
-{
-	gw_pkt *p;
-	uint32_t ch = k->next;
-	gw_dp *dp = chunk_dp(c, ch);
-	if (gw_dp_alloc(dp, &p, 1) != 1)
-		return 0;
-	int n = encode_chunk(c, ch, p->data + GW_PKT_HDR_LEN, up_room(c, p));
-	return post_chunk(c, k, p, n, now);
-}
-
 /* Queues packet p, whose frame of chunk k->next (n bytes, or GW_E*) is
  * written (or, when its result came first, returns the frame to the error
- * buffer). p is the caller's no more. */
-static int post_chunk(gw_comm *c, struct call *k, gw_pkt *p, int n, uint64_t now)
+ * buffer). p is the caller's no more. Both paths queue their frames
+ * here, so the checks, the header and the flight are the same whoever
+ * wrote the frame. */
+int dense_post_chunk(gw_comm *c, struct call *k, gw_pkt *p, int n, uint64_t now)
 {
 	struct dense_worker *d = c->eng;
 	uint32_t ch = k->next;
-	gw_dp *dp = chunk_dp(c, ch);
+	gw_dp *dp = dense_chunk_dp(c, ch);
 	gw_frame_info fi;
 	if (n > 0 && (gw_frame_peek(p->data + GW_PKT_HDR_LEN, (size_t)n, &fi) < 0 ||
 		      coll_frame_of_chunk(&c->L, 0, &fi, ch) < 0))
@@ -437,50 +226,6 @@ static int post_chunk(gw_comm *c, struct call *k, gw_pkt *p, int n, uint64_t now
 	d->inflight++;
 	c->st.chunks_sent++;
 	return 1;
-}
-
-/* Device tensors: as many chunks as the window allows (up to DEV_BATCH,
- * all of one tensor of the layout, so each launch sees its tensor's
- * context) get packets, one launch encodes them all into those packets,
- * and each is queued as fill_one queues one. Returns chunks queued, 0
- * when the pool is empty, or GW_E*. */
-static int fill_dev(gw_comm *c, struct call *k, uint64_t now)
-{
-	struct dense_worker *d = c->eng;
-	const struct coll_layout *L = &c->L;
-	gw_pkt *pk[DEV_BATCH];
-	uint8_t *bufs[DEV_BATCH];
-	uint32_t lens[DEV_BATCH], n = 0, room = UINT32_MAX, ch0 = k->next;
-	uint32_t ti = coll_tensor_index(L, ch0), end = L->chunks, first = ch0;
-	uint64_t off = 0, dim = L->job.dim;
-	if (L->dense.t) {
-		const struct coll_tensor *T = &L->dense.t[ti];
-		end = T->first + T->chunks;
-		first = ch0 - T->first;
-		off = T->start;
-		dim = T->n;
-	}
-	while (n < DEV_BATCH && ch0 + n < end && d->txq_n + n <= d->ring_mask &&
-	       may_send_at(c, k, ch0 + n, d->inflight + n) &&
-	       gw_dp_alloc(chunk_dp(c, ch0 + n), &pk[n], 1) == 1) {
-		bufs[n] = pk[n]->data + GW_PKT_HDR_LEN;
-		room = GW_MIN(room, up_room(c, pk[n]));
-		n++;
-	}
-	if (!n)
-		return 0;
-	struct gw_gpu_chunks j = {.codec = chunk_codec(L, 0, ch0), .tensor = ti,
-		.fraction = d->fraction, .sparsity = d->sparsity,
-		.g = d->grad + off, .e = d->dev_ef ? d->dev_ef + off : NULL, .dim = dim,
-		.chunk_elems = L->job.chunk_elems, .first = first, .n = n,
-		.bufs = bufs, .room = room, .lens = lens};
-	int rc = gw_gpu_encode_chunks(d->gpu, &j);
-	uint32_t i = 0;
-	for (; rc >= 0 && i < n; i++)
-		rc = post_chunk(c, k, pk[i], (int)lens[i], now);
-	for (; i < n; i++)   /* a failed batch: its packets go back */
-		gw_dp_free(chunk_dp(c, ch0 + i), &pk[i], 1);
-	return rc < 0 ? rc : (int)n;
 }
 
 static void retransmit(gw_comm *c, struct flight *f, uint64_t now)
@@ -512,9 +257,9 @@ static int flush(gw_comm *c)
 	if (c->ndp == 1)   /* a port per shard: each run has one peer already */
 		coll_group_by_peer(d->txq, d->txq_n, d->txq_tmp);
 	for (uint32_t i = 0; i < d->txq_n;) {
-		gw_dp *dp = chunk_dp(c, pkt_chunk(d->txq[i]));
+		gw_dp *dp = dense_chunk_dp(c, pkt_chunk(d->txq[i]));
 		uint32_t j = i + 1;
-		while (j < d->txq_n && chunk_dp(c, pkt_chunk(d->txq[j])) == dp)
+		while (j < d->txq_n && dense_chunk_dp(c, pkt_chunk(d->txq[j])) == dp)
 			j++;
 		int n = gw_dp_tx_burst(dp, d->txq + i, j - i);
 		if (n < 0)
@@ -573,10 +318,10 @@ static void rtt_sample(gw_comm *c, uint64_t r)
 	d->rto_ns = GW_MIN(GW_MAX(rto, c->rto_min_ns), COLL_RTO_MAX_NS);
 }
 
-/* A RESULT: validate everything before out is touched. */
-/* A RESULT that passed every check but its frame's decode: 1, or 0 (it
- * is counted and dropped). */
-static int accept_result(gw_comm *c, const gw_pkt *pkt, struct res *r)
+/* A RESULT, validated before out is touched: 1 when it passed every
+ * check but its frame's decode (which is the path's), or 0 (it is
+ * counted and dropped). */
+int dense_accept_result(gw_comm *c, const gw_pkt *pkt, struct res *r)
 {
 	struct dense_worker *d = c->eng;
 	gw_pkt_hdr h;
@@ -620,9 +365,9 @@ static int accept_result(gw_comm *c, const gw_pkt *pkt, struct res *r)
 	return 1;
 }
 
-/* The rest of a RESULT once its frame was decoded into out (rc: values
- * added, or the frame's GW_E*, in which case nothing was). */
-static int finish_result(gw_comm *c, struct call *k, const struct res *r, int32_t rc)
+/* The rest of a RESULT once the path decoded its frame into out (rc:
+ * values added, or the frame's GW_E*, in which case nothing was). */
+int dense_finish_result(gw_comm *c, struct call *k, const struct res *r, int32_t rc)
 {
 	struct dense_worker *d = c->eng;
 	const struct coll_layout *L = &c->L;
@@ -676,92 +421,11 @@ static int finish_result(gw_comm *c, struct call *k, const struct res *r, int32_
 		if (f->queued)
 			unqueue(c, f->pkt);
 		f->queued = 0;
-		gw_dp_free(chunk_dp(c, ch), &f->pkt, 1);
+		gw_dp_free(dense_chunk_dp(c, ch), &f->pkt, 1);
 		f->pkt = NULL;
 	}
 	advance_lo(c, k);
 	return 1;
-}
-
-/* A pipelined round's RESULT: decoded into a chunk of scratch, stored
- * scaled (and narrowed) over its tensor's part, and a tensor whose last
- * result came is published. One for a chunk this worker has not encoded
- * yet (loss-tolerant: finished without it while its tensor was still
- * being computed) is dropped, as its values wait unread in the same
- * memory; the UP sent later fetches it again. */
-static int pipe_result(gw_comm *c, struct call *k, const struct res *r)
-{
-	struct dense_worker *d = c->eng;
-	const struct coll_layout *L = &c->L;
-	if (r->ch >= k->next) {
-		c->st.stale++;
-		return 0;
-	}
-	memset(d->racc, 0, coll_chunk_len(L, r->ch) * sizeof(float));
-	int32_t v = coll_decode_chunk(L, 1, r->frame, r->flen, d->racc, r->ch);
-	int rc = finish_result(c, k, r, v);
-	if (rc <= 0)
-		return rc;
-	dense_pipe_store(c, r->ch, d->racc);
-	uint32_t ti = coll_tensor_index(L, r->ch);
-	if (++d->tres[ti] == L->dense.t[ti].chunks)
-		coll_pipe_done(c->pipe, ti, d->tag);
-	return 1;
-}
-
-static int on_result(gw_comm *c, struct call *k, const gw_pkt *pkt)
-{
-	struct res r;
-	if (!accept_result(c, pkt, &r))
-		return 0;
-	if (((struct dense_worker *)c->eng)->tag)
-		return pipe_result(c, k, &r);
-	const struct coll_layout *L = &c->L;
-	int32_t rc = coll_decode_chunk(L, 1, r.frame, r.flen, k->out + coll_chunk_start(L, r.ch),
-				       r.ch);
-	return finish_result(c, k, &r, rc);
-}
-
-/* Device tensors: a burst's accepted RESULTs are decoded by one launch
- * per place their frames count from (dev_span: the whole tensor's, a
- * layout tensor's, a sparse chunk's), then finished in arrival order.
- * Their packets stay the caller's until this returns. */
-static int dev_results(gw_comm *c, struct call *k, const struct res *rs, uint32_t n)
-{
-	struct dense_worker *d = c->eng;
-	const struct coll_layout *L = &c->L;
-	const uint8_t *frames[COLL_RX_BURST];
-	uint32_t lens[COLL_RX_BURST], at[COLL_RX_BURST];
-	int32_t verdicts[COLL_RX_BURST], v[COLL_RX_BURST];
-	uint8_t done[COLL_RX_BURST] = {0};
-	int rc = GW_OK;
-	for (uint32_t i = 0; i < n; i++)
-		d->got[rs[i].ch] = 0;   /* no longer pending: finish decides */
-	for (uint32_t i = 0; rc == GW_OK && i < n; i++) {
-		if (done[i])
-			continue;
-		uint64_t off, len, o, l;
-		uint32_t m = 0;
-		int codec = chunk_codec(L, 1, rs[i].ch);
-		dev_span(L, 1, rs[i].ch, &off, &len);
-		for (uint32_t q = i; q < n; q++) {
-			if (done[q])
-				continue;
-			dev_span(L, 1, rs[q].ch, &o, &l);
-			if (o != off || l != len || chunk_codec(L, 1, rs[q].ch) != codec)
-				continue;
-			frames[m] = rs[q].frame;
-			lens[m] = rs[q].flen;
-			at[m++] = q;
-			done[q] = 1;
-		}
-		rc = gw_gpu_decode(d->gpu, codec, frames, lens, m, k->out + off, len, v);
-		for (uint32_t q = 0; rc == GW_OK && q < m; q++)
-			verdicts[at[q]] = v[q];
-	}
-	for (uint32_t i = 0; rc >= 0 && i < n; i++)
-		rc = finish_result(c, k, &rs[i], verdicts[i]);
-	return rc < 0 ? rc : GW_OK;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -780,9 +444,9 @@ static void unwind(gw_comm *c, struct call *k)
 		if (!f->pkt || f->chunk != ch)
 			continue;
 		if (!d->got[ch] && d->ef)
-			ef_give_back(c, ch, f->pkt->data + GW_PKT_HDR_LEN,
-				     up_frame_len(c, f->pkt));
-		gw_dp_free(chunk_dp(c, ch), &f->pkt, 1);
+			dense_give_back(c, ch, f->pkt->data + GW_PKT_HDR_LEN,
+					up_frame_len(c, f->pkt));
+		gw_dp_free(dense_chunk_dp(c, ch), &f->pkt, 1);
 		f->pkt = NULL;
 	}
 	d->txq_n = 0;
@@ -792,40 +456,22 @@ static void unwind(gw_comm *c, struct call *k)
 }
 
 /* A call's start, off the dataplane: an aliased grad copied (the encoder
- * may still read it once out is zeroed), the encoder begun, out zeroed.
- * Device tensors: the kernels encode chunk batches (fill_dev); the host
- * encoder is not used. */
+ * may still read it once out is zeroed), the encoder begun, out zeroed,
+ * each in the path's memory. */
 static int prepare(gw_comm *c, const float **grad, float *out, uint64_t dim)
 {
 	struct dense_worker *d = c->eng;
 	const float *g = *grad;
-	int rc = GW_OK;
-	if (g < out + dim && out < g + dim) {
-		if (d->gpu) {
-			if (!d->dev_gcopy && !(d->dev_gcopy = gw_gpu_alloc(d->gpu, dim * sizeof(float))))
-				return GW_ERRF(GW_ENOMEM, "gpu: no memory for a copy of grad");
-			if ((rc = gw_gpu_dcopy(d->gpu, d->dev_gcopy, g, dim)) < 0)
-				return rc;
-			g = d->dev_gcopy;
-		} else {
-			if (!d->gcopy && !(d->gcopy = malloc(dim * sizeof(float))))
-				return GW_ERR(GW_ENOMEM);
-			memcpy(d->gcopy, g, dim * sizeof(float));
-			g = d->gcopy;
-		}
-	}
-	*grad = g;
-	gw_tensor t = {.id = 0, .dim = dim, .values = g};
-	/* One tensor: its encoder starts here; a layout's start at their
-	 * first chunks (encode_chunk). */
-	d->cur = c->L.dense.t ? NULL : d->enc;
-	if (!d->gpu && !c->L.dense.sparse[0] && !c->L.dense.t &&
-	    (rc = gw_encode_begin(d->enc, &t)) < 0)
+	int rc;
+	if (g < out + dim && out < g + dim && (rc = d->ops->copy(c, &g, dim)) < 0)
 		return rc;
-	if (d->gpu)
-		return gw_gpu_zero(d->gpu, out, dim);
-	memset(out, 0, dim * sizeof(float));
-	return GW_OK;
+	*grad = g;
+	/* One tensor: its encoder starts here; a layout's start at their
+	 * first chunks. */
+	d->cur = c->L.dense.t ? NULL : d->enc;
+	if ((rc = d->ops->begin(c, g, dim)) < 0)
+		return rc;
+	return d->ops->zero(c, out, dim);
 }
 
 /* Whether chunk k->next may be encoded: always, but in a pipelined round
@@ -905,14 +551,14 @@ static int run_round(gw_comm *c, float *out, gw_allreduce_info *info)
 	rc = GW_OK;
 	/* Loss-tolerant: every result may be in before this (slow) worker
 	 * has encoded its last chunks; those still go through the encoder,
-	 * whose frames then go back to the error buffer (fill_one). */
+	 * whose frames then go back to the error buffer (dense_post_chunk). */
 	while (k.results < L->chunks || k.next < L->chunks) {
 		int progress = 0;
 		if (d->tag && (rc = coll_pipe_cancelled(c->pipe, d->tag)) < 0)
 			goto out;
 		while (k.next < L->chunks && d->txq_n <= d->ring_mask && may_send(c, &k) &&
 		       chunk_ready(c, &k)) {
-			int r = d->gpu ? fill_dev(c, &k, now) : fill_one(c, &k, now);
+			int r = d->ops->fill(c, &k, now);
 			if (r < 0) {
 				rc = r;
 				goto out;
@@ -941,17 +587,14 @@ static int run_round(gw_comm *c, float *out, gw_allreduce_info *info)
 					comm_live_input(c, c->rx[i], now);
 					continue;
 				}
-				if (!d->gpu) {
-					rc = on_result(c, &k, c->rx[i]);
-				} else if (accept_result(c, c->rx[i], &rs[nres])) {
-					d->got[rs[nres++].ch] = GOT_PENDING;
-				}
-				if (rc < 0) {
+				/* Decoded now (host), or put aside in rs for
+				 * one launch per burst (device). */
+				if ((rc = d->ops->result(c, &k, c->rx[i], rs, &nres)) < 0) {
 					gw_dp_free(dp, c->rx + i, (unsigned)(n - i));
 					goto out;
 				}
 			}
-			if (nres && (rc = dev_results(c, &k, rs, nres)) < 0) {
+			if (nres && (rc = d->ops->results(c, &k, rs, nres)) < 0) {
 				gw_dp_free(dp, c->rx, (unsigned)n);
 				goto out;
 			}
@@ -1019,9 +662,7 @@ static int run_round(gw_comm *c, float *out, gw_allreduce_info *info)
 		}
 	}
 	/* Every chunk is encoded: this call only ends the encoder's tensor. */
-	uint8_t none[GW_BUDGET_MIN];
-	rc = d->gpu || L->dense.sparse[0] || !d->cur ||
-		     gw_encode_next(d->cur, none, sizeof(none)) == 0 ? GW_OK : GW_ERR(GW_ESTATE);
+	rc = d->ops->finish(c);
 out:
 	if (rc < 0) {
 		unwind(c, &k);
