@@ -8,9 +8,15 @@
 # loses no mass (frames left out go back into the device's error buffer);
 # what has no kernels is refused by name. Over RDMA (GW_LINK=rdma, the
 # soft-RoCE guest) a subset: the packets the kernels write are the slots
-# the backend's MR covers.
+# the backend's MR covers. GW_GPU=cuda runs every case on the GPU instead
+# (scripts/gpu-check.sh does, on the GPU machine); the default is emu.
 set -u
 source "$(dirname "$0")/lib.sh" "$1"
+GPU=${GW_GPU:-emu}
+case $GPU in
+  emu|cuda) echo "executor: $GPU" ;;
+  *) echo "test_allreduce_gpu: GW_GPU: '$GPU' is not emu or cuda" >&2; exit 2 ;;
+esac
 fail=0
 full() { [ "$LINK" = udp ]; }
 exact() {  # label rounds W [job options] -- [worker options]
@@ -25,44 +31,46 @@ exact() {  # label rounds W [job options] -- [worker options]
   done
   echo "ok: $label: $rounds rounds bit-exact on $w workers"
 }
-exact "raw W=2 S=1" 3 2 --dim 100003 -- --gpu emu
-if grep -q "packet memory.*dma-buf: the emu executor's tensors are host memory" "$LOGS"/w.0.err; then
-  echo "ok: the hand-off is named: $(grep -m1 -o 'emu kernels.*' "$LOGS"/w.0.err)"
+exact "raw W=2 S=1" 3 2 --dim 100003 -- --gpu "$GPU"
+handoff="packet memory.*dma-buf: the emu executor's tensors are host memory"
+[ "$GPU" = cuda ] && handoff="cuda kernels write frames into the dataplane's packet memory, pinned and mapped for the device; ."
+if grep -q "$handoff" "$LOGS"/w.0.err; then
+  echo "ok: the hand-off is named: $(grep -m1 -o "$GPU kernels.*" "$LOGS"/w.0.err)"
 else
   echo "FAIL: no hand-off line in:"; cat "$LOGS"/w.0.err; fail=1
 fi
-exact "int8 up, 3lc down W=4" 4 4 --dim 200000 --up int8 --down 3lc -- --gpu emu
+exact "int8 up, 3lc down W=4" 4 4 --dim 200000 --up int8 --down 3lc -- --gpu "$GPU"
 if full; then
-exact "bf16 W=2 S=2 --ports 2" 3 2 --dim 120000 --shards 2 --up bf16 --down bf16 -- --gpu emu --ports 2
-exact "3lc both ways W=4 S=2" 4 4 --dim 200000 --shards 2 --up 3lc --down 3lc -- --gpu emu
+exact "bf16 W=2 S=2 --ports 2" 3 2 --dim 120000 --shards 2 --up bf16 --down bf16 -- --gpu "$GPU" --ports 2
+exact "3lc both ways W=4 S=2" 4 4 --dim 200000 --shards 2 --up 3lc --down 3lc -- --gpu "$GPU"
 exact "3lc s=1.75, dim not a multiple of 5, W=2" 4 2 --dim 123457 --up 3lc --down raw \
-  --up-params sparsity=1.75 -- --gpu emu
+  --up-params sparsity=1.75 -- --gpu "$GPU"
 exact "topk 5% up, 50% down W=4" 4 4 --dim 200000 --up topk --down topk \
-  --up-params fraction=0.05 --down-params fraction=0.5 -- --gpu emu
+  --up-params fraction=0.05 --down-params fraction=0.5 -- --gpu "$GPU"
 # A layout: each tensor its own context (3lc's m from that tensor alone,
 # top-k's k a fraction of each chunk of it), launches that never span two
 # tensors, tensors below min-elems raw, results decoded tensor by tensor.
 layout=7,50000,33,120003,2,29955
 exact "3lc with a layout, min-elems 64, down-momentum 0.9, W=4 S=2" 4 4 --dim 200000 \
-  --shards 2 --up 3lc --down 3lc --layout $layout --min-elems 64 --down-momentum 0.9 -- --gpu emu
+  --shards 2 --up 3lc --down 3lc --layout $layout --min-elems 64 --down-momentum 0.9 -- --gpu "$GPU"
 exact "topk with a layout, min-elems 64, W=4 S=2" 4 4 --dim 200000 --shards 2 --up topk \
   --down topk --up-params fraction=0.05 --down-params fraction=0.5 --layout $layout \
-  --min-elems 64 -- --gpu emu
+  --min-elems 64 -- --gpu "$GPU"
 exact "int8 with a layout, rank 1 on the device beside CPU ranks" 3 4 --dim 200000 --up int8 \
-  --down 3lc --layout $layout --rank-args "1:--gpu emu" --
+  --down 3lc --layout $layout --rank-args "1:--gpu $GPU" --
 # DPDK memif: the kernels write into the mempool's mbufs (its memory
 # chunks are the registered regions), a port per shard on each worker.
 source "$(dirname "$0")/../have_dpdk.sh"
 if ! have_dpdk "$APPS"; then
-  echo "skip: memif: this build has no DPDK backend"
+  echo "skip: memif: ${HAVE_DPDK_WHY:-this build has no DPDK backend}"
 else
   saved=$LINK LINK=memif
   exact "int8 up, 3lc down over memif W=2 S=2" 3 2 --dim 100000 --shards 2 --up int8 \
-    --down 3lc -- --gpu emu --ports 2
+    --down 3lc -- --gpu "$GPU" --ports 2
   LINK=$saved
 fi
 exact "int8, rank 1 on the device beside CPU ranks" 3 4 --dim 150000 --up int8 --down int8 \
-  --rank-args "1:--gpu emu" --
+  --rank-args "1:--gpu $GPU" --
 
 # Reliable mode through loss, reordering, duplicates and corruption on
 # every receiver: corrupt RESULTs fail the decode kernel's checksum and are
@@ -70,7 +78,7 @@ exact "int8, rank 1 on the device beside CPU ranks" 3 4 --dim 150000 --up int8 -
 # still exact.
 imp="impair_loss=0.05,impair_reorder=0.05,impair_dup=0.05,impair_corrupt=0.02"
 if exact "int8 up, 3lc down, impaired" 3 4 --dim 100000 --up int8 --down 3lc \
-     --agg-args "--opts $imp,impair_seed=7" -- --gpu emu --opts "$imp"; then
+     --agg-args "--opts $imp,impair_seed=7" -- --gpu "$GPU" --opts "$imp"; then
   corrupt=$(grep -o '[0-9]* corrupt' "$LOGS"/w.*.err | awk -F: '{split($2, a, " "); s += a[1]} END {print s + 0}')
   dups=$(grep -o '[0-9]* duplicate' "$LOGS"/w.*.err | awk -F: '{split($2, a, " "); s += a[1]} END {print s + 0}')
   if [ "$corrupt" -gt 0 ] && [ "$dups" -gt 0 ]; then
@@ -88,7 +96,7 @@ for codec in int8 3lc "topk --up-params fraction=0.02" \
     mkdir -p "$LOGS/$side"
     rm -f "$LOGS/$side"/*.f32
     dev=()
-    [ $side = dev ] && dev=(--gpu emu)
+    [ $side = dev ] && dev=(--gpu "$GPU")
     # shellcheck disable=SC2086
     job --workers 2 --dim 90000 --up $codec --down raw -- --rounds 3 --dump "$LOGS/$side" \
       "${dev[@]}" || { echo "FAIL: $codec $side: the job failed"; bad=1; }
@@ -112,7 +120,7 @@ for codec in $codecs; do
   rm -f "$LOGS"/*.f32
   if job --workers 4 --dim 60000 --mode loss-tolerant --deadline-us 2000 --up $codec --down raw \
        --agg-args "--opts impair_loss=0.1,impair_seed=5" \
-       -- --rounds 5 --opts impair_loss=0.1 --dump "$LOGS" --gpu emu; then
+       -- --rounds 5 --opts impair_loss=0.1 --dump "$LOGS" --gpu "$GPU"; then
     left=$(grep -o '[0-9]* without this rank' "$LOGS"/w.*.out | awk -F: '{split($2, a, " "); s += a[1]} END {print s + 0}')
     if "$APPS/gw-allreduce" --check "$LOGS" --workers 4 --dim 60000 --rounds 5; then
       echo "ok: $codec loss-tolerant on the device: left out of $left chunks, no mass lost"
@@ -137,10 +145,10 @@ refused() {  # label pattern [job options] -- [worker options]
     echo "FAIL: $label: no '$pat' in:"; cat "$LOGS"/w.0.err; fail=1
   fi
 }
-refused "terngrad up on the device" "no kernels for up terngrad" --up terngrad -- --gpu emu
-refused "onebit down on the device" "no kernels for down onebit" --down onebit -- --gpu emu
+refused "terngrad up on the device" "no kernels for up terngrad" --up terngrad -- --gpu "$GPU"
+refused "onebit down on the device" "no kernels for down onebit" --down onebit -- --gpu "$GPU"
 refused "an unknown executor" "\-\-gpu: 'opencl'" -- --gpu opencl
-refused "Sketched-SGD on the device" "no device path" --up countsketch -- --gpu emu
+refused "Sketched-SGD on the device" "no device path" --up countsketch -- --gpu "$GPU"
 if [ ! -e /dev/nvidia0 ]; then
   refused "cuda without a GPU" "gpu: cuda" -- --gpu cuda
 fi

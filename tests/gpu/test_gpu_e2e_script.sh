@@ -1,14 +1,71 @@
 #!/usr/bin/env bash
-# bench/gpu.sh's end-to-end part, run with the host emulation (no GPU
-# needed) on a small tensor: every codec's job finishes on both paths and
-# the JSON names ten jobs with their rounds' times. It guards the script
-# the GPU machine runs; the times here say nothing of a GPU's.
+# scripts/gpu-check.sh end to end without a GPU: `pack` from this build into
+# a temporary folder (with or without nvcc), then the dry run
+# (`GW_GPU=emu ... run`: test_allreduce_gpu's cases, gw-allreduce W=2 and
+# bench/gpu.sh's end-to-end jobs, all on the host emulation). The JSON must
+# name every step, each ok or skipped, the emulated ones ok, the bench's
+# ten jobs with their rounds; the pack must hold every trace of GW_TRACES.
+# It guards the one command the GPU machine runs; nothing here is timed.
+#   test_gpu_e2e_script.sh BUILD_DIR SCRIPT
 set -u
-apps=$1 script=$2
-out=$(GW_E2E_ONLY=1 GW_E2E_EXEC=emu GW_E2E_DIM=50000 timeout 240 bash "$script" "$apps") || {
-  echo "FAIL: bench/gpu.sh exit $?"; echo "$out"; exit 1; }
-echo "$out"
-if echo "$out" | grep -q '"error"'; then echo "FAIL: a job failed"; exit 1; fi
-jobs=$(echo "$out" | grep -o '"seconds":\[[0-9.,]*\]' | wc -l)
-[ "$jobs" -eq 10 ] || { echo "FAIL: $jobs of 10 jobs reported rounds"; exit 1; }
-echo "ok: 5 codecs x (emu, cpu) end to end"
+build=$1 script=$2
+tmp=$(mktemp -d /tmp/gw-gpu-e2e.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+bash "$script" pack "$build" "$tmp/pack" || fail "pack: exit $?"
+cat "$tmp/pack/pack.txt"
+# The traces: all of them (test_gpu_device's helpers need cnn/ and
+# logreg_spam/), or none where this machine has none.
+traces=no
+[ -n "${GW_TRACES:-}" ] && [ -d "$GW_TRACES/cnn" ] && [ -d "$GW_TRACES/logreg_spam" ] && traces=yes
+if [ $traces = yes ]; then
+  diff <(cd "$GW_TRACES" && find . -type f \( -name '*.f32' -o -name '*.u32' \) | sort) \
+       <(cd "$tmp/pack/traces" && find . -type f | sort) || fail "the pack's traces differ from GW_TRACES's"
+  echo "ok: every trace packed"
+fi
+if [ -x "$build/tests/gpu/test_gpu_device" ] && [ $traces = yes ]; then
+  [ -x "$tmp/pack/test_gpu_device" ] || fail "the build has test_gpu_device, the pack not"
+fi
+
+mkdir -p "$tmp/out"
+OUT=$tmp/out GW_GPU=emu timeout 900 bash "$script" run "$tmp/pack" > "$tmp/stdout"
+rc=$?
+cat "$tmp/stdout"
+[ "$rc" -eq 0 ] || fail "run: exit $rc"
+[ -s "$tmp/out/gpu-check.json" ] || fail "no \$OUT/gpu-check.json"
+[ "$(tail -n1 "$tmp/stdout")" = "$(cat "$tmp/out/gpu-check.json")" ] ||
+  fail "stdout's last line is not \$OUT/gpu-check.json"
+python3 - "$tmp/out/gpu-check.json" <<'PY' || fail "the JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+want = ["pack", "nvidia_smi", "test_gpu_device", "sanitizer_memcheck", "sanitizer_racecheck",
+        "sanitizer_synccheck", "sanitizer_initcheck", "allreduce_gpu_cases", "allreduce_1m",
+        "bench_gpu"]
+bad = []
+steps = r["steps"]
+if [s["name"] for s in steps] != want:
+    bad.append("steps %s, not %s" % ([s["name"] for s in steps], want))
+for s in steps:
+    for k, t in (("name", str), ("status", str), ("seconds", (int, float)), ("exit", (int, type(None))),
+                 ("detail", str)):
+        if not isinstance(s.get(k), t):
+            bad.append("%s: no %s" % (s.get("name"), k))
+    if s["status"] not in ("ok", "skipped"):
+        bad.append("%s: %s (%s)" % (s["name"], s["status"], s.get("detail")))
+    if s["name"] in ("pack", "allreduce_gpu_cases", "allreduce_1m", "bench_gpu") and s["status"] != "ok":
+        bad.append("%s: %s, not ok, in the dry run" % (s["name"], s["status"]))
+    if s["name"].startswith("sanitizer_") and s["detail"] != "emu":
+        bad.append("%s: skipped for '%s', not emu" % (s["name"], s["detail"]))
+bench = next((s.get("bench") for s in steps if s["name"] == "bench_gpu"), None)
+jobs = bench.get("e2e", []) if isinstance(bench, dict) else []
+timed = [j for j in jobs if isinstance(j.get("seconds"), list) and j["seconds"] and "error" not in j]
+if len(timed) != 10:
+    bad.append("bench: %d of 10 end-to-end jobs with rounds: %s" % (len(timed), bench))
+if r.get("exec") != "emu" or r.get("exit") != 0:
+    bad.append("exec %s, exit %s" % (r.get("exec"), r.get("exit")))
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+echo "ok: the dry run: every step ok or skipped, the bench's 10 jobs timed"
