@@ -8,12 +8,10 @@
 #include <string.h>
 
 #include "gw_util.h"
+#include "gw_wire.h"   /* codec ids (wire-format §3): gpudirect sees common/ only */
 #include "gpu_internal.h"
 
 #define GPU_OPS_MAX 4
-
-/* Codec ids (wire-format §3): gpudirect sees common/ only. */
-enum { C_RAW = 1, C_BF16 = 2, C_INT8 = 3, C_3LC = 4, C_TOPK = 7 };
 
 static const struct gw_gpu_ops *gpu_ops[GPU_OPS_MAX];
 static unsigned gpu_nops;
@@ -172,8 +170,9 @@ int gw_gpu_registered(const gw_gpu *g, const void *p, size_t len)
 
 int gw_gpu_takes(int codec)
 {
-	return codec == C_RAW || codec == C_BF16 || codec == C_INT8 || codec == C_3LC ||
-	       codec == C_TOPK;
+	return codec == GW_WIRE_CODEC_RAW || codec == GW_WIRE_CODEC_BF16 ||
+	       codec == GW_WIRE_CODEC_INT8 || codec == GW_WIRE_CODEC_3LC ||
+	       codec == GW_WIRE_CODEC_TOPK;
 }
 
 /* Mapped parameters for n frames: pointers, lengths, verdicts, counts.
@@ -384,9 +383,9 @@ int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j)
 		rc = frames_at(g, (const uint8_t *const *)j->bufs, h.len, j->n, h.ptr);
 	if (rc < 0)
 		return rc;
-	if (j->codec == C_TOPK) {
+	if (j->codec == GW_WIRE_CODEC_TOPK) {
 		rc = encode_topk(g, j, &h, &d);
-	} else if (j->codec == C_3LC) {
+	} else if (j->codec == GW_WIRE_CODEC_3LC) {
 		rc = encode_3lc(g, j, &d);
 	} else {
 		/* §4.1's sizing: every chunk must be one frame of room bytes
@@ -417,10 +416,11 @@ int gw_gpu_decode(gw_gpu *g, int codec, const uint8_t *const *frames, const uint
 	if (!g || !frames || !lens || !n || !out || !rcs)
 		return GW_ERRF(GW_EINVAL, "gpu: decode: missing argument");
 	int (*dec)(gw_gpu *, const struct gw_kf_dec *) =
-		codec == C_RAW || codec == C_BF16 || codec == C_INT8
+		codec == GW_WIRE_CODEC_RAW || codec == GW_WIRE_CODEC_BF16 ||
+				codec == GW_WIRE_CODEC_INT8
 			? g->ops->dec_dense
-		: codec == C_3LC ? g->ops->dec_3lc
-		: codec == C_TOPK ? g->ops->dec_topk : NULL;
+		: codec == GW_WIRE_CODEC_3LC ? g->ops->dec_3lc
+		: codec == GW_WIRE_CODEC_TOPK ? g->ops->dec_topk : NULL;
 	if (!dec)
 		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no decode kernel for codec %d", codec);
 	struct par_view h, d;
