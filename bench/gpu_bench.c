@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 	double memcpy_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
 
 	/* Slots: as many as raw needs (the most frames of any codec here). */
-	uint32_t per_raw = gw_kd_per_frame(GW_KD_RAW, budget, 0);
+	uint32_t per_raw = gw_kd_per_frame(GW_WIRE_CODEC_RAW, budget, 0);
 	uint32_t nslots = (uint32_t)((n + per_raw - 1) / per_raw);
 	uint8_t *mem, *dmem, **hptr = malloc(nslots * sizeof(*hptr)), **dptr;
 	uint32_t *dlens;
@@ -166,7 +166,8 @@ int main(int argc, char **argv)
 	       "\"reps\":%u,\"slots\":\"%s\",\"memcpy_d2d_gbs\":%.2f,\"codecs\":{",
 	       prop.name, (unsigned long long)n, budget, reps,
 	       host_slots ? "pinned host, mapped" : "device", memcpy_gbs);
-	static const int ids[] = {GW_KD_RAW, GW_KD_BF16, GW_KD_INT8, 4};
+	static const int ids[] = {GW_WIRE_CODEC_RAW, GW_WIRE_CODEC_BF16, GW_WIRE_CODEC_INT8,
+				  GW_WIRE_CODEC_3LC};
 	static const char *const names[] = {"raw", "bf16", "int8", "3lc"};
 	for (int c = 0; c < 4; c++) {
 		struct gw_kd_enc dj = {.codec = ids[c], .g = dg, .e = de, .dim = n, .tensor = 1,

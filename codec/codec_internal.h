@@ -10,6 +10,28 @@
 #include <gw/codec.h>
 
 #include "gw_util.h"
+#include "gw_wire.h"
+
+/* The public names of <gw/codec.h> are the wire's (common/gw_wire.h, the
+ * one definition gpudirect's kernels compile too): an installed header
+ * cannot include a private one, so it spells the values out, and these
+ * hold them to the definition. */
+_Static_assert(GW_FRAME_MAGIC == GW_WIRE_MAGIC, "frame magic");
+_Static_assert(GW_FRAME_VERSION == GW_WIRE_VERSION, "frame version");
+_Static_assert(GW_FRAME_HDR_LEN == GW_WIRE_HDR_LEN, "frame header length");
+_Static_assert(GW_FRAME_MAX == GW_WIRE_FRAME_MAX, "largest frame");
+_Static_assert(GW_BUDGET_MIN == GW_WIRE_BUDGET_MIN, "smallest budget");
+_Static_assert(GW_WIRE_OFF_CHECKSUM + 4 == GW_WIRE_HDR_LEN, "the header is 36 bytes");
+_Static_assert(GW_FF_SPARSE == GW_WIRE_F_SPARSE && GW_FF_KEY64 == GW_WIRE_F_KEY64 &&
+	       GW_FF_KNOWN == GW_WIRE_F_KNOWN, "frame flags");
+_Static_assert(GW_CODEC_RAW == GW_WIRE_CODEC_RAW && GW_CODEC_BF16 == GW_WIRE_CODEC_BF16 &&
+	       GW_CODEC_INT8 == GW_WIRE_CODEC_INT8 && GW_CODEC_3LC == GW_WIRE_CODEC_3LC &&
+	       GW_CODEC_TERNGRAD == GW_WIRE_CODEC_TERNGRAD &&
+	       GW_CODEC_ONEBIT == GW_WIRE_CODEC_ONEBIT && GW_CODEC_TOPK == GW_WIRE_CODEC_TOPK &&
+	       GW_CODEC_SKETCHML == GW_WIRE_CODEC_SKETCHML &&
+	       GW_CODEC_COUNTSKETCH == GW_WIRE_CODEC_COUNTSKETCH &&
+	       GW_CODEC_DEEPREDUCE == GW_WIRE_CODEC_DEEPREDUCE, "codec ids");
+_Static_assert(GW_WIRE_CODEC_LAST == GW_CODEC_DEEPREDUCE, "the highest codec id");
 
 struct gw_codec_ops;
 

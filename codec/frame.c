@@ -3,37 +3,18 @@
 
 #include "codec_internal.h"
 
-/* Byte offsets of the header fields. */
-enum {
-	OFF_MAGIC = 0,
-	OFF_VERSION = 2,
-	OFF_CODEC = 3,
-	OFF_FLAGS = 4,
-	OFF_PARAM_LEN = 6,
-	OFF_RESERVED = 7,
-	OFF_TENSOR = 8,
-	OFF_COUNT = 12,
-	OFF_START = 16,
-	OFF_SPAN = 24,
-	OFF_PAYLOAD_LEN = 28,
-	OFF_CHECKSUM = 32,
-};
-_Static_assert(OFF_CHECKSUM + 4 == GW_FRAME_HDR_LEN, "header is 36 bytes");
+/* The header's layout, writer and reader are common/gw_wire.h's, which
+ * gpudirect's kernels compile too: the two sides cannot write different
+ * bytes. */
 
 void gw_frame_write_header(uint8_t *b, const struct gw_frame_info *h)
 {
-	gw_st16(b + OFF_MAGIC, GW_FRAME_MAGIC);
-	b[OFF_VERSION] = GW_FRAME_VERSION;
-	b[OFF_CODEC] = h->codec;
-	gw_st16(b + OFF_FLAGS, h->flags);
-	b[OFF_PARAM_LEN] = (uint8_t)h->param_len;
-	b[OFF_RESERVED] = 0;
-	gw_st32(b + OFF_TENSOR, h->tensor);
-	gw_st32(b + OFF_COUNT, h->count);
-	gw_st64(b + OFF_START, h->start);
-	gw_st32(b + OFF_SPAN, h->span);
-	gw_st32(b + OFF_PAYLOAD_LEN, h->payload_len);
-	gw_st32(b + OFF_CHECKSUM, 0);
+	struct gw_wire_hdr w = {
+		.codec = h->codec, .flags = h->flags, .param_len = (uint8_t)h->param_len,
+		.tensor = h->tensor, .count = h->count, .start = h->start, .span = h->span,
+		.payload_len = h->payload_len,
+	};
+	gw_wire_hdr_write(b, &w);
 }
 
 /* The checksum covers the header up to the checksum field and everything
@@ -41,53 +22,56 @@ void gw_frame_write_header(uint8_t *b, const struct gw_frame_info *h)
  * field itself never has to be zeroed in place. */
 uint32_t gw_frame_checksum(const uint8_t *b, size_t len)
 {
-	uint64_t h = gw_xxh3_short(b, OFF_CHECKSUM, 0);
+	uint64_t h = gw_xxh3_short(b, GW_WIRE_OFF_CHECKSUM, 0);
 	h = gw_xxh3(b + GW_FRAME_HDR_LEN, len - GW_FRAME_HDR_LEN, h);
 	return (uint32_t)h;
 }
 
 void gw_frame_seal(uint8_t *b, size_t len)
 {
-	gw_st32(b + OFF_CHECKSUM, gw_frame_checksum(b, len));
+	gw_st32(b + GW_WIRE_OFF_CHECKSUM, gw_frame_checksum(b, len));
+}
+
+/* GW_E* code of a gw_wire_verdict. */
+static int wire_err(int v)
+{
+	switch (v) {
+	case GW_WIRE_OK: return GW_OK;
+	case GW_WIRE_ETRUNC: return GW_ETRUNC;
+	case GW_WIRE_EMAGIC: return GW_EMAGIC;
+	case GW_WIRE_EVERSION: return GW_EVERSION;
+	case GW_WIRE_ERESERVED: return GW_ERESERVED;
+	default: return GW_ELENGTH;
+	}
 }
 
 int gw_frame_peek(const void *buf, size_t len, gw_frame_info *info)
 {
 	const uint8_t *b = buf;
+	struct gw_wire_hdr w;
 	gw_frame_info h;
 
 	if (!buf || !info)
 		return GW_ERR(GW_EINVAL);
-	if (len < GW_FRAME_HDR_LEN)
-		return GW_ERR(GW_ETRUNC);
-	if (gw_ld16(b + OFF_MAGIC) != GW_FRAME_MAGIC)
-		return GW_ERR(GW_EMAGIC);
-	h.version = b[OFF_VERSION];
-	if (h.version != GW_FRAME_VERSION)
-		return GW_ERR(GW_EVERSION);
-	h.flags = gw_ld16(b + OFF_FLAGS);
-	if (b[OFF_RESERVED] != 0 || (h.flags & ~GW_FF_KNOWN) ||
-	    ((h.flags & GW_FF_KEY64) && !(h.flags & GW_FF_SPARSE)))
-		return GW_ERR(GW_ERESERVED);
-	h.codec = b[OFF_CODEC];
-	const struct gw_codec_ops *ops = gw_codec_ops(h.codec);
+	/* §2.1 rules 1-4, then the codec (5), then the lengths (6). */
+	int v = gw_wire_hdr_read(b, len, &w);
+	if (v != GW_WIRE_OK)
+		return GW_ERR(wire_err(v));
+	const struct gw_codec_ops *ops = gw_codec_ops(w.codec);
 	if (!ops)
 		return GW_ERR(GW_ECODEC);
-	h.param_len = b[OFF_PARAM_LEN];
-	h.tensor = gw_ld32(b + OFF_TENSOR);
-	h.count = gw_ld32(b + OFF_COUNT);
-	h.start = gw_ld64(b + OFF_START);
-	h.span = gw_ld32(b + OFF_SPAN);
-	h.payload_len = gw_ld32(b + OFF_PAYLOAD_LEN);
-	/* 64-bit sum: header fields may be hostile and must not wrap. */
-	uint64_t flen = (uint64_t)GW_FRAME_HDR_LEN + h.param_len + h.payload_len;
-	if (h.payload_len > GW_FRAME_MAX || flen > GW_FRAME_MAX)
-		return GW_ERR(GW_ELENGTH);
-	if (flen > len)
-		return GW_ERR(GW_ETRUNC);
-	if (flen < len)
-		return GW_ERR(GW_ELENGTH);
-	h.frame_len = (uint32_t)flen;
+	v = gw_wire_hdr_lengths(&w, len, &h.frame_len);
+	if (v != GW_WIRE_OK)
+		return GW_ERR(wire_err(v));
+	h.version = GW_WIRE_VERSION;
+	h.codec = w.codec;
+	h.flags = w.flags;
+	h.param_len = w.param_len;
+	h.tensor = w.tensor;
+	h.count = w.count;
+	h.start = w.start;
+	h.span = w.span;
+	h.payload_len = w.payload_len;
 	if (h.flags & GW_FF_SPARSE) {
 		if (!(ops->frames & GW_FRAME_KIND_SPARSE))
 			return GW_ERR(GW_EUNSUPPORTED);
@@ -112,7 +96,7 @@ int gw_frame_verify(const void *buf, size_t len, gw_frame_info *info)
 	if (rc < 0)
 		return rc;
 	const uint8_t *b = buf;
-	if (gw_ld32(b + OFF_CHECKSUM) != gw_frame_checksum(b, info->frame_len))
+	if (gw_ld32(b + GW_WIRE_OFF_CHECKSUM) != gw_frame_checksum(b, info->frame_len))
 		return GW_ERR(GW_ECHECKSUM);
 	return GW_OK;
 }

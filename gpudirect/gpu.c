@@ -8,12 +8,10 @@
 #include <string.h>
 
 #include "gw_util.h"
+#include "gw_wire.h"   /* codec ids (wire-format §3): gpudirect sees common/ only */
 #include "gpu_internal.h"
 
 #define GPU_OPS_MAX 4
-
-/* Codec ids (wire-format §3): gpudirect sees common/ only. */
-enum { C_RAW = 1, C_BF16 = 2, C_INT8 = 3, C_3LC = 4, C_TOPK = 7 };
 
 static const struct gw_gpu_ops *gpu_ops[GPU_OPS_MAX];
 static unsigned gpu_nops;
@@ -308,13 +306,13 @@ static int encode_topk(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view
 		h->cnt[i] = 0;
 		struct gw_kk_enc k = {.g = j->g + base, .e = j->e ? j->e + base : NULL,
 			.dim = len, .tensor = j->tensor, .k = topk_k(j->fraction, len),
-			.cap = GW_MIN(j->room, GW_KF_MAX) - GW_KF_HDR, .lim = j->chunk_elems,
+			.cap = GW_MIN(j->room, GW_WIRE_FRAME_MAX) - GW_WIRE_HDR_LEN, .lim = j->chunk_elems,
 			.rank = t->rank, .ties = t->ties, .pos = t->pos, .sel = t->sel,
 			.val = t->val, .cost = t->cost, .tiles = t->tiles, .hist = t->hist,
 			.st = t->st, .first = t->first, .count = t->count,
 			.nframes = d->cnt + i, .slots = d->ptr + i, .lens = d->len + i,
 			.max_frames = 1};
-		if ((rc = g->ops->encode(g, C_TOPK, &k)) < 0)
+		if ((rc = g->ops->encode(g, GW_WIRE_CODEC_TOPK, &k)) < 0)
 			return drained(g, rc);
 	}
 	if ((rc = g->ops->sync(g)) < 0)
@@ -367,7 +365,7 @@ static int encode_3lc(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view 
 	struct gpu_tlc *t = &g->tl;
 	struct gw_kt_enc k = {.g = j->g + base, .e = j->e ? j->e + base : NULL, .dim = dim,
 		.tensor = j->tensor, .sparsity = j->sparsity,
-		.room = GW_MIN(j->room, GW_KF_MAX) - GW_KF_HDR - 4, .nb = (dim + 4) / 5,
+		.room = GW_MIN(j->room, GW_WIRE_FRAME_MAX) - GW_WIRE_HDR_LEN - 4, .nb = (dim + 4) / 5,
 		.bytes = t->bytes, .runs = t->runs, .tok = t->tok, .tok_byte = t->tok_byte,
 		.tiles = t->tiles, .mx = t->words, .ntok = t->words + 1, .err = t->words + 2,
 		.slots = d->ptr, .lens = d->len, .max_frames = j->n, .base = base,
@@ -382,7 +380,7 @@ static int encode_3lc(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view 
 		if ((rc = g->ops->max_3lc(g, &all)) < 0)
 			return drained(g, rc);
 	}
-	if ((rc = g->ops->encode(g, C_3LC, &k)) < 0 || (rc = g->ops->sync(g)) < 0)
+	if ((rc = g->ops->encode(g, GW_WIRE_CODEC_3LC, &k)) < 0 || (rc = g->ops->sync(g)) < 0)
 		return drained(g, rc);
 	uint32_t w[3];
 	if ((rc = g->ops->copy(g, w, t->words, sizeof(w))) < 0)
@@ -415,9 +413,9 @@ int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j)
 		rc = frames_at(g, (const uint8_t *const *)j->bufs, h.len, j->n, h.ptr);
 	if (rc < 0)
 		return rc;
-	if (j->codec == C_TOPK) {
+	if (j->codec == GW_WIRE_CODEC_TOPK) {
 		rc = encode_topk(g, j, &h, &d);
-	} else if (j->codec == C_3LC) {
+	} else if (j->codec == GW_WIRE_CODEC_3LC) {
 		rc = encode_3lc(g, j, &d);
 	} else {
 		/* §4.1's sizing: every chunk must be one frame of room bytes

@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(GW_KD_THREADS) gw_kd_encode_kernel(struct gw_k
 	GW_SHARED(struct gw_kd_shared, s);
 	uint32_t t = threadIdx.x;
 	for (uint32_t f = blockIdx.x; f < j.frames; f += gridDim.x) {
-		if (j.codec == GW_KD_INT8) {
+		if (j.codec == GW_WIRE_CODEC_INT8) {
 			gw_kd_enc_scan(&j, f, t, &s);
 			__syncthreads();
 			if (t == 0)
@@ -346,11 +346,11 @@ static cudaError_t enc_topk(const void *j, cudaStream_t s)
 }
 
 static const struct gw_cuda_kern kerns[] = {
-	{GW_KD_RAW, "raw", enc_dense, gw_cuda_decode_dense},
-	{GW_KD_BF16, "bf16", enc_dense, gw_cuda_decode_dense},
-	{GW_KD_INT8, "int8", enc_dense, gw_cuda_decode_dense},
-	{GW_KT_CODEC, "3lc", enc_3lc, gw_cuda_decode_3lc},
-	{GW_KK_CODEC, "top-k", enc_topk, gw_cuda_decode_topk},
+	{GW_WIRE_CODEC_RAW, "raw", enc_dense, gw_cuda_decode_dense},
+	{GW_WIRE_CODEC_BF16, "bf16", enc_dense, gw_cuda_decode_dense},
+	{GW_WIRE_CODEC_INT8, "int8", enc_dense, gw_cuda_decode_dense},
+	{GW_WIRE_CODEC_3LC, "3lc", enc_3lc, gw_cuda_decode_3lc},
+	{GW_WIRE_CODEC_TOPK, "top-k", enc_topk, gw_cuda_decode_topk},
 };
 
 extern "C" const struct gw_cuda_kern *gw_cuda_kernels(int codec)

@@ -17,14 +17,9 @@
 
 #define GW_KD_THREADS 256u   /* threads per block, kernels and emulation */
 
-/* Codec ids (wire-format §3). */
-#define GW_KD_RAW 1
-#define GW_KD_BF16 2
-#define GW_KD_INT8 3
-
 /* One encode call. */
 struct gw_kd_enc {
-	int codec;                /* GW_KD_RAW, _BF16 or _INT8 */
+	int codec;                /* GW_WIRE_CODEC_RAW, _BF16 or _INT8 */
 	const float *g;           /* dim gradient values */
 	float *e;                 /* the error buffer, or NULL */
 	uint64_t dim;
@@ -51,22 +46,22 @@ struct gw_kd_shared {
 
 GW_HD uint32_t gw_kd_value_bytes(int codec)
 {
-	return codec == GW_KD_RAW ? 4 : codec == GW_KD_BF16 ? 2 : 1;
+	return codec == GW_WIRE_CODEC_RAW ? 4 : codec == GW_WIRE_CODEC_BF16 ? 2 : 1;
 }
 
 GW_HD uint32_t gw_kd_param_len(int codec)
 {
-	return codec == GW_KD_INT8 ? 4 : 0;
+	return codec == GW_WIRE_CODEC_INT8 ? 4 : 0;
 }
 
 /* Elements per frame at a budget (§4.1's sizing; max_frame_elems 0: no
  * limit); 0 when the budget is too small. */
 GW_HD uint32_t gw_kd_per_frame(int codec, uint64_t budget, uint32_t max_frame_elems)
 {
-	if (budget > GW_KF_MAX)
-		budget = GW_KF_MAX;
-	uint64_t fixed = GW_KF_HDR + gw_kd_param_len(codec);
-	if (budget < 64 || budget < fixed + gw_kd_value_bytes(codec))
+	if (budget > GW_WIRE_FRAME_MAX)
+		budget = GW_WIRE_FRAME_MAX;
+	uint64_t fixed = GW_WIRE_HDR_LEN + gw_kd_param_len(codec);
+	if (budget < GW_WIRE_BUDGET_MIN || budget < fixed + gw_kd_value_bytes(codec))
 		return 0;
 	uint64_t n = (budget - fixed) / gw_kd_value_bytes(codec);
 	if (max_frame_elems && n > max_frame_elems)
@@ -155,15 +150,15 @@ GW_HD void gw_kd_enc_values(const struct gw_kd_enc *j, uint32_t f, uint32_t tid,
 {
 	uint64_t lo = (uint64_t)f * j->per_frame;
 	uint32_t n = gw_kd_frame_elems(j, f);
-	uint8_t *v = j->slots[f] + GW_KF_HDR + gw_kd_param_len(j->codec);
+	uint8_t *v = j->slots[f] + GW_WIRE_HDR_LEN + gw_kd_param_len(j->codec);
 	for (uint32_t i = tid; i < n; i += GW_KD_THREADS) {
 		float c = j->e ? j->g[lo + i] + j->e[lo + i] : j->g[lo + i];
 		uint32_t u = gw_hd_f32_bits(c);
-		if (j->codec == GW_KD_RAW) {
+		if (j->codec == GW_WIRE_CODEC_RAW) {
 			gw_hd_st32(v + 4 * (size_t)i, u);
 			if (j->e)   /* c - c: +0, or NaN (non-finite c) put back to 0 */
 				j->e[lo + i] = 0.0f;
-		} else if (j->codec == GW_KD_BF16) {
+		} else if (j->codec == GW_WIRE_CODEC_BF16) {
 			uint32_t q = gw_kd_bf16(u);
 			gw_hd_st16(v + 2 * (size_t)i, q);
 			if (j->e) {
@@ -186,8 +181,8 @@ GW_HD void gw_kd_enc_seal(const struct gw_kd_enc *j, uint32_t f, const struct gw
 {
 	uint8_t *b = j->slots[f];
 	uint32_t n = gw_kd_frame_elems(j, f);
-	if (j->codec == GW_KD_INT8)
-		gw_hd_st32(b + GW_KF_HDR, gw_hd_f32_bits(s->scale));
+	if (j->codec == GW_WIRE_CODEC_INT8)
+		gw_hd_st32(b + GW_WIRE_HDR_LEN, gw_hd_f32_bits(s->scale));
 	j->lens[f] = gw_kf_seal_with(b, (uint8_t)j->codec, 0, (uint8_t)gw_kd_param_len(j->codec),
 				     j->tensor, n, j->base + (uint64_t)f * j->per_frame, n,
 				     n * gw_kd_value_bytes(j->codec));
@@ -200,14 +195,15 @@ GW_HD void gw_kd_enc_seal(const struct gw_kd_enc *j, uint32_t f, const struct gw
 GW_HD void gw_kd_dec_check(const struct gw_kf_dec *d, uint32_t f, struct gw_kd_shared *s)
 {
 	const uint8_t *b = d->frames[f];
-	struct gw_kf_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
-	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len,
-				 1u << GW_KD_RAW | 1u << GW_KD_BF16 | 1u << GW_KD_INT8, 0, &h);
+	struct gw_wire_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
+	uint32_t codecs = 1u << GW_WIRE_CODEC_RAW | 1u << GW_WIRE_CODEC_BF16 |
+			  1u << GW_WIRE_CODEC_INT8;
+	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len, codecs, 0, &h);
 	if (!rc && (h.param_len != gw_kd_param_len(h.codec) ||
 		    h.payload_len != (uint64_t)h.count * gw_kd_value_bytes(h.codec)))
 		rc = GW_ELENGTH;
-	if (!rc && h.codec == GW_KD_INT8) {
-		uint32_t u = gw_hd_ld32(b + GW_KF_HDR);
+	if (!rc && h.codec == GW_WIRE_CODEC_INT8) {
+		uint32_t u = gw_hd_ld32(b + GW_WIRE_HDR_LEN);
 		int nan = gw_kd_nonfinite(u) && (u & 0x007fffffu);
 		if (!nan && ((u >> 31) || gw_kd_nonfinite(u)))
 			rc = GW_ECORRUPT;
@@ -217,14 +213,14 @@ GW_HD void gw_kd_dec_check(const struct gw_kf_dec *d, uint32_t f, struct gw_kd_s
 	s->codec = h.codec;
 	s->count = h.count;
 	s->start = h.start;
-	s->vals = rc ? 0 : b + GW_KF_HDR + h.param_len;
+	s->vals = rc ? 0 : b + GW_WIRE_HDR_LEN + h.param_len;
 }
 
 /* int8, every thread: whether one of its q is -128. */
 GW_HD void gw_kd_dec_scan(uint32_t tid, struct gw_kd_shared *s)
 {
 	uint32_t bad = 0;
-	if (!s->rc && s->codec == GW_KD_INT8)
+	if (!s->rc && s->codec == GW_WIRE_CODEC_INT8)
 		for (uint32_t i = tid; i < s->count; i += GW_KD_THREADS)
 			bad |= s->vals[i] == 0x80;
 	s->part[tid] = bad;
@@ -248,9 +244,9 @@ GW_HD void gw_kd_dec_add(const struct gw_kf_dec *d, uint32_t tid, const struct g
 	float *o = d->out + s->start;
 	for (uint32_t i = tid; i < s->count; i += GW_KD_THREADS) {
 		float v;
-		if (s->codec == GW_KD_RAW)
+		if (s->codec == GW_WIRE_CODEC_RAW)
 			v = gw_hd_bits_f32(gw_hd_ld32(s->vals + 4 * (size_t)i));
-		else if (s->codec == GW_KD_BF16)
+		else if (s->codec == GW_WIRE_CODEC_BF16)
 			v = gw_hd_bits_f32((uint32_t)s->vals[2 * (size_t)i] << 16 |
 					   (uint32_t)s->vals[2 * (size_t)i + 1] << 24);
 		else

@@ -11,11 +11,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__CUDACC__)
-#define GW_HD __host__ __device__ __forceinline__
-#else
-#define GW_HD static inline
-#endif
+#include "gw_wire.h"   /* common/: the frame's constants, header, byte order */
+
+#define GW_HD GW_WIRE_FN
 
 /* High 64 bits of a 64 x 64-bit product. */
 GW_HD uint64_t gw_hd_mulhi64(uint64_t a, uint64_t b)
@@ -41,33 +39,11 @@ GW_HD float gw_hd_bits_f32(uint32_t u)
 	return f;
 }
 
-/* Little-endian loads and stores at any byte address. */
-GW_HD uint32_t gw_hd_ld32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-GW_HD uint64_t gw_hd_ld64(const uint8_t *p)
-{
-	return (uint64_t)gw_hd_ld32(p) | (uint64_t)gw_hd_ld32(p + 4) << 32;
-}
-
-GW_HD void gw_hd_st16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-GW_HD void gw_hd_st32(uint8_t *p, uint32_t v)
-{
-	gw_hd_st16(p, v);
-	gw_hd_st16(p + 2, v >> 16);
-}
-
-GW_HD void gw_hd_st64(uint8_t *p, uint64_t v)
-{
-	gw_hd_st32(p, (uint32_t)v);
-	gw_hd_st32(p + 4, (uint32_t)(v >> 32));
-}
+/* Little-endian loads and stores at any byte address: gw_wire.h's. */
+#define gw_hd_ld32 gw_wire_ld32
+#define gw_hd_ld64 gw_wire_ld64
+#define gw_hd_st16 gw_wire_st16
+#define gw_hd_st32 gw_wire_st32
+#define gw_hd_st64 gw_wire_st64
 
 #endif

@@ -34,7 +34,6 @@
 #include "scan.h"
 
 #define GW_KT_THREADS 256u
-#define GW_KT_CODEC 4       /* 3lc (wire-format §3) */
 #define GW_KT_ZERO 121u        /* five zero trits */
 #define GW_KT_PIECE 14u        /* zero bytes per run byte 255 */
 
@@ -215,7 +214,7 @@ GW_HD void gw_kt_write(const struct gw_kt_enc *j, uint64_t b)
 		out = k == 1 ? GW_KT_ZERO : 241u + k;   /* 243 + (k - 2) */
 	}
 	if (f < j->max_frames && off < j->room)
-		j->slots[f][GW_KF_HDR + 4 + off] = (uint8_t)out;
+		j->slots[f][GW_WIRE_HDR_LEN + 4 + off] = (uint8_t)out;
 	j->tok_byte[t] = (uint32_t)b;
 }
 
@@ -271,10 +270,9 @@ GW_HD void gw_kt_seal(const struct gw_kt_enc *j, uint32_t f)
 	if (count > j->dim - off)
 		count = j->dim - off;
 	uint8_t *fr = j->slots[f];
-	gw_hd_st32(fr + GW_KF_HDR, gw_hd_f32_bits(gw_kt_m(j)));
-	/* 3lc is codec 4 (wire-format §3) */
-	j->lens[f] = gw_kf_seal_with(fr, 4, 0, 4, j->tensor, (uint32_t)count, start,
-				     (uint32_t)count, toks);
+	gw_hd_st32(fr + GW_WIRE_HDR_LEN, gw_hd_f32_bits(gw_kt_m(j)));
+	j->lens[f] = gw_kf_seal_with(fr, GW_WIRE_CODEC_3LC, 0, 4, j->tensor, (uint32_t)count,
+				     start, (uint32_t)count, toks);
 }
 
 /* ---- decode ------------------------------------------------------------------ */
@@ -298,13 +296,13 @@ GW_HD uint32_t gw_kt_expand_len(uint32_t b)
 GW_HD void gw_kt_dec_check(const struct gw_kf_dec *d, uint32_t f, struct gw_kt_dshared *s)
 {
 	const uint8_t *b = d->frames[f];
-	struct gw_kf_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
-	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len, 1u << 4, 0, &h);
+	struct gw_wire_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
+	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len, 1u << GW_WIRE_CODEC_3LC, 0, &h);
 	/* m is read only from a parameter block of its 4 bytes: a shorter
 	 * one ends the frame before m does. */
 	if (!rc && h.param_len != 4)
 		rc = GW_ELENGTH;
-	uint32_t u = rc ? 0 : gw_hd_ld32(b + GW_KF_HDR);
+	uint32_t u = rc ? 0 : gw_hd_ld32(b + GW_WIRE_HDR_LEN);
 	int nan = (u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu);
 	if (!rc && !nan && ((u >> 31) || (u & 0x7f800000u) == 0x7f800000u))
 		rc = GW_ECORRUPT;
@@ -315,7 +313,7 @@ GW_HD void gw_kt_dec_check(const struct gw_kf_dec *d, uint32_t f, struct gw_kt_d
 	s->start = h.start;
 	s->plen = rc ? 0 : h.payload_len;
 	s->chunk = (s->plen + GW_KT_THREADS - 1) / GW_KT_THREADS;
-	s->pay = b + GW_KF_HDR + 4;
+	s->pay = b + GW_WIRE_HDR_LEN + 4;
 	s->m = gw_hd_bits_f32(u);
 	s->nan = nan;
 }

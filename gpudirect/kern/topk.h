@@ -28,7 +28,6 @@
 #include "scan.h"
 
 #define GW_KK_THREADS 256u
-#define GW_KK_CODEC 7       /* top-k (wire-format §3) */
 #define GW_KK_RANK_INF 0x7f800000u
 
 struct gw_kk_enc {
@@ -200,7 +199,7 @@ GW_HD void gw_kk_cut(const struct gw_kk_enc *j)
 GW_HD void gw_kk_write_entries(const struct gw_kk_enc *j, uint32_t f, uint32_t tid)
 {
 	uint32_t a = j->first[f], n = j->count[f];
-	uint8_t *body = j->slots[f] + GW_KF_HDR;
+	uint8_t *body = j->slots[f] + GW_WIRE_HDR_LEN;
 	for (uint32_t q = tid; q < n; q += GW_KK_THREADS) {
 		gw_hd_st32(body + 4 * (size_t)q, gw_hd_f32_bits(j->val[a + q]));
 		if (!q)
@@ -220,11 +219,11 @@ GW_HD void gw_kk_write_entries(const struct gw_kk_enc *j, uint32_t f, uint32_t t
 GW_HD void gw_kk_seal(const struct gw_kk_enc *j, uint32_t f)
 {
 	uint32_t a = j->first[f], n = j->count[f];
-	/* topk is codec 7 (wire-format §3), its frames SPARSE; KEY64 needs
-	 * keys past 2^32, not taken here */
+	/* sparse frames; KEY64 needs keys past 2^32, not taken here */
 	uint32_t gaps = n > 1 ? (j->cost[a + n] - j->cost[a + 1]) - 4 * (n - 1) : 0;
-	j->lens[f] = gw_kf_seal_with(j->slots[f], 7, 1, 0, j->tensor, n, j->sel[a],
-				     j->sel[a + n - 1] - j->sel[a] + 1, 4 * n + gaps);
+	j->lens[f] = gw_kf_seal_with(j->slots[f], GW_WIRE_CODEC_TOPK, GW_WIRE_F_SPARSE, 0,
+				     j->tensor, n, j->sel[a], j->sel[a + n - 1] - j->sel[a] + 1,
+				     4 * n + gaps);
 }
 
 /* ---- decode ------------------------------------------------------------------ */
@@ -255,8 +254,8 @@ GW_HD int gw_kk_varint(const uint8_t *p, uint32_t end, uint32_t *at, uint64_t *v
 GW_HD void gw_kk_dec_frame(const struct gw_kf_dec *d, uint32_t f)
 {
 	const uint8_t *b = d->frames[f];
-	struct gw_kf_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
-	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len, 1u << 7, 1, &h);
+	struct gw_wire_hdr h = {0, 0, 0, 0, 0, 0, 0, 0};
+	int32_t rc = gw_kf_check(b, d->lens[f], d->out_len, 1u << GW_WIRE_CODEC_TOPK, 1, &h);
 	uint32_t count = h.count, paylen = h.payload_len;
 	uint64_t start = h.start;
 	if (!rc && (h.param_len != 0 || paylen < 4 * (uint64_t)count))
@@ -271,7 +270,7 @@ GW_HD void gw_kk_dec_frame(const struct gw_kf_dec *d, uint32_t f)
 		rc = GW_ECORRUPT;
 	else if (last >= d->out_len)
 		rc = GW_ERANGE;
-	const uint8_t *pay = b + GW_KF_HDR;
+	const uint8_t *pay = b + GW_WIRE_HDR_LEN;
 	uint32_t at = 4 * count;
 	uint64_t k = start, gap = 0;
 	for (uint32_t i = 1; !rc && i < count; i++) {

@@ -110,12 +110,12 @@ static void same_decode(int codec, const struct dslots *d, uint8_t **h, const ui
 	const uint8_t *const *hf = (const uint8_t *const *)h;
 	const uint8_t *const *df = (const uint8_t *const *)d->ptrs;
 	int rc;
-	if (codec == 4) {
+	if (codec == GW_WIRE_CODEC_3LC) {
 		struct gw_kf_dec he = {hf, hlens, n, want, dim, hrc};
 		struct gw_kf_dec de = {df, d->lens, n, dout, dim, drc};
 		gw_emu_decode_3lc(&he);
 		rc = gw_cuda_decode_3lc(&de, 0);
-	} else if (codec == 7) {
+	} else if (codec == GW_WIRE_CODEC_TOPK) {
 		struct gw_kf_dec he = {hf, hlens, n, want, dim, hrc};
 		struct gw_kf_dec de = {df, d->lens, n, dout, dim, drc};
 		gw_emu_decode_topk(&he);
@@ -146,7 +146,7 @@ static void same_decode(int codec, const struct dslots *d, uint8_t **h, const ui
 static void dense_case(int codec, const float *v, uint64_t dim, size_t budget, int with_e,
 		       size_t *frames)
 {
-	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	size_t room = budget < GW_WIRE_FRAME_MAX ? budget : GW_WIRE_FRAME_MAX;
 	uint32_t per = gw_kd_per_frame(codec, budget, 0);
 	struct gw_kd_enc j = {.codec = codec, .dim = dim, .tensor = 7, .per_frame = per};
 	j.frames = gw_kd_frame_count(&j);
@@ -194,7 +194,7 @@ static void dense_case(int codec, const float *v, uint64_t dim, size_t budget, i
 
 static void tlc_case(const float *v, uint64_t dim, size_t budget, int with_e, size_t *frames)
 {
-	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	size_t room = budget < GW_WIRE_FRAME_MAX ? budget : GW_WIRE_FRAME_MAX;
 	uint64_t nb = (dim + 4) / 5;
 	uint32_t P = (uint32_t)room - 40, maxf = (uint32_t)((nb + P - 1) / P);
 	float *e = malloc(dim * sizeof(float)), *back = malloc(dim * sizeof(float));
@@ -263,7 +263,7 @@ static void tlc_case(const float *v, uint64_t dim, size_t budget, int with_e, si
 
 static void topk_case(const float *v, uint64_t dim, size_t budget, int with_e, size_t *frames)
 {
-	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	size_t room = budget < GW_WIRE_FRAME_MAX ? budget : GW_WIRE_FRAME_MAX;
 	uint32_t k = (uint32_t)ceil(0.01 * (double)dim);
 	k = k < 1 ? 1 : k;
 	uint32_t per = ((uint32_t)room - 40) / 9 + 1, maxf = (k + per - 1) / per;
@@ -343,7 +343,7 @@ static void test_encode_on_device(void **state)
 {
 	(void)state;
 	size_t frames = 0;
-	static const int dense[] = {GW_KD_RAW, GW_KD_BF16, GW_KD_INT8};
+	static const int dense[] = {GW_WIRE_CODEC_RAW, GW_WIRE_CODEC_BF16, GW_WIRE_CODEC_INT8};
 	const char *q = getenv("GW_GPU_DEVICE_QUICK");
 	int quick = q && (!strcmp(q, "1") || !strcmp(q, "2")) ? q[0] - '0' : 0;
 	for (int i = quick ? 10 : 0; i < (quick ? 11 : GW_TEST_N_DENSE); i += 5) {

@@ -15,7 +15,7 @@
 #include "../gw_test.h"
 #include "emu.h"
 
-static const int codecs[] = {GW_KD_RAW, GW_KD_BF16, GW_KD_INT8};
+static const int codecs[] = {GW_WIRE_CODEC_RAW, GW_WIRE_CODEC_BF16, GW_WIRE_CODEC_INT8};
 
 /* Where frames hold a few elements each (tiny budgets, a limit of 5 or 7
  * elements) a kernel runs a block of fibers per handful of elements: those
@@ -91,7 +91,7 @@ static void emu_encode(int codec, const float *v, float *e, uint64_t dim, size_t
 	out->slots = calloc(j.frames, sizeof(*out->slots));
 	out->lens = calloc(j.frames, sizeof(*out->lens));
 	GW_CHECK(out->slots && out->lens, "out of memory");
-	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	size_t room = budget < GW_WIRE_FRAME_MAX ? budget : GW_WIRE_FRAME_MAX;
 	for (uint32_t f = 0; f < j.frames; f++)
 		GW_CHECK(out->slots[f] = malloc(room), "out of memory");
 	j.slots = out->slots;
@@ -323,7 +323,7 @@ static size_t check_3lc(const float *v, uint64_t dim, size_t budget, double spar
 			int with_e, uint32_t lim, gw_test_rng *r, const char *name)
 {
 	uint64_t nb = (dim + 4) / 5;
-	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	size_t room = budget < GW_WIRE_FRAME_MAX ? budget : GW_WIRE_FRAME_MAX;
 	uint32_t P = (uint32_t)room - 40;
 	uint32_t maxf = (uint32_t)((nb + P - 1) / P);
 	float *e1 = malloc(dim * sizeof(float)), *e2 = malloc(dim * sizeof(float));
@@ -396,7 +396,8 @@ static void check_3lc_all(const float *v, uint64_t dim, const char *name, gw_tes
 {
 	static const double sparsity[] = {1.0, 1.5, 1.999};
 	for (size_t k = 0; k < GW_ARRAY_SIZE(tlc_budgets); k++) {
-		uint32_t P = (uint32_t)(tlc_budgets[k] < GW_KF_MAX ? tlc_budgets[k] : GW_KF_MAX) - 40;
+		size_t cap = tlc_budgets[k] < GW_WIRE_FRAME_MAX ? tlc_budgets[k] : GW_WIRE_FRAME_MAX;
+		uint32_t P = (uint32_t)cap - 40;
 		/* no limit; a chunk that always fits a frame (as the
 		 * collective's); one that may not; a small one */
 		uint32_t lims[] = {0, 5 * P, 5 * P + 7 * 5 * 14, 7};
@@ -450,7 +451,7 @@ static size_t check_topk(const float *v, uint64_t dim, size_t budget, double fra
 {
 	double kd = ceil(fraction * (double)dim);
 	uint32_t k = kd < 1.0 ? 1 : kd >= (double)dim ? (uint32_t)dim : (uint32_t)kd;
-	size_t room = budget < GW_KF_MAX ? budget : GW_KF_MAX;
+	size_t room = budget < GW_WIRE_FRAME_MAX ? budget : GW_WIRE_FRAME_MAX;
 	/* Frames at most: every entry costs at most 9 bytes. */
 	uint32_t per = ((uint32_t)room - 36 - 4) / 9 + 1;
 	if (mfe && mfe < per)
