@@ -87,7 +87,7 @@ static void topk_free(gw_gpu *g)
 {
 	struct gpu_topk *t = &g->tk;
 	void *p[] = {t->rank, t->ties, t->pos, t->sel, t->cost, t->tiles, t->hist,
-		     t->st, t->first, t->count, t->val};
+		     t->st, t->first, t->count, t->val, t->esave};
 	for (size_t i = 0; i < GW_ARRAY_SIZE(p); i++)
 		g->ops->free(g, p[i]);
 	memset(t, 0, sizeof(*t));
@@ -300,6 +300,21 @@ static int encode_topk(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view
 	if (rc < 0)
 		return rc;
 	struct gpu_topk *t = &g->tk;
+	/* Each chunk's kernels leave e alone if it does not fit; a batch
+	 * whose later chunk does not fit puts the earlier ones' e back. */
+	uint64_t e0 = (uint64_t)j->first * j->chunk_elems;
+	uint64_t en = GW_MIN((uint64_t)j->n * j->chunk_elems, j->dim - e0);
+	if (j->e && j->n > 1) {
+		if (t->esave_n < en) {
+			g->ops->free(g, t->esave);
+			t->esave_n = 0;
+			if (!(t->esave = g->ops->alloc(g, en * sizeof(float))))
+				return GW_ERRF(GW_ENOMEM, "gpu: no memory for top-k's error buffer");
+			t->esave_n = en;
+		}
+		if ((rc = g->ops->copy(g, t->esave, j->e + e0, en * sizeof(float))) < 0)
+			return rc;
+	}
 	for (uint32_t i = 0; i < j->n; i++) {
 		uint64_t base = (uint64_t)(j->first + i) * j->chunk_elems;
 		uint64_t len = GW_MIN((uint64_t)j->chunk_elems, j->dim - base);
@@ -318,9 +333,13 @@ static int encode_topk(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view
 	if ((rc = g->ops->sync(g)) < 0)
 		return rc;
 	for (uint32_t i = 0; i < j->n; i++)
-		if (h->cnt[i] != 1)
+		if (h->cnt[i] != 1) {
+			if (j->e && j->n > 1 &&
+			    (rc = g->ops->copy(g, j->e + e0, t->esave, en * sizeof(float))) < 0)
+				return rc;
 			return GW_ERRF(GW_EBUDGET, "gpu: top-k chunk %u needs %u frames "
 				       "of %u bytes", j->first + i, h->cnt[i], j->room);
+		}
 	return GW_OK;
 }
 

@@ -60,6 +60,8 @@ struct gpu_topk {
 	uint32_t *rank, *ties, *pos, *sel, *cost, *tiles, *hist, *st;
 	uint32_t *first, *count, *nframes;
 	float *val;
+	float *esave;       /* a batch's error buffer, put back on GW_EBUDGET */
+	uint64_t esave_n;
 };
 
 /* 3lc's scratch for batches of up to nb packed bytes, and the tensor's

@@ -132,6 +132,7 @@ GW_KT_BYTES_KERNEL(gw_kt_pack_kernel, gw_kt_pack)
 GW_KT_BYTES_KERNEL(gw_kt_run_start_kernel, gw_kt_run_start)
 GW_KT_BYTES_KERNEL(gw_kt_token_flag_kernel, gw_kt_token_flag)
 GW_KT_BYTES_KERNEL(gw_kt_write_kernel, gw_kt_write)
+GW_KT_BYTES_KERNEL(gw_kt_residual_kernel, gw_kt_residual)
 
 __global__ void gw_kt_count_kernel(struct gw_kt_enc j)
 {
@@ -177,6 +178,8 @@ extern "C" cudaError_t gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_
 	GW_LAUNCH(gw_kt_count_kernel, 1, 1, stream)(*j);
 	GW_LAUNCH(gw_kt_write_kernel, grid, 256, stream)(*j);
 	GW_LAUNCH(gw_kt_seal_kernel, grid_for((j->max_frames + 63) / 64), 64, stream)(*j);
+	if (j->e)
+		GW_LAUNCH(gw_kt_residual_kernel, grid, 256, stream)(*j);
 	return cudaGetLastError();
 }
 
@@ -223,6 +226,7 @@ GW_KK_EACH_KERNEL(gw_kk_rank_kernel, gw_kk_rank, j.dim)
 GW_KK_EACH_KERNEL(gw_kk_tie_flag_kernel, gw_kk_tie_flag, j.dim)
 GW_KK_EACH_KERNEL(gw_kk_sel_flag_kernel, gw_kk_sel_flag, j.dim)
 GW_KK_EACH_KERNEL(gw_kk_compact_kernel, gw_kk_compact, j.dim)
+GW_KK_EACH_KERNEL(gw_kk_residual_kernel, gw_kk_residual, j.dim)
 
 __global__ void gw_kk_cost_kernel(struct gw_kk_enc j)
 {
@@ -291,6 +295,8 @@ extern "C" cudaError_t gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream
 	scan(&cost, stream);
 	GW_LAUNCH(gw_kk_cut_kernel, 1, 1, stream)(*j);
 	GW_LAUNCH(gw_kk_write_kernel, grid_for(j->max_frames), GW_KK_THREADS, stream)(*j);
+	if (j->e)
+		GW_LAUNCH(gw_kk_residual_kernel, grid, 256, stream)(*j);
 	return cudaGetLastError();
 }
 

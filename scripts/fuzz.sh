@@ -12,9 +12,9 @@
 # harness fail is copied to tests/fuzz/regress/<name>/, where the
 # fuzz-regress suite of every build replays it from then on.
 #
-# Environment: CC (default clang), FUZZ_HARNESSES (default: every
-# fuzz_<name>.c), FUZZ_JOBS (parallel harnesses, default 1),
-# FUZZ_ARGS (extra libFuzzer flags).
+# Environment: CC (default clang), CXX (default its C++ twin),
+# FUZZ_HARNESSES (default: every fuzz_<name>.c), FUZZ_JOBS (parallel
+# harnesses, default 1), FUZZ_ARGS (extra libFuzzer flags).
 set -euo pipefail
 
 secs=${1:-20}
@@ -25,6 +25,7 @@ esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 bd=$root/build-fuzz
 cc=${CC:-clang}
+cxx=${CXX:-${cc/clang/clang++}}   # of the same family: gpudirect's kernels are C++
 opts=(-Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
       -Dbuildtype=debugoptimized -Dtests=enabled
       -Ddpdk=disabled -Dibverbs=disabled -Dcuda=disabled)
@@ -43,7 +44,7 @@ fi
 if [ -f "$bd/build.ninja" ]; then
   cmd=(meson configure "$bd" "${opts[@]}")
 else
-  cmd=(env CC="$cc" meson setup "$bd" "$root" "${opts[@]}")
+  cmd=(env CC="$cc" CXX="$cxx" meson setup "$bd" "$root" "${opts[@]}")
 fi
 if ! out=$("${cmd[@]}" 2>&1); then
   printf '%s\n' "$out" >&2

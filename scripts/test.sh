@@ -22,7 +22,7 @@ echo "== build + tests (ASan + UBSan)"
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
-CC=clang bash scripts/build.sh build-asan -Dbuildtype=debug \
+CC=clang CXX=clang++ bash scripts/build.sh build-asan -Dbuildtype=debug \
   -Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled || exit 1
 run_suite build-asan asan 3
 

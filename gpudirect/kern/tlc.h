@@ -112,30 +112,23 @@ GW_HD float gw_kt_m(const struct gw_kt_enc *j)
 	return m;
 }
 
-/* pack phase: packed byte b (elements 5b .. 5b + 4). */
+/* Element k's trit (0: -m, 1: 0, 2: +m) and its value c = g + e. */
+GW_HD uint32_t gw_kt_trit(const struct gw_kt_enc *j, uint64_t k, float m, float *c)
+{
+	*c = j->e ? j->g[k] + j->e[k] : j->g[k];
+	float c2 = *c + *c;
+	return c2 > m ? 2u : c2 < -m ? 0u : 1u;
+}
+
+/* pack phase: packed byte b (elements 5b .. 5b + 4). e is left as it is:
+ * the residual phase writes it once the frames are known to fit. */
 GW_HD void gw_kt_pack(const struct gw_kt_enc *j, uint64_t b)
 {
 	int poisoned = *j->mx >= 0x7f800000u;
-	float m = gw_kt_m(j);
+	float m = gw_kt_m(j), c;
 	uint32_t v = 0;
-	for (uint64_t k = 5 * b; k < 5 * b + 5; k++) {
-		if (k >= j->dim) {
-			v = v * 3u + 1u;   /* pad trit */
-			continue;
-		}
-		if (poisoned) {
-			v = v * 3u + 1u;
-			if (j->e)
-				j->e[k] = 0.0f;
-			continue;
-		}
-		float c = j->e ? j->g[k] + j->e[k] : j->g[k];
-		float c2 = c + c;
-		uint32_t t = c2 > m ? 2u : c2 < -m ? 0u : 1u;
-		if (j->e)
-			j->e[k] = c - (t == 2u ? m : t == 0u ? -m : 0.0f);
-		v = v * 3u + t;
-	}
+	for (uint64_t k = 5 * b; k < 5 * b + 5; k++)   /* pad or poisoned: trit 1, a 0 */
+		v = v * 3u + (k >= j->dim || poisoned ? 1u : gw_kt_trit(j, k, m, &c));
 	j->bytes[b] = (uint8_t)v;
 }
 
@@ -240,6 +233,21 @@ GW_HD uint32_t gw_kt_frames(const struct gw_kt_enc *j)
 	if (j->seg)
 		return gw_kt_segments(j);
 	return (*j->ntok + j->room - 1) / j->room;
+}
+
+/* residual phase, byte b, after the count: e <- c - its quantized value
+ * (0 for a poisoned tensor), only if the frames fit — on GW_EBUDGET the
+ * caller's error buffer is as it was (gpudirect.h's promise). */
+GW_HD void gw_kt_residual(const struct gw_kt_enc *j, uint64_t b)
+{
+	if (!j->e || gw_kt_frames(j) > j->max_frames || *j->err)
+		return;
+	int poisoned = *j->mx >= 0x7f800000u;
+	float m = gw_kt_m(j), c;
+	for (uint64_t k = 5 * b; k < 5 * b + 5 && k < j->dim; k++) {
+		uint32_t t = poisoned ? 1u : gw_kt_trit(j, k, m, &c);
+		j->e[k] = poisoned ? 0.0f : c - (t == 2u ? m : t == 0u ? -m : 0.0f);
+	}
 }
 
 /* Frame f's packed bytes [*b0, *b1), first token *t0 and token count. */

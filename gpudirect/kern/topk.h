@@ -77,8 +77,6 @@ GW_HD uint32_t gw_kk_rank_of(float c)
 GW_HD void gw_kk_rank(const struct gw_kk_enc *j, uint64_t i)
 {
 	float c = j->e ? j->g[i] + j->e[i] : j->g[i];
-	if (j->e)
-		j->e[i] = c;
 	j->rank[i] = gw_kk_rank_of(c);
 }
 
@@ -142,14 +140,23 @@ GW_HD void gw_kk_sel_flag(const struct gw_kk_enc *j, uint64_t i)
 /* compact phase, element i, after the scan. */
 GW_HD void gw_kk_compact(const struct gw_kk_enc *j, uint64_t i)
 {
-	int sent = gw_kk_sent(j, i);
-	float c = j->e ? j->e[i] : j->g[i];
-	if (sent) {
+	if (gw_kk_sent(j, i)) {
 		j->sel[j->pos[i]] = (uint32_t)i;
-		j->val[j->pos[i]] = c;
+		j->val[j->pos[i]] = j->e ? j->g[i] + j->e[i] : j->g[i];
 	}
-	if (j->e && (sent || j->rank[i] == GW_KK_RANK_INF))
+}
+
+/* residual phase, element i, after the cut: e <- c, or 0 where it was
+ * sent or is not finite — only if the frames fit, so that on GW_EBUDGET
+ * the caller's error buffer is as it was. */
+GW_HD void gw_kk_residual(const struct gw_kk_enc *j, uint64_t i)
+{
+	if (!j->e || *j->nframes > j->max_frames)
+		return;
+	if (gw_kk_sent(j, i) || j->rank[i] == GW_KK_RANK_INF)
 		j->e[i] = 0.0f;
+	else
+		j->e[i] = j->g[i] + j->e[i];
 }
 
 GW_HD uint32_t gw_kk_varint_len(uint32_t v)

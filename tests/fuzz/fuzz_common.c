@@ -46,7 +46,7 @@
 #include "codec_internal.h"
 #include "fuzz_common.h"
 #include "refdec.h"
-#include "emu.h"   /* gpudirect's decode kernels, as the host runs them */
+#include "emu.h"   /* gpudirect's decode kernels, on the CPU */
 
 /* Largest output the harness allocates (floats): more than any frame up
  * to libFuzzer's -max_len covers past a start below 4096, small enough to
@@ -227,8 +227,8 @@ static void against_refdec(const uint8_t *f, size_t len, const float *out,
 	free(r);
 }
 
-/* gpudirect's decode kernel for the frame's codec (run by the host
- * emulation: the kernels' own phase functions) must decide it as the
+/* gpudirect's decode kernel for the frame's codec (gw_cuda.cu's own,
+ * run on hostcuda's fibers) must decide it as the
  * library does and leave the same output, or decline a frame it does not
  * take (a sparse one, another codec's) with GW_EUNSUPPORTED. */
 static void against_gpu(const uint8_t *f, size_t len, const float *out, const float *before,

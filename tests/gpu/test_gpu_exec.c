@@ -1,0 +1,274 @@
+/* The executor (gpudirect/gpu.c over gpu_cuda.c) as the "cuda" one runs on
+ * a GPU, here the "emu" build of the same code over hostcuda: the promises
+ * gw/gpudirect.h makes and what a GPU would do to break them —
+ *  - on GW_EBUDGET the error buffer is as before (3lc; top-k, a batch
+ *    whose later chunk does not fit puts back the earlier ones');
+ *  - a launch that fails midway returns with nothing queued (a GPU would
+ *    go on writing into packets the caller then frees), and the message
+ *    is CUDA's error, not the "no error" of an error read twice;
+ *  - an executor opened on device 1 launches there from a thread whose
+ *    current device is 0, and leaves that thread's device as it was;
+ *  - packet regions that share a page register (CUDA pins whole pages),
+ *    and the page stays pinned while either holds it;
+ *  - a device name that is not one is refused with a message. */
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>   /* hostcuda's (GW_HOSTCUDA) */
+#include <gw/gpudirect.h>
+
+#include "../gw_test.h"
+
+/* A tensor of n floats and its error buffer, executor memory. */
+struct tensor {
+	float *g, *e;
+	uint64_t n;
+};
+
+static void tensor_make(gw_gpu *x, struct tensor *t, uint64_t n, int spread, gw_test_rng *r)
+{
+	t->n = n;
+	GW_CHECK((t->g = gw_gpu_alloc(x, n * 4)) && (t->e = gw_gpu_alloc(x, n * 4)),
+		 "executor memory");
+	float *h = malloc(n * 4);
+	GW_CHECK(h, "out of memory");
+	for (uint64_t i = 0; i < n; i++)
+		h[i] = gw_test_uniform(r, -1, 1) * (spread && i % spread ? 1e-3f : 1.0f);
+	GW_OK_CALL(gw_gpu_copy(x, t->g, h, n * 4));
+	for (uint64_t i = 0; i < n; i++)
+		h[i] = gw_test_uniform(r, -1e-3f, 1e-3f);
+	GW_OK_CALL(gw_gpu_copy(x, t->e, h, n * 4));
+	free(h);
+}
+
+static void tensor_free(gw_gpu *x, struct tensor *t)
+{
+	gw_gpu_free(x, t->g);
+	gw_gpu_free(x, t->e);
+}
+
+/* n packet slots of room bytes in one registered region. */
+struct slots {
+	uint8_t *mem, *bufs[64];
+	uint32_t lens[64];
+};
+
+static void slots_make(gw_gpu *x, struct slots *s, uint32_t n, uint32_t room)
+{
+	GW_CHECK(n <= 64 && (s->mem = calloc(n, room)), "out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		s->bufs[i] = s->mem + (size_t)i * room;
+	GW_OK_CALL(gw_gpu_register(x, s->mem, (size_t)n * room));
+}
+
+/* e after a refused call: bit for bit what it was. */
+static void e_unchanged(gw_gpu *x, const struct tensor *t, const float *before,
+			const char *what)
+{
+	float *now = malloc(t->n * 4);
+	GW_CHECK(now, "out of memory");
+	GW_OK_CALL(gw_gpu_copy(x, now, t->e, t->n * 4));
+	for (uint64_t i = 0; i < t->n; i++)
+		GW_CHECK(gw_test_bits(now[i]) == gw_test_bits(before[i]),
+			 "%s: e[%llu] %08x, was %08x", what, (unsigned long long)i,
+			 gw_test_bits(now[i]), gw_test_bits(before[i]));
+	free(now);
+}
+
+static void test_budget_keeps_e(void **state)
+{
+	(void)state;
+	gw_test_rng r = {3};
+	gw_gpu *x = gw_gpu_open("emu");
+	GW_CHECK(x, "emu: %s", gw_error_detail());
+	struct tensor t;
+	struct slots s;
+	/* 3lc: 1000 elements a chunk, no zero runs: 200 bytes, and a frame of
+	 * 160 has room for fewer. */
+	tensor_make(x, &t, 8000, 0, &r);
+	slots_make(x, &s, 4, 1424);
+	float *before = malloc(t.n * 4);
+	GW_CHECK(before, "out of memory");
+	GW_OK_CALL(gw_gpu_copy(x, before, t.e, t.n * 4));
+	struct gw_gpu_chunks j = {.codec = GW_CODEC_3LC, .tensor = 1, .sparsity = 1.0,
+				  .g = t.g, .e = t.e, .dim = 4000, .chunk_elems = 1000,
+				  .first = 0, .n = 4, .bufs = s.bufs, .room = 200,
+				  .lens = s.lens};
+	GW_CHECK(gw_gpu_encode_chunks(x, &j) == GW_EBUDGET, "3lc over budget: %s",
+		 gw_error_detail());
+	e_unchanged(x, &t, before, "3lc");
+	/* top-k, 10 entries of each 2000-element chunk: the first chunks'
+	 * entries adjacent (a frame of 36 + 4 * 10 + 9 one-byte gaps), the
+	 * last's 199 apart (two-byte gaps, 94 bytes), and room for 90: the
+	 * batch is refused after the first chunks were encoded, and their e
+	 * must come back. */
+	float *h = malloc(t.n * 4);
+	GW_CHECK(h, "out of memory");
+	for (uint64_t i = 0; i < t.n; i++) {
+		int big = i >= 6000 ? i % 199 == 0 : i % 2000 < 10;
+		h[i] = big ? 10.0f + (float)(i % 7) : 1e-4f * (float)(i % 13);
+	}
+	GW_OK_CALL(gw_gpu_copy(x, t.g, h, t.n * 4));
+	j.codec = GW_CODEC_TOPK;
+	j.fraction = 0.005;
+	j.dim = t.n;
+	j.chunk_elems = 2000;
+	j.room = 90;
+	GW_CHECK(gw_gpu_encode_chunks(x, &j) == GW_EBUDGET, "top-k over budget: %s",
+		 gw_error_detail());
+	GW_CHECK(strstr(gw_error_detail(), "chunk 3"), "the chunk that did not fit: %s",
+		 gw_error_detail());
+	e_unchanged(x, &t, before, "top-k");
+	/* The same batch with room for every chunk: it goes, and e moves. */
+	j.room = 1424;
+	GW_OK_CALL(gw_gpu_encode_chunks(x, &j));
+	free(h);
+	free(before);
+	tensor_free(x, &t);
+	gw_gpu_close(x);
+	free(s.mem);
+}
+
+static void test_failed_launch_drains(void **state)
+{
+	(void)state;
+	gw_test_rng r = {4};
+	gw_gpu *x = gw_gpu_open("emu");
+	GW_CHECK(x, "emu: %s", gw_error_detail());
+	struct tensor t;
+	struct slots s;
+	tensor_make(x, &t, 8000, 0, &r);
+	slots_make(x, &s, 8, 1424);
+	struct gw_gpu_chunks j = {.codec = GW_CODEC_TOPK, .tensor = 1, .fraction = 0.01,
+				  .g = t.g, .e = t.e, .dim = t.n, .chunk_elems = 1000,
+				  .first = 0, .n = 8, .bufs = s.bufs, .room = 1424,
+				  .lens = s.lens};
+	uint64_t l0 = gw_hcu_launches();
+	GW_CHECK(gw_gpu_encode_chunks(x, &j) == GW_OK, "top-k: %s", gw_error_detail());
+	uint64_t per_batch = gw_hcu_launches() - l0;
+	GW_CHECK(per_batch > 16, "%llu launches a batch", (unsigned long long)per_batch);
+	/* A launch in the batch's second half fails: the first half's are
+	 * queued and must be waited for before the call returns. */
+	gw_hcu_fail(GW_HCU_LAUNCH, (unsigned)(per_batch * 5 / 8), cudaErrorLaunchOutOfResources);
+	GW_CHECK(gw_gpu_encode_chunks(x, &j) == GW_EIO, "a failed launch: %s",
+		 gw_error_detail());
+	GW_CHECK(gw_hcu_pending() == 0, "%u operations still queued after the error",
+		 gw_hcu_pending());
+	GW_CHECK(strstr(gw_error_detail(), "too many resources requested for launch"),
+		 "the message names CUDA's error: %s", gw_error_detail());
+	/* A failed decode launch, alone: the same. */
+	int32_t rcs[8];
+	GW_OK_CALL(gw_gpu_encode_chunks(x, &j));
+	gw_hcu_fail(GW_HCU_LAUNCH, 1, cudaErrorLaunchOutOfResources);
+	GW_CHECK(gw_gpu_decode(x, GW_CODEC_TOPK, (const uint8_t *const *)s.bufs, s.lens, 8,
+			       t.g, t.n, rcs) == GW_EIO, "a failed decode launch");
+	GW_CHECK(gw_hcu_pending() == 0, "queued after a failed decode");
+	/* And the executor works again. */
+	GW_OK_CALL(gw_gpu_decode(x, GW_CODEC_TOPK, (const uint8_t *const *)s.bufs, s.lens, 8,
+				 t.g, t.n, rcs));
+	tensor_free(x, &t);
+	gw_gpu_close(x);
+	free(s.mem);
+}
+
+struct on_thread {
+	gw_gpu *x;
+	struct tensor *t;
+	struct slots *s;
+	int rc, dev_before, dev_after, launched_on;
+};
+
+static void *encode_on_thread(void *arg)
+{
+	struct on_thread *o = arg;
+	cudaGetDevice(&o->dev_before);
+	struct gw_gpu_chunks j = {.codec = GW_CODEC_INT8, .tensor = 1, .g = o->t->g,
+				  .dim = o->t->n, .chunk_elems = 1000, .first = 0, .n = 4,
+				  .bufs = o->s->bufs, .room = 1424, .lens = o->s->lens};
+	o->rc = gw_gpu_encode_chunks(o->x, &j);
+	o->launched_on = gw_hcu_last_device();
+	cudaGetDevice(&o->dev_after);
+	return NULL;
+}
+
+static void test_device_from_any_thread(void **state)
+{
+	(void)state;
+	gw_test_rng r = {5};
+	/* Opened while device 1 is current (as a rank on cuda:1 opens it). */
+	GW_CHECK(cudaSetDevice(1) == cudaSuccess, "hostcuda has a device 1 (GW_HCU_DEVICES)");
+	gw_gpu *x = gw_gpu_open("emu");
+	GW_CHECK(x, "emu: %s", gw_error_detail());
+	struct tensor t;
+	struct slots s;
+	tensor_make(x, &t, 4000, 0, &r);
+	slots_make(x, &s, 4, 1424);
+	cudaSetDevice(0);
+	/* A new thread (a progress thread) starts on device 0. */
+	struct on_thread o = {.x = x, .t = &t, .s = &s};
+	pthread_t th;
+	GW_CHECK(pthread_create(&th, NULL, encode_on_thread, &o) == 0, "thread");
+	pthread_join(th, NULL);
+	GW_CHECK(o.dev_before == 0, "a new thread's device is 0 (%d)", o.dev_before);
+	GW_CHECK(o.rc == GW_OK, "encode from a thread on device 0: %s", gw_error_detail());
+	GW_CHECK(o.launched_on == 1, "launched on device %d, not the executor's 1",
+		 o.launched_on);
+	GW_CHECK(o.dev_after == 0, "the thread's device left at %d", o.dev_after);
+	tensor_free(x, &t);
+	gw_gpu_close(x);
+	free(s.mem);
+	/* Named: emu:1 is device 1 whatever is current. */
+	x = gw_gpu_open("emu:1");
+	GW_CHECK(x, "emu:1: %s", gw_error_detail());
+	tensor_make(x, &t, 1000, 0, &r);
+	GW_CHECK(gw_hcu_last_device() == 1, "emu:1's copies on device %d", gw_hcu_last_device());
+	tensor_free(x, &t);
+	gw_gpu_close(x);
+}
+
+static void test_regions_share_a_page(void **state)
+{
+	(void)state;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *mem = aligned_alloc(pg, 3 * pg);
+	GW_CHECK(mem, "out of memory");
+	gw_gpu *a = gw_gpu_open("emu"), *b = gw_gpu_open("emu");
+	GW_CHECK(a && b, "emu: %s", gw_error_detail());
+	/* Two pools meeting mid-page, as mempools without hugepages do; one
+	 * executor, then two (two co-located shards). */
+	GW_OK_CALL(gw_gpu_register(a, mem, pg + pg / 2));
+	GW_OK_CALL(gw_gpu_register(a, mem + pg + pg / 2, pg + pg / 2));
+	GW_CHECK(gw_gpu_registered(a, mem, pg) && gw_gpu_registered(a, mem + 2 * pg, pg),
+		 "both regions registered");
+	GW_OK_CALL(gw_gpu_register(b, mem + pg + pg / 2, pg + pg / 2));
+	/* CUDA itself refuses the shared page again: it is pinned. */
+	GW_CHECK(cudaHostRegister(mem + pg, pg, cudaHostRegisterMapped) ==
+		 cudaErrorHostMemoryAlreadyRegistered, "the shared page is pinned");
+	gw_gpu_close(a);
+	GW_CHECK(cudaHostRegister(mem + pg, pg, cudaHostRegisterMapped) ==
+		 cudaErrorHostMemoryAlreadyRegistered, "b still holds the shared page");
+	/* (a's first page stays pinned too: CUDA unpins a registration whole,
+	 * and it was registered with the shared page.) */
+	gw_gpu_close(b);
+	GW_CHECK(cudaHostRegister(mem, 3 * pg, cudaHostRegisterMapped) == cudaSuccess,
+		 "every page unpinned once both are closed");
+	cudaHostUnregister(mem);
+	free(mem);
+}
+
+static void test_bad_names(void **state)
+{
+	(void)state;
+	static const char *bad[] = {"emu:", "emu:x", "emu:-1", "emu:1x", "emu:7", "gpu", "cuda:"};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(bad); i++) {
+		gw_gpu *x = gw_gpu_open(bad[i]);
+		GW_CHECK(!x, "'%s' opened", bad[i]);
+		GW_CHECK(gw_error_detail() && *gw_error_detail(), "'%s': no message", bad[i]);
+		printf("'%s': %s\n", bad[i], gw_error_detail());
+	}
+}
+
+GW_TEST_MAIN("gpu-exec", 0, cmocka_unit_test(test_budget_keeps_e),
+	     cmocka_unit_test(test_failed_launch_drains),
+	     cmocka_unit_test(test_device_from_any_thread),
+	     cmocka_unit_test(test_regions_share_a_page), cmocka_unit_test(test_bad_names))
