@@ -10,6 +10,7 @@
  * in milliseconds. Stacks are kept per OS thread and reused. Under
  * AddressSanitizer each switch is announced to it, so the fibers' stacks
  * are checked as any other. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,14 +170,35 @@ static void fiber_start(struct sched *s, struct fiber *f)
 #endif
 }
 
+/* A thread's scheduler and stacks go with the thread. */
+static pthread_key_t sched_key;
+static pthread_once_t sched_once = PTHREAD_ONCE_INIT;
+
+static void sched_free(void *p)
+{
+	struct sched *s = p;
+	for (unsigned i = 0; i < s->nf; i++)
+		munmap(s->f[i].stack - 4096, HCU_STACK + 4096);
+	free(s->f);
+	free(s->order);
+	free(s);
+}
+
+static void sched_key_make(void)
+{
+	pthread_key_create(&sched_key, sched_free);
+}
+
 static struct sched *sched_get(unsigned threads)
 {
 	struct sched *s = hcu_s;
 	if (!s) {
+		pthread_once(&sched_once, sched_key_make);
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return NULL;
 		hcu_s = s;
+		pthread_setspecific(sched_key, s);
 	}
 	if (s->nf >= threads)
 		return s;

@@ -36,6 +36,15 @@ static int trace_parity(void)
 	const char *e = getenv("GW_HCU_SEED");
 	return e && *e ? (int)(strtoull(e, NULL, 0) % 2) : 1;
 }
+
+/* GW_GPU_EMU_BRIEF=1 (the sanitizer build, where a fiber costs several
+ * times more): every fourth trace, and the long synthetic 3lc tensors a
+ * fifth as long. The release build's two runs are the full check. */
+static int brief(void)
+{
+	const char *e = getenv("GW_GPU_EMU_BRIEF");
+	return e && !strcmp(e, "1");
+}
 static const size_t budgets[] = {64, 100, 1424, 8924, 65535, 100000};
 
 static void test_xxh3(void **state)
@@ -276,7 +285,7 @@ static void test_real_traces(void **state)
 	(void)state;
 	gw_test_rng r = {5};
 	size_t frames = 0;
-	for (int i = !trace_parity(); i < GW_TEST_N_DENSE; i += 2) {
+	for (int i = !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 4 : 2) {
 		gw_test_dense d;
 		gw_test_load_dense(i, &d);
 		check_tensor(d.v, d.n, d.name, &r, &frames);
@@ -417,19 +426,19 @@ static void test_3lc_traces(void **state)
 	(void)state;
 	gw_test_rng r = {7};
 	size_t frames = 0;
-	for (int i = !trace_parity(); i < GW_TEST_N_DENSE; i += 2) {
+	for (int i = !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 4 : 2) {
 		gw_test_dense d;
 		gw_test_load_dense(i, &d);
 		check_3lc_all(d.v, d.n, d.name, &r, &frames);
 		gw_test_dense_free(&d);
 	}
 	/* A long tensor of mostly zeros: runs across many frames and tiles. */
-	enum { N = 200003 };
+	const int N = brief() ? 40003 : 200003;
 	float *v = calloc(N, sizeof(float));
 	GW_CHECK(v, "out of memory");
 	for (int i = 0; i < N; i += 1 + (int)gw_test_below(&r, 400))
 		v[i] = gw_test_uniform(&r, -1, 1);
-	check_3lc_all(v, N, "sparse 200003", &r, &frames);
+	check_3lc_all(v, N, "sparse", &r, &frames);
 	/* Non-finite: the poisoned tensor. */
 	v[N / 2] = NAN;
 	check_3lc_all(v, N, "poisoned", &r, &frames);
@@ -523,7 +532,7 @@ static void test_topk_traces(void **state)
 	(void)state;
 	gw_test_rng r = {8};
 	size_t frames = 0;
-	for (int i = 2 * !trace_parity(); i < GW_TEST_N_DENSE; i += 4) {
+	for (int i = 2 * !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 8 : 4) {
 		gw_test_dense d;
 		gw_test_load_dense(i, &d);
 		check_topk_all(d.v, d.n, d.name, &r, &frames);
