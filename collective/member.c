@@ -292,8 +292,9 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 		return rc;
 	}
 	if (!strcmp(name, "gpu")) {
-		if (strcmp(v, "none") && strcmp(v, "emu") && strcmp(v, "cuda"))
-			return GW_ERRF(GW_EINVAL, "gpu: '%s' is not none, cuda or emu", v);
+		if (strcmp(v, "none") && gw_gpu_name_valid(v) < 0)
+			return GW_ERRF(GW_EINVAL, "gpu: '%s' is not none, cuda or emu (with :N "
+				       "for device N)", v);
 		snprintf(m->gpu, sizeof(m->gpu), "%s", strcmp(v, "none") ? v : "");
 		return GW_OK;
 	}

@@ -22,42 +22,53 @@ void gw_gpu_ops_add(const struct gw_gpu_ops *ops)
 		gpu_ops[gpu_nops++] = ops;
 }
 
-/* "emu" or "cuda", with ":N" for device N (else the caller's current). */
-gw_gpu *gw_gpu_open(const char *name)
+/* name: "emu" or "cuda", with ":N" for device N (*dev -1: none given);
+ * exec gets the executor's name. GW_EINVAL with a detail. */
+static int parse_name(const char *name, char exec[16], int *dev)
 {
-	if (!name || !*name) {
-		GW_ERRF(GW_EINVAL, "gpu: missing (emu or cuda, optionally :N for device N)");
-		return NULL;
-	}
-	char exec[16];
-	int dev = -1;
+	if (!name || !*name)
+		return GW_ERRF(GW_EINVAL, "gpu: missing (emu or cuda, optionally :N for device N)");
+	*dev = -1;
 	const char *colon = strchr(name, ':');
 	size_t n = colon ? (size_t)(colon - name) : strlen(name);
 	if (colon) {
 		char *end = NULL;
 		long d = strtol(colon + 1, &end, 10);
-		if (!colon[1] || *end || d < 0 || d > 1023) {
-			GW_ERRF(GW_EINVAL, "gpu: '%s': the device after ':' is not a number "
-				"from 0", name);
-			return NULL;
-		}
-		dev = (int)d;
+		if (colon[1] < '0' || colon[1] > '9' || *end || d > 1023)
+			return GW_ERRF(GW_EINVAL, "gpu: '%s': the device after ':' is not a "
+				       "number from 0", name);
+		*dev = (int)d;
 	}
-	if (n >= sizeof(exec))
-		n = sizeof(exec) - 1;
-	memcpy(exec, name, n);
-	exec[n] = 0;
+	if (n < 16) {
+		memcpy(exec, name, n);
+		exec[n] = 0;
+	}
+	if (n >= 16 || (strcmp(exec, "emu") && strcmp(exec, "cuda")))
+		return GW_ERRF(GW_EINVAL, "gpu: '%s': unknown (emu or cuda, optionally :N)",
+			       name);
+	return GW_OK;
+}
+
+int gw_gpu_name_valid(const char *name)
+{
+	char exec[16];
+	int dev = -1;
+	return parse_name(name, exec, &dev);
+}
+
+gw_gpu *gw_gpu_open(const char *name)
+{
+	char exec[16];
+	int dev = -1;
+	if (parse_name(name, exec, &dev) < 0)
+		return NULL;
 	const struct gw_gpu_ops *ops = !strcmp(exec, "emu") ? &gw_gpu_emu_ops : NULL;
 	for (unsigned i = 0; !ops && i < gpu_nops; i++)
 		if (!strcmp(gpu_ops[i]->name, exec))
 			ops = gpu_ops[i];
 	if (!ops) {
-		if (!strcmp(exec, "cuda"))
-			GW_ERRF(GW_EUNSUPPORTED, "gpu: cuda: this build has no CUDA kernels "
-				"(nvcc or cudart was missing when it was configured)");
-		else
-			GW_ERRF(GW_EINVAL, "gpu: '%s': unknown (emu or cuda, optionally :N)",
-				name);
+		GW_ERRF(GW_EUNSUPPORTED, "gpu: cuda: this build has no CUDA kernels "
+			"(nvcc or cudart was missing when it was configured)");
 		return NULL;
 	}
 	gw_gpu *g = calloc(1, sizeof(*g));

@@ -391,8 +391,9 @@ static int parse(int argc, char **argv, struct cli *c, struct opts *o)
 			o->same_grad = true;
 			break;
 		case 'g':
-			if (strcmp(optarg, "cuda") && strcmp(optarg, "emu")) {
-				fprintf(stderr, "%s: --gpu: '%s': cuda or emu\n", c->prog, optarg);
+			if (gw_gpu_name_valid(optarg) < 0) {
+				fprintf(stderr, "%s: --gpu: '%s': cuda or emu, with :N for "
+					"device N\n", c->prog, optarg);
 				ok = false;
 			}
 			o->gpu = optarg;

@@ -471,7 +471,10 @@ class State:
         device = self.first[0][1].device
         self._check_device(device)
         if device.type == "cuda":
-            self.member.set("gpu", "cuda")
+            # The buckets' own device: the executor makes it current for
+            # every call, whichever thread (the progress thread's is 0).
+            index = device.index if device.index is not None else torch.cuda.current_device()
+            self.member.set("gpu", "cuda:%d" % index)
             self.pipeline = False
         elif self.gpu == "emu":
             self.member.set("gpu", "emu")

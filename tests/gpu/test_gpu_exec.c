@@ -259,7 +259,7 @@ static void test_regions_share_a_page(void **state)
 static void test_bad_names(void **state)
 {
 	(void)state;
-	static const char *bad[] = {"emu:", "emu:x", "emu:-1", "emu:1x", "emu:7", "gpu", "cuda:"};
+	static const char *bad[] = {"emu:", "emu:x", "emu:-1", "emu:1x", "emu:7", "gpu", "cuda:", "cud", "emu0"};
 	for (size_t i = 0; i < GW_ARRAY_SIZE(bad); i++) {
 		gw_gpu *x = gw_gpu_open(bad[i]);
 		GW_CHECK(!x, "'%s' opened", bad[i]);

@@ -51,6 +51,9 @@ GW_API int gw_gpu_dmabuf(gw_gpu *g);
 int gw_gpu_register(gw_gpu *g, void *host, size_t len);
 /* 1 if [p, p + len) lies in registered memory. */
 int gw_gpu_registered(const gw_gpu *g, const void *p, size_t len);
+/* 0 if name opens an executor's kind ("emu", "cuda", either with ":N"
+ * for device N), else GW_EINVAL with a detail naming what is wrong. */
+int gw_gpu_name_valid(const char *name);
 /* Whether the kernels encode and decode this codec (raw, bf16, int8,
  * 3lc, topk). */
 int gw_gpu_takes(int codec);
