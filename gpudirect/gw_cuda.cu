@@ -53,6 +53,14 @@ __global__ void __launch_bounds__(GW_KD_THREADS) gw_kd_decode_kernel(struct gw_k
 	}
 }
 
+/* cudaGetLastError() after the launches is their verdict only if nothing
+ * before left an error there (a refused registration, a failed copy of
+ * the caller's): each entry point clears it first. */
+static void fresh(void)
+{
+	(void)cudaGetLastError();
+}
+
 static unsigned grid_for(uint32_t n)
 {
 	return n < 65535u ? (n ? n : 1u) : 65535u;
@@ -62,6 +70,7 @@ extern "C" cudaError_t gw_cuda_encode_dense(const struct gw_kd_enc *j, cudaStrea
 {
 	if (!j || !j->frames)
 		return cudaErrorInvalidValue;
+	fresh();
 	GW_LAUNCH(gw_kd_encode_kernel, grid_for(j->frames), GW_KD_THREADS, stream)(*j);
 	return cudaGetLastError();
 }
@@ -70,6 +79,7 @@ extern "C" cudaError_t gw_cuda_decode_dense(const struct gw_kf_dec *d, cudaStrea
 {
 	if (!d || !d->n)
 		return cudaErrorInvalidValue;
+	fresh();
 	GW_LAUNCH(gw_kd_decode_kernel, grid_for(d->n), GW_KD_THREADS, stream)(*d);
 	return cudaGetLastError();
 }
@@ -153,6 +163,7 @@ extern "C" cudaError_t gw_cuda_max_3lc(const struct gw_kt_enc *j, cudaStream_t s
 {
 	if (!j || !j->mx)
 		return cudaErrorInvalidValue;
+	fresh();
 	cudaError_t e = cudaMemsetAsync(j->mx, 0, sizeof(uint32_t), stream);
 	if (e != cudaSuccess)
 		return e;
@@ -164,6 +175,7 @@ extern "C" cudaError_t gw_cuda_encode_3lc(const struct gw_kt_enc *j, cudaStream_
 {
 	if (!j || !j->nb || !j->room || !j->max_frames)
 		return cudaErrorInvalidValue;
+	fresh();
 	unsigned grid = grid_for((uint32_t)((j->nb + 255) / 256));
 	cudaError_t e;
 	if (!j->mx_given && (e = gw_cuda_max_3lc(j, stream)) != cudaSuccess)
@@ -208,6 +220,7 @@ extern "C" cudaError_t gw_cuda_decode_3lc(const struct gw_kf_dec *d, cudaStream_
 {
 	if (!d || !d->n)
 		return cudaErrorInvalidValue;
+	fresh();
 	GW_LAUNCH(gw_kt_decode_kernel, grid_for(d->n), GW_KT_THREADS, stream)(*d);
 	return cudaGetLastError();
 }
@@ -276,6 +289,7 @@ extern "C" cudaError_t gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream
 	if (!j || !j->dim || j->dim >= (1ull << 32) || !j->k || j->k > j->dim ||
 	    (uint64_t)j->k * 9 >= (1ull << 32) || j->cap < 4 || !j->max_frames)
 		return cudaErrorInvalidValue;
+	fresh();
 	unsigned grid = grid_for((uint32_t)((j->dim + 255) / 256));
 	GW_LAUNCH(gw_kk_rank_kernel, grid, 256, stream)(*j);
 	GW_LAUNCH(gw_kk_init_kernel, 1, 1, stream)(*j);
@@ -311,6 +325,7 @@ extern "C" cudaError_t gw_cuda_decode_topk(const struct gw_kf_dec *d, cudaStream
 {
 	if (!d || !d->n)
 		return cudaErrorInvalidValue;
+	fresh();
 	GW_LAUNCH(gw_kk_decode_kernel, grid_for((d->n + 63) / 64), 64, stream)(*d);
 	return cudaGetLastError();
 }
@@ -329,6 +344,7 @@ extern "C" cudaError_t gw_cuda_finite(float *p, uint64_t n, cudaStream_t stream)
 {
 	if (!p || !n)
 		return cudaErrorInvalidValue;
+	fresh();
 	uint64_t blocks = (n + 255) / 256;
 	GW_LAUNCH(gw_finite_kernel, grid_for(blocks < 65535u ? (uint32_t)blocks : 65535u), 256, stream)(p, n);
 	return cudaGetLastError();

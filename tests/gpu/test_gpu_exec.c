@@ -10,6 +10,9 @@
  *    current device is 0, and leaves that thread's device as it was;
  *  - packet regions that share a page register (CUDA pins whole pages),
  *    and the page stays pinned while either holds it;
+ *  - two executors on two threads at once (co-located shards) give what
+ *    each gives alone: the kernels' shared memory is per block, not a
+ *    static two threads would share;
  *  - a device name that is not one is refused with a message. */
 #include <pthread.h>
 #include <unistd.h>
@@ -248,12 +251,81 @@ static void test_regions_share_a_page(void **state)
 	GW_CHECK(cudaHostRegister(mem + pg, pg, cudaHostRegisterMapped) ==
 		 cudaErrorHostMemoryAlreadyRegistered, "b still holds the shared page");
 	/* (a's first page stays pinned too: CUDA unpins a registration whole,
-	 * and it was registered with the shared page.) */
+	 * and it was registered with the shared page.) b encodes into its
+	 * region, the refused registrations above notwithstanding: they left
+	 * an error for cudaGetLastError, which must not pass for a launch's. */
+	gw_test_rng r = {9};
+	struct tensor t;
+	tensor_make(b, &t, 4000, 0, &r);
+	uint8_t *bufs[4];
+	uint32_t lens[4];
+	for (int i = 0; i < 4; i++)
+		bufs[i] = mem + pg + pg / 2 + (size_t)i * 1424;
+	struct gw_gpu_chunks j = {.codec = GW_CODEC_INT8, .tensor = 1, .g = t.g, .dim = t.n,
+				  .chunk_elems = 1000, .first = 0, .n = 4, .bufs = bufs,
+				  .room = 1424, .lens = lens};
+	GW_CHECK(gw_gpu_encode_chunks(b, &j) == GW_OK, "encode into the region: %s",
+		 gw_error_detail());
+	tensor_free(b, &t);
 	gw_gpu_close(b);
 	GW_CHECK(cudaHostRegister(mem, 3 * pg, cudaHostRegisterMapped) == cudaSuccess,
 		 "every page unpinned once both are closed");
 	cudaHostUnregister(mem);
 	free(mem);
+}
+
+/* One executor's int8 frames of a tensor, on the calling thread. */
+struct job {
+	uint64_t seed;
+	uint8_t frames[4 * 1424];
+	uint32_t lens[4];
+	int rc;
+};
+
+static void *int8_job(void *arg)
+{
+	struct job *b = arg;
+	gw_test_rng r = {b->seed};
+	gw_gpu *x = gw_gpu_open("emu");
+	if (!x) {
+		b->rc = GW_EINVAL;
+		return NULL;
+	}
+	struct tensor t;
+	struct slots s;
+	tensor_make(x, &t, 4000, 0, &r);
+	slots_make(x, &s, 4, 1424);
+	struct gw_gpu_chunks j = {.codec = GW_CODEC_INT8, .tensor = 1, .g = t.g, .e = t.e,
+				  .dim = t.n, .chunk_elems = 1000, .first = 0, .n = 4,
+				  .bufs = s.bufs, .room = 1424, .lens = b->lens};
+	for (int round = 0; round < 20 && (b->rc = gw_gpu_encode_chunks(x, &j)) == GW_OK; round++)
+		;
+	memcpy(b->frames, s.mem, sizeof(b->frames));
+	tensor_free(x, &t);
+	gw_gpu_close(x);
+	free(s.mem);
+	return NULL;
+}
+
+static void test_two_threads(void **state)
+{
+	(void)state;
+	static struct job alone[2], both[2];
+	for (int i = 0; i < 2; i++) {
+		alone[i].seed = both[i].seed = 10 + (uint64_t)i;
+		int8_job(&alone[i]);
+		GW_CHECK(alone[i].rc == GW_OK, "alone %d: %d %s", i, alone[i].rc, gw_error_detail());
+	}
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		GW_CHECK(pthread_create(&th[i], NULL, int8_job, &both[i]) == 0, "thread");
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		GW_CHECK(both[i].rc == GW_OK, "thread %d: %s", i, gw_error_detail());
+		GW_CHECK(!memcmp(both[i].frames, alone[i].frames, sizeof(both[i].frames)) &&
+			 !memcmp(both[i].lens, alone[i].lens, sizeof(both[i].lens)),
+			 "executor %d's frames on two threads differ from alone", i);
+	}
 }
 
 static void test_bad_names(void **state)
@@ -271,4 +343,5 @@ static void test_bad_names(void **state)
 GW_TEST_MAIN("gpu-exec", 0, cmocka_unit_test(test_budget_keeps_e),
 	     cmocka_unit_test(test_failed_launch_drains),
 	     cmocka_unit_test(test_device_from_any_thread),
-	     cmocka_unit_test(test_regions_share_a_page), cmocka_unit_test(test_bad_names))
+	     cmocka_unit_test(test_regions_share_a_page), cmocka_unit_test(test_two_threads),
+	     cmocka_unit_test(test_bad_names))
