@@ -97,9 +97,15 @@ __global__ void __launch_bounds__(GW_KS_THREADS) gw_ks_tile_kernel(struct gw_ks_
 	gw_ks_tile_write(&s, blockIdx.x, threadIdx.x, &sh);
 }
 
-__global__ void gw_ks_tiles_kernel(struct gw_ks_scan s)
+__global__ void __launch_bounds__(GW_KS_THREADS) gw_ks_tiles_kernel(struct gw_ks_scan s)
 {
-	gw_ks_tiles_scan(&s);
+	GW_SHARED(struct gw_ks_shared, sh);
+	gw_ks_tiles_reduce(&s, threadIdx.x, &sh);
+	__syncthreads();
+	if (threadIdx.x == 0)
+		gw_ks_tiles_prefix(&s, &sh);
+	__syncthreads();
+	gw_ks_tiles_write(&s, threadIdx.x, &sh);
 }
 
 __global__ void gw_ks_apply_kernel(struct gw_ks_scan s)
@@ -112,13 +118,20 @@ __global__ void gw_ks_apply_kernel(struct gw_ks_scan s)
 static void scan(const struct gw_ks_scan *s, cudaStream_t stream)
 {
 	GW_LAUNCH(gw_ks_tile_kernel, gw_ks_tiles(s->n), GW_KS_THREADS, stream)(*s);
-	GW_LAUNCH(gw_ks_tiles_kernel, 1, 1, stream)(*s);
+	GW_LAUNCH(gw_ks_tiles_kernel, 1, GW_KS_THREADS, stream)(*s);
 	GW_LAUNCH(gw_ks_apply_kernel, grid_for((uint32_t)((s->n + 255) / 256)), 256, stream)(*s);
 }
 
 /* ---- 3lc (kern/tlc.h) ----------------------------------------------------------- */
 
-#define TLC_MAX_BLOCKS 64u   /* as emu.c's grid for the max phase */
+/* The max launch's grid: enough blocks to fill an H100's 132 SMs several
+ * times over for a large tensor, one for a small one (the maximum does
+ * not depend on how the work is split). */
+static unsigned tlc_max_grid(uint64_t dim)
+{
+	uint64_t b = (dim + 4 * GW_KT_THREADS - 1) / (4 * GW_KT_THREADS);
+	return b < 1 ? 1u : b > 1024 ? 1024u : (unsigned)b;
+}
 
 __global__ void __launch_bounds__(GW_KT_THREADS) gw_kt_max_kernel(struct gw_kt_enc j)
 {
@@ -167,7 +180,7 @@ extern "C" cudaError_t gw_cuda_max_3lc(const struct gw_kt_enc *j, cudaStream_t s
 	cudaError_t e = cudaMemsetAsync(j->mx, 0, sizeof(uint32_t), stream);
 	if (e != cudaSuccess)
 		return e;
-	GW_LAUNCH(gw_kt_max_kernel, TLC_MAX_BLOCKS, GW_KT_THREADS, stream)(*j);
+	GW_LAUNCH(gw_kt_max_kernel, tlc_max_grid(j->dim), GW_KT_THREADS, stream)(*j);
 	return cudaGetLastError();
 }
 
@@ -248,11 +261,20 @@ __global__ void gw_kk_cost_kernel(struct gw_kk_enc j)
 		gw_kk_cost(&j, (uint32_t)q);
 }
 
-__global__ void gw_kk_hist_kernel(struct gw_kk_enc j, uint32_t p)
+/* Each block counts into its own histogram in shared memory, then adds it
+ * to the global one: 256 global atomics a block, not one an element on
+ * 256 words (the first pass counts every element). */
+__global__ void __launch_bounds__(256) gw_kk_hist_kernel(struct gw_kk_enc j, uint32_t p)
 {
+	GW_SHARED(uint32_t[256], h);
+	h[threadIdx.x] = 0;
+	__syncthreads();
 	for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < j.dim;
 	     i += (uint64_t)gridDim.x * blockDim.x)
-		gw_kk_hist(&j, p, i);
+		gw_kk_hist(&j, p, i, h);
+	__syncthreads();
+	if (h[threadIdx.x])
+		gw_hd_add_u32(&j.hist[threadIdx.x], h[threadIdx.x]);
 }
 
 __global__ void gw_kk_init_kernel(struct gw_kk_enc j)
@@ -294,7 +316,7 @@ extern "C" cudaError_t gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream
 	GW_LAUNCH(gw_kk_rank_kernel, grid, 256, stream)(*j);
 	GW_LAUNCH(gw_kk_init_kernel, 1, 1, stream)(*j);
 	for (uint32_t p = 0; p < 4; p++) {
-		GW_LAUNCH(gw_kk_hist_kernel, grid, 256, stream)(*j, p);
+		GW_LAUNCH(gw_kk_hist_kernel, grid < 1024u ? grid : 1024u, 256, stream)(*j, p);
 		GW_LAUNCH(gw_kk_pick_kernel, 1, 1, stream)(*j, p);
 	}
 	GW_LAUNCH(gw_kk_tie_flag_kernel, grid, 256, stream)(*j);

@@ -155,12 +155,12 @@ GW_HD void gw_kd_enc_values(const struct gw_kd_enc *j, uint32_t f, uint32_t tid,
 		float c = j->e ? j->g[lo + i] + j->e[lo + i] : j->g[lo + i];
 		uint32_t u = gw_hd_f32_bits(c);
 		if (j->codec == GW_WIRE_CODEC_RAW) {
-			gw_hd_st32(v + 4 * (size_t)i, u);
+			gw_hd_put32(v + 4 * (size_t)i, u);
 			if (j->e)   /* c - c: +0, or NaN (non-finite c) put back to 0 */
 				j->e[lo + i] = 0.0f;
 		} else if (j->codec == GW_WIRE_CODEC_BF16) {
 			uint32_t q = gw_kd_bf16(u);
-			gw_hd_st16(v + 2 * (size_t)i, q);
+			gw_hd_put16(v + 2 * (size_t)i, q);
 			if (j->e) {
 				float r = c - gw_hd_bits_f32(q << 16);
 				j->e[lo + i] = gw_kd_nonfinite(gw_hd_f32_bits(r)) ? 0.0f : r;
@@ -245,7 +245,7 @@ GW_HD void gw_kd_dec_add(const struct gw_kf_dec *d, uint32_t tid, const struct g
 	for (uint32_t i = tid; i < s->count; i += GW_KD_THREADS) {
 		float v;
 		if (s->codec == GW_WIRE_CODEC_RAW)
-			v = gw_hd_bits_f32(gw_hd_ld32(s->vals + 4 * (size_t)i));
+			v = gw_hd_bits_f32(gw_hd_get32(s->vals + 4 * (size_t)i));
 		else if (s->codec == GW_WIRE_CODEC_BF16)
 			v = gw_hd_bits_f32((uint32_t)s->vals[2 * (size_t)i] << 16 |
 					   (uint32_t)s->vals[2 * (size_t)i + 1] << 24);

@@ -46,4 +46,52 @@ GW_HD float gw_hd_bits_f32(uint32_t u)
 #define gw_hd_st32 gw_wire_st32
 #define gw_hd_st64 gw_wire_st64
 
+/* The same at an address the caller knows nothing of, one word wide where
+ * it is aligned: a warp's 32 aligned word stores to consecutive addresses
+ * are one memory transaction, four byte stores each are four (and over
+ * PCIe, to mapped packet memory, four times the writes). Both sides are
+ * little-endian, so the word is the bytes gw_wire_st32 writes. */
+GW_HD void gw_hd_put32(uint8_t *p, uint32_t v)
+{
+	if (((uintptr_t)p & 3u) == 0)
+#if defined(__CUDA_ARCH__)
+		*(uint32_t *)p = v;
+#else
+		memcpy(p, &v, 4);
+#endif
+	else
+		gw_wire_st32(p, v);
+}
+
+GW_HD uint32_t gw_hd_get32(const uint8_t *p)
+{
+	uint32_t v;
+	if (((uintptr_t)p & 3u) == 0)
+#if defined(__CUDA_ARCH__)
+		v = *(const uint32_t *)p;
+#else
+		memcpy(&v, p, 4);
+#endif
+	else
+		v = gw_wire_ld32(p);
+	return v;
+}
+
+GW_HD void gw_hd_put16(uint8_t *p, uint32_t v)
+{
+	uint16_t h = (uint16_t)v;
+	if (((uintptr_t)p & 1u) == 0)
+#if defined(__CUDA_ARCH__)
+		*(uint16_t *)p = h;
+#else
+		memcpy(p, &h, 2);
+#endif
+	else
+		gw_wire_st16(p, v);
+}
+
+#if !defined(__CUDACC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "gpudirect's kernels store words as the wire's little-endian bytes"
+#endif
+
 #endif

@@ -5,7 +5,7 @@
  *           GW_KS_ITEMS consecutive ones, thread 0 the threads' totals)
  *           into out, exclusively or inclusively, and writes the tile's
  *           total into tiles[b];
- *   tiles:  one block, thread 0: an exclusive scan of tiles[] in place;
+ *   tiles:  one block: an exclusive scan of tiles[] in place;
  *   apply:  every value gets its tile's prefix.
  *
  * The operator is a sum or a maximum of integers, so the result does not
@@ -82,16 +82,43 @@ GW_HD void gw_ks_tile_write(const struct gw_ks_scan *s, uint32_t b, uint32_t tid
 	}
 }
 
-/* The tiles launch, thread 0 of one block. Returns the grand total. */
-GW_HD uint32_t gw_ks_tiles_scan(const struct gw_ks_scan *s)
+/* The tiles launch, one block of GW_KS_THREADS threads over the tiles'
+ * totals: thread tid takes a run of them (its share), a block scan of the
+ * runs' totals gives each run its start, and each thread scans its run in
+ * place, exclusively — the serial scan's words, in parallel. */
+GW_HD uint32_t gw_ks_tiles_share(const struct gw_ks_scan *s)
 {
-	uint32_t acc = 0, nt = gw_ks_tiles(s->n);
-	for (uint32_t b = 0; b < nt; b++) {
+	return (gw_ks_tiles(s->n) + GW_KS_THREADS - 1) / GW_KS_THREADS;
+}
+
+GW_HD void gw_ks_tiles_reduce(const struct gw_ks_scan *s, uint32_t tid, struct gw_ks_shared *sh)
+{
+	uint32_t nt = gw_ks_tiles(s->n), c = gw_ks_tiles_share(s), acc = 0;
+	for (uint32_t b = tid * c; b < nt && b < (tid + 1) * c; b++)
+		acc = gw_ks_op(s->op, acc, s->tiles[b]);
+	sh->part[tid] = acc;
+}
+
+/* Thread 0: the runs' exclusive prefixes. */
+GW_HD void gw_ks_tiles_prefix(const struct gw_ks_scan *s, struct gw_ks_shared *sh)
+{
+	uint32_t acc = 0;
+	for (uint32_t t = 0; t < GW_KS_THREADS; t++) {
+		uint32_t v = sh->part[t];
+		sh->part[t] = acc;
+		acc = gw_ks_op(s->op, acc, v);
+	}
+}
+
+GW_HD void gw_ks_tiles_write(const struct gw_ks_scan *s, uint32_t tid,
+			     const struct gw_ks_shared *sh)
+{
+	uint32_t nt = gw_ks_tiles(s->n), c = gw_ks_tiles_share(s), acc = sh->part[tid];
+	for (uint32_t b = tid * c; b < nt && b < (tid + 1) * c; b++) {
 		uint32_t v = s->tiles[b];
 		s->tiles[b] = acc;
 		acc = gw_ks_op(s->op, acc, v);
 	}
-	return acc;
 }
 
 /* The apply launch, one value. */

@@ -92,11 +92,11 @@ GW_HD void gw_kk_select_init(const struct gw_kk_enc *j)
 }
 
 /* select pass p (0..3), element i: its bucket, if it matches so far. */
-GW_HD void gw_kk_hist(const struct gw_kk_enc *j, uint32_t p, uint64_t i)
+GW_HD void gw_kk_hist(const struct gw_kk_enc *j, uint32_t p, uint64_t i, uint32_t *hist)
 {
 	uint32_t r = j->rank[i], shift = 24 - 8 * p;
 	if ((r & j->st[GW_KK_MASK]) == j->st[GW_KK_PREFIX])
-		gw_hd_add_u32(&j->hist[(r >> shift) & 255u], 1);
+		gw_hd_add_u32(&hist[(r >> shift) & 255u], 1);
 }
 
 /* select pass p, thread 0: the bucket of the want-th largest. */

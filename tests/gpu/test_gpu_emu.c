@@ -83,7 +83,7 @@ struct gpu_frames {
 static void gpu_frames_free(struct gpu_frames *g)
 {
 	for (uint32_t i = 0; g->slots && i < g->n; i++)
-		free(g->slots[i]);
+		free(g->slots[i] ? g->slots[i] - i % 4 : NULL);
 	GW_FREE_ALL(g->slots, g->lens);
 }
 
@@ -101,8 +101,13 @@ static void emu_encode(int codec, const float *v, float *e, uint64_t dim, size_t
 	out->lens = calloc(j.frames, sizeof(*out->lens));
 	GW_CHECK(out->slots && out->lens, "out of memory");
 	size_t room = budget < GW_WIRE_FRAME_MAX ? budget : GW_WIRE_FRAME_MAX;
-	for (uint32_t f = 0; f < j.frames; f++)
-		GW_CHECK(out->slots[f] = malloc(room), "out of memory");
+	/* Slots at every alignment mod 4: the kernels store words where they
+	 * are aligned and bytes where not, the same bytes either way. */
+	for (uint32_t f = 0; f < j.frames; f++) {
+		uint8_t *m = malloc(room + 3);
+		GW_CHECK(m, "out of memory");
+		out->slots[f] = m + f % 4;
+	}
 	j.slots = out->slots;
 	j.lens = out->lens;
 	gw_emu_encode_dense(&j);
