@@ -14,6 +14,31 @@
 #include "emu.h"
 #include "hostcuda.h"
 
+/* Whether the kernel's decode of codec/'s frames fr differs from codec/'s:
+ * a verdict other than the values added, or a sum not bit for bit. */
+static int decode_differs(int (*decode)(const struct gw_kf_dec *), const gw_test_frames *fr,
+			  uint64_t dim)
+{
+	float *a = calloc(dim, sizeof(float)), *b = calloc(dim, sizeof(float));
+	const uint8_t **fp = calloc(fr->n, sizeof(*fp));
+	uint32_t *fl = calloc(fr->n, sizeof(*fl));
+	int32_t *rcs = calloc(fr->n, sizeof(*rcs));
+	GW_CHECK(a && b && fp && fl && rcs, "out of memory");
+	for (size_t f = 0; f < fr->n; f++) {
+		fp[f] = fr->f[f].data;
+		fl[f] = (uint32_t)fr->f[f].len;
+		GW_CHECK(gw_decode(fr->f[f].data, fr->f[f].len, b, dim) > 0, "codec/ decode");
+	}
+	struct gw_kf_dec d = {fp, fl, (uint32_t)fr->n, a, dim, rcs};
+	int differs = decode(&d) != GW_OK;
+	for (size_t f = 0; f < fr->n; f++)
+		differs |= rcs[f] <= 0;
+	for (uint64_t i = 0; i < dim; i++)
+		differs |= gw_test_bits(a[i]) != gw_test_bits(b[i]);
+	GW_FREE_ALL(a, b, fp, fl, rcs);
+	return differs;
+}
+
 /* Whether the kernels' frames of v differ from codec/'s at budget. */
 static int dense_differs(int codec, const float *v, uint64_t dim, size_t budget)
 {
@@ -34,24 +59,7 @@ static int dense_differs(int codec, const float *v, uint64_t dim, size_t budget)
 	int differs = gw_emu_encode_dense(&j) != GW_OK || fr.n != j.frames;
 	for (uint32_t f = 0; !differs && f < j.frames; f++)
 		differs = lens[f] != fr.f[f].len || memcmp(slots[f], fr.f[f].data, lens[f]);
-	/* The kernel's decode of codec/'s frames against codec/'s. */
-	float *a = calloc(dim, sizeof(float)), *b = calloc(dim, sizeof(float));
-	const uint8_t **fp = calloc(fr.n, sizeof(*fp));
-	uint32_t *fl = calloc(fr.n, sizeof(*fl));
-	int32_t *rcs = calloc(fr.n, sizeof(*rcs));
-	GW_CHECK(a && b && fp && fl && rcs, "out of memory");
-	for (size_t f = 0; f < fr.n; f++) {
-		fp[f] = fr.f[f].data;
-		fl[f] = (uint32_t)fr.f[f].len;
-		GW_CHECK(gw_decode(fr.f[f].data, fr.f[f].len, b, dim) > 0, "codec/ decode");
-	}
-	struct gw_kf_dec d = {fp, fl, (uint32_t)fr.n, a, dim, rcs};
-	differs |= gw_emu_decode_dense(&d) != GW_OK;
-	for (size_t f = 0; f < fr.n; f++)
-		differs |= rcs[f] <= 0;
-	for (uint64_t i = 0; i < dim; i++)
-		differs |= gw_test_bits(a[i]) != gw_test_bits(b[i]);
-	GW_FREE_ALL(a, b, fp, fl, rcs);
+	differs |= decode_differs(gw_emu_decode_dense, &fr, dim);
 	for (uint32_t f = 0; f < j.frames; f++)
 		free(slots[f]);
 	GW_FREE_ALL(slots, lens);
@@ -86,23 +94,7 @@ static int tlc_differs(const float *v, uint64_t dim, size_t budget)
 	differs |= fr.n != frames;
 	for (uint32_t f = 0; !differs && f < frames; f++)
 		differs = lens[f] != fr.f[f].len || memcmp(slots[f], fr.f[f].data, lens[f]);
-	float *a = calloc(dim, sizeof(float)), *b = calloc(dim, sizeof(float));
-	const uint8_t **fp = calloc(fr.n, sizeof(*fp));
-	uint32_t *fl = calloc(fr.n, sizeof(*fl));
-	int32_t *rcs = calloc(fr.n, sizeof(*rcs));
-	GW_CHECK(a && b && fp && fl && rcs, "out of memory");
-	for (size_t f = 0; f < fr.n; f++) {
-		fp[f] = fr.f[f].data;
-		fl[f] = (uint32_t)fr.f[f].len;
-		GW_CHECK(gw_decode(fr.f[f].data, fr.f[f].len, b, dim) > 0, "codec/ decode");
-	}
-	struct gw_kf_dec d = {fp, fl, (uint32_t)fr.n, a, dim, rcs};
-	differs |= gw_emu_decode_3lc(&d) != GW_OK;
-	for (size_t f = 0; f < fr.n; f++)
-		differs |= rcs[f] <= 0;
-	for (uint64_t i = 0; i < dim; i++)
-		differs |= gw_test_bits(a[i]) != gw_test_bits(b[i]);
-	GW_FREE_ALL(a, b, fp, fl, rcs);
+	differs |= decode_differs(gw_emu_decode_3lc, &fr, dim);
 	for (uint32_t f = 0; f < maxf; f++)
 		free(slots[f]);
 	GW_FREE_ALL(bytes, slots, runs, tok, tb, tiles, lens);
