@@ -1,6 +1,8 @@
 /* The kernels on the device: the phases of kern/ with a __syncthreads()
  * between a block's phases and a launch between phases that need the
- * whole grid; emu.c runs the same phases on the host in the same order.
+ * whole grid. The same file is compiled for the CPU (hostcuda/kernels.cc),
+ * where a block's threads are fibers: hence launches and shared variables
+ * spelled GW_LAUNCH and GW_SHARED (gw_cuda_lang.h).
  * Dense raw/bf16/int8: one frame per block (grid-stride over the frames),
  * GW_KD_THREADS threads. 3lc: the launches of kern/tlc.h, on one stream,
  * with no host round trip (the frame count stays on the device). */
@@ -108,7 +110,7 @@ static void scan(const struct gw_ks_scan *s, cudaStream_t stream)
 
 /* ---- 3lc (kern/tlc.h) ----------------------------------------------------------- */
 
-#define TLC_MAX_BLOCKS 64u   /* as emu.c's grid for the max phase */
+#define TLC_MAX_BLOCKS 64u   /* the max launch's grid (grid-stride over the tensor) */
 
 __global__ void __launch_bounds__(GW_KT_THREADS) gw_kt_max_kernel(struct gw_kt_enc j)
 {
