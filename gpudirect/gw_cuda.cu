@@ -1,6 +1,8 @@
 /* The kernels on the device: the phases of kern/ with a __syncthreads()
  * between a block's phases and a launch between phases that need the
- * whole grid; emu.c runs the same phases on the host in the same order.
+ * whole grid. The same file is compiled for the CPU (hostcuda/kernels.cc),
+ * where a block's threads are fibers: hence launches and shared variables
+ * spelled GW_LAUNCH and GW_SHARED (gw_cuda_lang.h).
  * Dense raw/bf16/int8: one frame per block (grid-stride over the frames),
  * GW_KD_THREADS threads. 3lc: the launches of kern/tlc.h, on one stream,
  * with no host round trip (the frame count stays on the device). */

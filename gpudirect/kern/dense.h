@@ -2,10 +2,10 @@
  * thread block: the block's threads take the frame's elements in strides,
  * thread 0 does what is once per frame (the int8 scale from the block's
  * maxima, the header, the checksum). Each phase is a function of (block,
- * thread); the CUDA kernels (gw_cuda.cu) run them with __syncthreads()
- * between phases, the host emulation (emu.c) runs each phase for every
- * thread in turn. Byte for byte what codec/ writes for the same input:
- * tests/gpu holds them to it.
+ * thread); the kernels of gw_cuda.cu run them with __syncthreads()
+ * between phases, on the GPU and, built for hostcuda/, on the CPU, where
+ * a block's threads are fibers in a seeded order. Byte for byte what
+ * codec/ writes for the same input: tests/gpu holds them to it.
  *
  * Frames are cut as §4.1 says, so frame j covers elements [j n, j n + n)
  * with n = per_frame, the last one shorter: no frame depends on another,
@@ -15,7 +15,7 @@
 
 #include "frame.h"
 
-#define GW_KD_THREADS 256u   /* threads per block, kernels and emulation */
+#define GW_KD_THREADS 256u   /* threads per block, on the GPU and on hostcuda */
 
 /* One encode call. */
 struct gw_kd_enc {

@@ -1,10 +1,11 @@
 /* What the kernels' bodies are compiled as: __host__ __device__ under
- * nvcc, so that the same functions run in a CUDA kernel and in the host
- * emulation of its grid (gpudirect/emu.h); plain inline functions under a
- * host C++ compiler. Nothing here may depend on which side runs it:
- * integer arithmetic, float32 operations that round to nearest (the build
- * passes --fmad=false and -ffp-contract=off, so no multiply-add is fused
- * on either side), no intrinsics without a host twin below. */
+ * nvcc; static inline functions under a host C or C++ compiler, for
+ * hostcuda/'s build of the same kernels (gw_cuda.cu on the CPU) and for
+ * the host code that sizes jobs with them (gpu.c, tests/gpu). Nothing
+ * here may depend on which side runs it: integer arithmetic, float32
+ * operations that round to nearest (the build passes --fmad=false and
+ * -ffp-contract=off, so no multiply-add is fused on either side), no
+ * intrinsics without a host twin below. */
 #ifndef GW_HD_H
 #define GW_HD_H
 

@@ -9,8 +9,8 @@
  *   apply:  every value gets its tile's prefix.
  *
  * The operator is a sum or a maximum of integers, so the result does not
- * depend on how the work is split: the host emulation and the device give
- * the same words. */
+ * depend on how the work is split or in what order the blocks run: the
+ * GPU and hostcuda/ (any of its schedules) give the same words. */
 #ifndef GW_KERN_SCAN_H
 #define GW_KERN_SCAN_H
 

@@ -2,7 +2,7 @@
  *
  *   max:      every element's |c| bits, c = g + e, into one maximum;
  *   pack:     m from that maximum, then one thread per packed byte: its
- *             five trits, and the error buffer (e <- c - m q, exact);
+ *             five trits (e is left alone until residual);
  *   runs:     for each packed byte, where its run of zero bytes (121)
  *             began: a max-scan of the run starts (scan.h);
  *   tokens:   which bytes begin an output byte ("token"): a literal, or a
@@ -11,7 +11,10 @@
  *   write:    each token's output byte (the literal, 255 for 14 zeros,
  *             243 + k - 2 for the k < 14 that end a run, 121 for one),
  *             into frame t / P at t mod P, P = budget - 40;
- *   seal:     one block per frame: m, header, checksum.
+ *   seal:     one block per frame: m, header, checksum;
+ *   residual: last, one thread per packed byte: e <- c - m q (exact;
+ *             0 for a poisoned tensor), only if the frames fit, so that
+ *             GW_EBUDGET leaves e as it was.
  *
  * That is codec/'s greedy zero-run encoding exactly: a frame takes input
  * bytes while its output fits, so every frame but the last holds exactly P

@@ -1,7 +1,7 @@
 /* top-k frames (wire-format §4.7) from a dense tensor, as phases:
  *
- *   rank:     c = g + e (the buffer keeps c for now), and c's rank, the
- *             bits of |c| with NaN ranked as Inf (codec/select.h);
+ *   rank:     c = g + e, and c's rank, the bits of |c| with NaN ranked
+ *             as Inf (codec/select.h);
  *   select:   four radix passes of 8 bits: a histogram of the ranks that
  *             match the bits found so far, then thread 0 picks the bucket
  *             holding the k-th largest: the threshold T and how many
@@ -10,14 +10,15 @@
  *             indexed k - above of them are taken, as codec/ takes them;
  *   compact:  the selected positions numbered by a sum-scan; each one's
  *             key and value into the selection, in ascending key order;
- *             the error buffer's final value (0 if sent or non-finite,
- *             else c);
  *   cost:     each selected entry's bytes (4, plus its gap's varint unless
  *             it starts a frame), summed by a scan;
  *   cut:      thread 0 walks the frames: each one, from its first entry,
  *             takes entries while they fit (a binary search over the
  *             sums), as codec/'s greedy loop does;
- *   write:    one block per frame: values, gap varints, header, checksum.
+ *   write:    one block per frame: values, gap varints, header, checksum;
+ *   residual: last, the error buffer's final value (0 if sent or
+ *             non-finite, else c), only if the frames fit, so that
+ *             GW_EBUDGET leaves e as it was.
  *
  * Indices are 32-bit: tensors below 2^32 elements, and k below 2^32 / 9
  * (every entry costs at most 9 bytes). */

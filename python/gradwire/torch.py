@@ -38,10 +38,11 @@ produce).
 
 CUDA buckets stay on the GPU: the flat buffer is allocated on their
 device and gradwire's kernels encode it straight into packet memory and
-decode the results into it (gw_comm_set_gpu, the "cuda" executor); the
-progress thread waits for the device before each allreduce, so the copies
-DDP's thread queued are in. gpu="emu" sends CPU buckets through the same
-device path with the kernels emulated on the host (how CI tests it).
+decode the results into it (gw_comm_set_gpu, the executor "cuda:N" on
+the buckets' device N); the progress thread waits for the device before
+each allreduce, so the copies DDP's thread queued are in. gpu="emu"
+sends CPU buckets through the same device path, the same kernels run on
+the CPU by gradwire's hostcuda (how CI tests it).
 Device buckets, per_tensor=False, Sketched-SGD and pipeline=False keep
 the whole-model call every iteration.
 """
@@ -170,11 +171,12 @@ class State:
 
     average (default True) divides the
     sum by the world size, as DDP's own allreduce does. gpu: None (CUDA
-    buckets use the GPU's kernels, CPU buckets the CPU codecs), "cuda"
-    (buckets must be CUDA tensors) or "emu" (CPU buckets through the
-    emulated kernels). pipeline (default True): from the second iteration
-    on, each bucket goes on the wire as DDP hands it over (see above);
-    False keeps one whole-model call after backward. stats_interval
+    buckets use the GPU's kernels, on the buckets' device; CPU buckets the
+    CPU codecs), "cuda" (buckets must be CUDA tensors) or "emu" (CPU
+    buckets through the same kernels run on the CPU). pipeline (default
+    True): from the second iteration on, each bucket goes on the wire as
+    DDP hands it over (see above); False keeps one whole-model call after
+    backward. stats_interval
     (seconds, 0: off): the gradwire logger logs stats() that often, at
     INFO, as the CLIs' --stats-interval prints theirs."""
 

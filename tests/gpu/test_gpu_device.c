@@ -1,10 +1,10 @@
 /* gpudirect's kernels on a real GPU: the frames the device writes for real
  * traces (raw, bf16, int8, 3lc; with and without an error buffer; several
- * budgets; and top-k) are byte for byte the host emulation's, hence codec/'s
- * (test_gpu_emu holds the emulation to codec/), the error buffers bit for
- * bit; the decode kernels give the emulation's verdicts and sums. Exits 77
- * where no CUDA device answers (scripts/gpu-check.sh runs it on the lent
- * GPU machine). */
+ * budgets; and top-k) are byte for byte those of the same kernels run on
+ * the CPU by hostcuda (emu.h), hence codec/'s (test_gpu_emu holds that run
+ * to codec/), the error buffers bit for bit; the decode kernels give the
+ * CPU run's verdicts and sums. Exits 77 where no CUDA device answers
+ * (scripts/gpu-check.sh runs it on the lent GPU machine). */
 #include <math.h>
 #include <unistd.h>
 

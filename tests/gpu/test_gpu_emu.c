@@ -1,12 +1,13 @@
-/* gpudirect's kernels, run by the host emulation (gpudirect/emu.c: the
- * same phase functions the CUDA kernels run), against codec/: the frame
- * checksum's XXH3 against libxxhash; raw, bf16 and int8 encoding of every
- * real trace and of edge tensors (NaN, Inf, the largest floats, scales
- * that underflow), at budgets from 64 bytes to 65535, with and without an
- * error buffer and a frame-size limit, byte for byte the library's frames
- * and bit for bit its error buffer; decoding the library's frames, and
- * mutations of them, into the same output with the same verdict. Runs
- * on every machine: no GPU, no CUDA needed. */
+/* gpudirect's kernels, gw_cuda.cu itself run on the CPU by hostcuda/ (each
+ * thread a fiber, a seeded schedule; emu.h launches and waits), against
+ * codec/: the frame checksum's XXH3 against libxxhash; raw, bf16, int8,
+ * 3lc and top-k encoding of the real traces and of edge tensors (NaN,
+ * Inf, the largest floats, scales that underflow, ties, long runs), at
+ * budgets from 64 bytes to 65535, with and without an error buffer and a
+ * frame-size limit, byte for byte the library's frames and bit for bit
+ * its error buffer; decoding the library's frames, and mutations of them,
+ * into the same output with the same verdict. Runs on every machine: no
+ * GPU, no CUDA needed. */
 #include <math.h>
 #include <float.h>
 

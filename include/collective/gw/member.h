@@ -55,10 +55,11 @@
  *   down-momentum   mu in [0, 1): the shards keep momentum and send the
  *                   state change; the caller's optimizer then runs with
  *                   momentum 0 (default 0: the sum goes down)
- *   gpu             none (default), cuda or emu: gw_member_allreduce's grad
- *                   lives in that executor's memory (<gw/gpudirect.h>):
- *                   cuda, a device pointer; emu, host memory through the
- *                   device path. Opened at connect, which fails naming why
+ *   gpu             none (default), cuda or emu, either with :N for
+ *                   device N: gw_member_allreduce's grad lives in that
+ *                   executor's memory (<gw/gpudirect.h>): cuda, a device
+ *                   pointer; emu, host memory through the device path.
+ *                   Opened at connect, which fails naming why
  *                   (no device, a codec without kernels); with layout,
  *                   the options that may still be set between open and
  *                   connect

@@ -1,12 +1,20 @@
 /* gradwire on device memory: where a gradient lives and where gpudirect's
  * kernels run. An executor (gw_gpu) is one of
  *
- *   "cuda"  the current CUDA device: device pointers, kernels on a stream
- *           of their own, packet memory registered with cudaHostRegister
- *           (mapped) so the kernels write frames straight into packets;
- *   "emu"   host memory and the host emulation of the same kernels
- *           (gpudirect/emu.c): every machine has it, so the device path of
- *           the collective is tested wherever the suite runs.
+ *   "cuda"  a CUDA device: device pointers, kernels on a stream of their
+ *           own, packet memory registered with cudaHostRegister (mapped)
+ *           so the kernels write frames straight into packets;
+ *   "emu"   the same executor and the same kernels (gw_cuda.cu) built for
+ *           the CPU over gpudirect/hostcuda/, a CUDA runtime whose threads
+ *           are fibers; its memory is host memory. Every machine has it,
+ *           so the device path of the collective is tested wherever the
+ *           suite runs.
+ *
+ * Either name may end in ":N" for device N ("cuda:1"); without it, the
+ * device current on the thread that opens the executor. The executor
+ * makes its device current around each of its calls and puts the
+ * caller's back, so a thread whose current device is another (a progress
+ * thread starts on device 0) still launches on the executor's.
  *
  * A communicator given an executor (gw_comm_set_gpu, <gw/collective.h>)
  * takes that executor's pointers in gw_allreduce_gpu. (GRADWIRE_0.3) */
@@ -24,11 +32,13 @@ extern "C" {
 
 typedef struct gw_gpu gw_gpu;
 
-/* NULL with a detail (gw_error_detail) naming why: an unknown name, a
- * build without the CUDA kernels, no CUDA device or driver. */
+/* name: "cuda" or "emu", either with ":N" for device N (above). NULL
+ * with a detail (gw_error_detail) naming why: an unknown or malformed
+ * name, a build without the CUDA kernels, no CUDA device or driver, no
+ * device N. */
 GW_API gw_gpu *gw_gpu_open(const char *name);
 GW_API void gw_gpu_close(gw_gpu *g);                 /* accepts NULL */
-GW_API const char *gw_gpu_name(const gw_gpu *g);
+GW_API const char *gw_gpu_name(const gw_gpu *g);     /* "cuda" or "emu", no ":N" */
 /* Memory of the executor (device memory for "cuda"); NULL if none. */
 GW_API void *gw_gpu_alloc(gw_gpu *g, size_t len);
 GW_API void gw_gpu_free(gw_gpu *g, void *p);         /* accepts NULL */
