@@ -545,16 +545,16 @@ def case_overlap(W, rank):
     ddp.register_comm_hook(st, gwt.hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
     gen = torch.Generator().manual_seed(800 + rank)
-    # The first layer's backward waits (10 s at most) for a bucket's
-    # results: they can only come if the round takes the buckets already
-    # handed over while backward still runs. Observed, not timed: a loaded
-    # machine makes it wait longer, not fail.
-    waiting = {"on": False}
+    # The first layer's backward waits (10 s at most) until a bucket of
+    # this step has its results: they can only come while backward still
+    # runs if the round takes the buckets already handed over. Observed,
+    # not timed: a loaded machine makes it wait longer, not fail.
+    waiting = {"on": False, "from": 0}
 
     def wait_for_a_result(grad):
         if waiting["on"]:
-            seen, until = st.overlapped, time.monotonic() + 10
-            while st.overlapped == seen and time.monotonic() < until:
+            until = time.monotonic() + 10
+            while st.overlapped == waiting["from"] and time.monotonic() < until:
                 time.sleep(0.001)
         return grad
 
@@ -564,7 +564,7 @@ def case_overlap(W, rank):
         x = torch.randn(64, 1, 32, 32, generator=gen)
         y = torch.randint(0, 4, (64,), generator=gen)
         mine = local_grads(model, [(x, y)])
-        waiting["on"] = step >= 2   # pipelined from the third step
+        waiting["on"], waiting["from"] = step >= 2, st.overlapped   # pipelined from step 3
         F.cross_entropy(ddp(x), y).backward()
         waiting["on"] = False
         check_exact(model, ddp, mine, W, step, "overlap")
