@@ -3,9 +3,10 @@
  * gw/gpudirect.h makes and what a GPU would do to break them —
  *  - on GW_EBUDGET the error buffer is as before (3lc; top-k, a batch
  *    whose later chunk does not fit puts back the earlier ones');
- *  - a launch that fails midway returns with nothing queued (a GPU would
- *    go on writing into packets the caller then frees), and the message
- *    is CUDA's error, not the "no error" of an error read twice;
+ *  - a launch (or 3lc's memset) that fails midway returns with nothing
+ *    queued (a GPU would go on writing into packets the caller then
+ *    frees), and the message is CUDA's error, not the "no error" of an
+ *    error read twice;
  *  - an executor opened on device 1 launches there from a thread whose
  *    current device is 0, and leaves that thread's device as it was;
  *  - packet regions that share a page register (CUDA pins whole pages),
@@ -159,6 +160,15 @@ static void test_failed_launch_drains(void **state)
 		 gw_hcu_pending());
 	GW_CHECK(strstr(gw_error_detail(), "too many resources requested for launch"),
 		 "the message names CUDA's error: %s", gw_error_detail());
+	/* 3lc's max launch zeroes its word with a memset first: a memset that
+	 * fails is the call's error (unchecked, the max ran over garbage). */
+	struct gw_gpu_chunks k = j;
+	k.codec = GW_CODEC_3LC;
+	k.sparsity = 1.0;
+	gw_hcu_fail(GW_HCU_MEMSET, 1, cudaErrorInvalidValue);
+	GW_CHECK(gw_gpu_encode_chunks(x, &k) < 0 && strstr(gw_error_detail(), "3lc max"),
+		 "a failed memset: %s", gw_error_detail());
+	GW_CHECK(gw_hcu_pending() == 0, "queued after a failed memset");
 	/* A failed decode launch, alone: the same. */
 	int32_t rcs[8];
 	GW_OK_CALL(gw_gpu_encode_chunks(x, &j));
