@@ -203,7 +203,7 @@ def case_learn(W, rank):
             with torch.no_grad():
                 return (model(test[0]).argmax(1) == test[1]).float().mean().item()
         a0 = acc()
-        for step in range(150):
+        for step in range(int(os.environ.get("GW_TEST_STEPS", "150"))):
             opt.zero_grad()
             x, y = batch(gen)
             F.cross_entropy(ddp(x), y).backward()

@@ -208,7 +208,8 @@ def gpu(W):
     import torch
     emu = json.dumps({"gpu": "emu"})
     rc = torchrun("exact", W, GW_TEST_STATE=emu)
-    rc |= torchrun("learn", W, GW_TEST_STATE=emu,
+    # The kernels run on hostcuda's fibers, a thread each: 80 steps learn.
+    rc |= torchrun("learn", W, GW_TEST_STATE=emu, GW_TEST_STEPS="80",
                    GW_TEST_CODECS="int8/int8;topk:fraction=0.05/raw;int8/3lc")
     # Each parameter a tensor of the job with its own 3LC context on the
     # device path too: 150 steps of 3LC end with the CPU path's replicas,
