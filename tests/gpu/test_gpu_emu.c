@@ -39,7 +39,7 @@ static int trace_parity(void)
 }
 
 /* GW_GPU_EMU_BRIEF=1 (the sanitizer build, where a fiber costs several
- * times more): every fourth trace, and the long synthetic 3lc tensors a
+ * times more): every eighth trace, and the long synthetic 3lc tensors a
  * fifth as long. The release build's two runs are the full check. */
 static int brief(void)
 {
@@ -291,7 +291,7 @@ static void test_real_traces(void **state)
 	(void)state;
 	gw_test_rng r = {5};
 	size_t frames = 0;
-	for (int i = !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 4 : 2) {
+	for (int i = !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 8 : 2) {
 		gw_test_dense d;
 		gw_test_load_dense(i, &d);
 		check_tensor(d.v, d.n, d.name, &r, &frames);
@@ -432,7 +432,7 @@ static void test_3lc_traces(void **state)
 	(void)state;
 	gw_test_rng r = {7};
 	size_t frames = 0;
-	for (int i = !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 4 : 2) {
+	for (int i = !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 8 : 2) {
 		gw_test_dense d;
 		gw_test_load_dense(i, &d);
 		check_3lc_all(d.v, d.n, d.name, &r, &frames);
@@ -538,7 +538,7 @@ static void test_topk_traces(void **state)
 	(void)state;
 	gw_test_rng r = {8};
 	size_t frames = 0;
-	for (int i = 2 * !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 8 : 4) {
+	for (int i = 2 * !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 16 : 4) {
 		gw_test_dense d;
 		gw_test_load_dense(i, &d);
 		check_topk_all(d.v, d.n, d.name, &r, &frames);

@@ -212,13 +212,14 @@ def gpu(W):
     rc |= torchrun("learn", W, GW_TEST_STATE=emu, GW_TEST_STEPS="80",
                    GW_TEST_CODECS="int8/int8;topk:fraction=0.05/raw;int8/3lc")
     # Each parameter a tensor of the job with its own 3LC context on the
-    # device path too: 150 steps of 3LC end with the CPU path's replicas,
+    # device path too: 100 steps of 3LC end with the CPU path's replicas,
     # bit for bit (one m over the whole buffer would not).
     codecs = "3lc:sparsity=1.75/3lc:sparsity=1.75"
     with tempfile.TemporaryDirectory() as cpu_dir, tempfile.TemporaryDirectory() as dev_dir:
-        rc |= torchrun("learn", W, GW_TEST_CODECS=codecs, GW_TEST_DUMP=cpu_dir)
+        rc |= torchrun("learn", W, GW_TEST_CODECS=codecs, GW_TEST_DUMP=cpu_dir,
+                       GW_TEST_STEPS="100")
         rc |= torchrun("learn", W, GW_TEST_STATE=emu, GW_TEST_CODECS=codecs,
-                       GW_TEST_DUMP=dev_dir)
+                       GW_TEST_DUMP=dev_dir, GW_TEST_STEPS="100")
         names = sorted(os.listdir(cpu_dir))
         if not names or names != sorted(os.listdir(dev_dir)):
             print("FAIL: device and CPU dumps: %s against %s"
@@ -234,7 +235,7 @@ def gpu(W):
                 rc = 1
             else:
                 print("ok: %s: the device path's %d parameters equal the CPU path's bit for "
-                      "bit after 150 steps" % (n, len(a)))
+                      "bit after 100 steps" % (n, len(a)))
     # CUDA buckets take the same path with the "cuda" executor; this
     # suite has no case for them (the GPU machine has no torch).
     return rc
