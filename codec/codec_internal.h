@@ -30,8 +30,9 @@ _Static_assert(GW_CODEC_RAW == GW_WIRE_CODEC_RAW && GW_CODEC_BF16 == GW_WIRE_COD
 	       GW_CODEC_ONEBIT == GW_WIRE_CODEC_ONEBIT && GW_CODEC_TOPK == GW_WIRE_CODEC_TOPK &&
 	       GW_CODEC_SKETCHML == GW_WIRE_CODEC_SKETCHML &&
 	       GW_CODEC_COUNTSKETCH == GW_WIRE_CODEC_COUNTSKETCH &&
-	       GW_CODEC_DEEPREDUCE == GW_WIRE_CODEC_DEEPREDUCE, "codec ids");
-_Static_assert(GW_WIRE_CODEC_LAST == GW_CODEC_DEEPREDUCE, "the highest codec id");
+	       GW_CODEC_DEEPREDUCE == GW_WIRE_CODEC_DEEPREDUCE &&
+	       GW_CODEC_HQ == GW_WIRE_CODEC_HQ, "codec ids");
+_Static_assert(GW_WIRE_CODEC_LAST == GW_CODEC_HQ, "the highest codec id");
 
 struct gw_codec_ops;
 
@@ -130,6 +131,17 @@ struct gw_codec_ops {
 	 * frame states (gw_frame_bound). Returns 0 or GW_E*. */
 	int (*bound)(const struct gw_frame_info *hdr, const uint8_t *params,
 		     const uint8_t *payload, float *bound);
+
+	/* Optional: drops the rest of the tensor, leaving its values in the
+	 * error buffer exactly (gw_encode_abandon): for a fused codec that
+	 * folds per frame, e += g over what was not encoded. Without it the
+	 * driver encodes the rest and restores each frame, which is exact
+	 * only where c - decoded + decoded is c. */
+	void (*abandon)(struct gw_encoder *enc);
+
+	/* Optional: the scale and rotation seed of the next frame
+	 * (gw_encoder_set_shared; summable codecs). Returns 0 or GW_E*. */
+	int (*shared)(struct gw_encoder *enc, float scale, uint32_t seed);
 
 	unsigned flags;          /* GW_OPS_* */
 	void (*state_free)(void *state);

@@ -162,6 +162,11 @@ int gw_encode_abandon(gw_encoder *enc)
 		return GW_ERR(GW_EINVAL);
 	if (!enc->active)
 		return GW_OK;
+	if (enc->ops->abandon) {
+		enc->ops->abandon(enc);
+		enc->active = false;
+		return GW_OK;
+	}
 	/* Encode the rest and give each frame back to the error buffer: this
 	 * works the same for fused and generic feedback, whatever the codec
 	 * has already folded into the buffer. */

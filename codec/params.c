@@ -29,6 +29,9 @@ static const char *const names[GW_PARAM_COUNT_] = {
 	[GW_PARAM_SPARSIFIER] = "sparsifier",
 	[GW_PARAM_ZLEVEL] = "zlevel",
 	[GW_PARAM_CLIP] = "clip",
+	[GW_PARAM_BITS] = "bits",
+	[GW_PARAM_ROTATE] = "rotate",
+	[GW_PARAM_ROUNDING] = "rounding",
 };
 
 /* Names of the values of enumerated parameters, value i at index i. */
@@ -38,6 +41,7 @@ static const char *const *const value_names[GW_PARAM_COUNT_] = {
 	[GW_PARAM_VALUE] = (const char *const[]){"f32", "deflate", "qsgd", "poly", "dexp",
 						 NULL},
 	[GW_PARAM_SPARSIFIER] = (const char *const[]){"none", "topr", "randr", NULL},
+	[GW_PARAM_ROUNDING] = (const char *const[]){"nearest", "stochastic", NULL},
 };
 
 static const struct gw_param_spec generic[] = {

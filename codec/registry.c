@@ -12,6 +12,7 @@ extern const struct gw_codec_ops gw_codec_topk;
 extern const struct gw_codec_ops gw_codec_sketchml;
 extern const struct gw_codec_ops gw_codec_countsketch;
 extern const struct gw_codec_ops gw_codec_deepreduce;
+extern const struct gw_codec_ops gw_codec_hq;
 
 static const struct gw_codec_ops *const registry[] = {
 	&gw_codec_raw,
@@ -24,6 +25,7 @@ static const struct gw_codec_ops *const registry[] = {
 	&gw_codec_sketchml,
 	&gw_codec_countsketch,
 	&gw_codec_deepreduce,
+	&gw_codec_hq,
 };
 
 const struct gw_codec_ops *gw_codec_ops(int id)

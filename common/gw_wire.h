@@ -53,7 +53,8 @@
 #define GW_WIRE_CODEC_SKETCHML 8
 #define GW_WIRE_CODEC_COUNTSKETCH 9
 #define GW_WIRE_CODEC_DEEPREDUCE 10
-#define GW_WIRE_CODEC_LAST 10      /* the highest id this repository defines */
+#define GW_WIRE_CODEC_HQ 11
+#define GW_WIRE_CODEC_LAST 11      /* the highest id this repository defines */
 
 /* Byte offsets of the header's fields (§2.1). */
 #define GW_WIRE_OFF_MAGIC 0

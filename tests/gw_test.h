@@ -278,6 +278,9 @@ typedef enum gw_test_promise {
 	GW_TEST_MINMAX,     /* sign kept (the bucket bound: test_sketchml_minmax) */
 	GW_TEST_STATED,     /* within the bound each frame states (0: exact); with
 			     * an exact index every selected entry is written */
+	GW_TEST_HQ,         /* per frame, the error's L2 norm at most sqrt(n) times
+			     * the step ||x||_2 / Q (a rotation keeps norms; each
+			     * code is within a step of its rotated value) */
 } gw_test_promise;
 
 /* What a NaN or +-Inf among the values encoded becomes (wire-format.md

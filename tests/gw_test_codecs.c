@@ -24,6 +24,11 @@ static const char *const threelc_variants[] = {
 
 static const char *const terngrad_variants[] = {"clip=0", "clip=1", NULL};
 
+static const char *const hq_variants[] = {
+	"rotate=0", "bits=2", "bits=3,rotate=0", "bits=8", "rounding=stochastic",
+	"bits=5,rounding=stochastic,rotate=0", NULL,
+};
+
 static const char *const topk_variants[] = {"fraction=0.1", "fraction=0.25", NULL};
 
 /* Every index codec with every value codec, Bloom at its default and at a
@@ -80,6 +85,10 @@ static const gw_test_codec codecs[] = {
 	 .flags = GW_TEST_SUBSET | GW_TEST_SUPERSET | GW_TEST_BRIEF,
 	 .variants = deepreduce_variants, .ef = EF_GENERIC,
 	 .sweep = "fraction=0.1,index=bloom,policy=p2"},
+	/* Fused feedback that subtracts the decoded value, as int8's. */
+	{.name = "hq", .caps = GW_CODEC_DENSE | GW_CODEC_LOSSY, .promise = GW_TEST_HQ,
+	 .poison = GW_TEST_FRAME, .flags = GW_TEST_KEEPS_KIND | GW_TEST_ISA,
+	 .variants = hq_variants, .ef = EF_GENERIC},
 };
 
 const gw_test_codec *gw_test_codec_of(int id)

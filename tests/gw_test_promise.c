@@ -66,6 +66,37 @@ static void per_element(const gw_test_codec *cd, const gw_test_input *in,
 	}
 }
 
+/* hq: the frame's own scale is max |rotated x| <= ||x||_2, every code
+ * within a step (scale / Q) of its value (half of one rounding to nearest,
+ * under one stochastically), and the inverse rotation keeps the error's
+ * norm: ||decoded - x||_2 <= sqrt(n) ||x||_2 / Q, with room for the float
+ * roundings of the butterflies (log2 n of them, 2^-24 each, relative). */
+static void check_hq(const gw_encoder *enc, const gw_test_input *in, const float *x,
+		     const gw_frame_info *info, size_t nf, const float *out, const char *what)
+{
+	double Q = (double)((1u << ((unsigned)gw_test_param(enc, GW_PARAM_BITS) - 1)) - 1);
+	for (size_t j = 0; j < nf; j++) {
+		uint64_t a, z;
+		frame_entries(in, &info[j], &a, &z);
+		double nx = 0, ne = 0;
+		for (uint64_t i = a; i < z; i++) {
+			double d = (double)out_at(out, in, i) - (double)x[i];
+			nx += (double)x[i] * x[i];
+			ne += d * d;
+		}
+		nx = sqrt(nx);
+		ne = sqrt(ne);
+		/* A frame whose norm is near FLT_MAX overflows its rotation
+		 * (poisoned, wire-format §4.11.5) or its inverse. */
+		if (!isfinite(ne) && nx >= 0x1p127)
+			continue;
+		double n = (double)(z - a);
+		double bound = sqrt(n) * nx / Q * (1 + 1e-3) + nx * 0x1p-18 + 0x1p-120;
+		GW_CHECK(ne <= bound, "%s: frame %zu (%llu values): error norm %g > bound %g "
+			 "(norm %g, Q %g)", what, j, (unsigned long long)(z - a), ne, bound, nx, Q);
+	}
+}
+
 static void check_3lc(const gw_encoder *enc, const gw_test_input *in,
 		      const float *x, const gw_frame_info *info, size_t nf,
 		      const float *out, const char *what)
@@ -470,6 +501,9 @@ void gw_test_check_promise(const gw_encoder *enc, const gw_test_input *in,
 		break;
 	case GW_TEST_STATED:
 		check_stated(enc, in, x, fr, info, out, what);
+		break;
+	case GW_TEST_HQ:
+		check_hq(enc, in, x, info, fr->n, out, what);
 		break;
 	}
 }

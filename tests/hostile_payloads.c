@@ -660,5 +660,6 @@ const struct hostile_payload hostile_payloads[] = {
 	{"countsketch", NULL, "sketch-table slices and key sets: "
 			      "test_countsketch_hostile"},
 	{"deepreduce", hostile_deepreduce, NULL},
+	{"hq", hostile_hq, NULL},
 };
 const size_t hostile_npayloads = GW_ARRAY_SIZE(hostile_payloads);

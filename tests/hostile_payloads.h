@@ -26,5 +26,7 @@ int hostile_forged(uint8_t *f, size_t len, uint64_t out_len, int seal, int want,
 /* hostile_sparse.c */
 void hostile_topk(int id);
 void hostile_deepreduce(int id);
+/* hostile_hq.c */
+void hostile_hq(int id);
 
 #endif /* HOSTILE_PAYLOADS_H */

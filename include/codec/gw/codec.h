@@ -83,6 +83,8 @@ typedef enum gw_codec_id {
 	GW_CODEC_SKETCHML = 8,/* quantile buckets + MinMaxSketch + delta-binary keys */
 	GW_CODEC_COUNTSKETCH = 9, /* count-sketch table slices; key sets (gw/sketch.h) */
 	GW_CODEC_DEEPREDUCE = 10, /* index codec + value codec per key range (DeepReduce) */
+	GW_CODEC_HQ = 11,     /* b-bit codes on a shared scale after a randomised
+			       * Hadamard rotation: a shard sums them as integers */
 } gw_codec_id;
 
 /* Id of the codec called name ("raw", "bf16", "int8", …), or GW_ECODEC. */
@@ -131,6 +133,9 @@ typedef enum gw_param {
 	GW_PARAM_SPARSIFIER = 18,    /* dense input: none (nonzeros), topr, randr */
 	GW_PARAM_ZLEVEL = 19,        /* deflate: zlib level */
 	GW_PARAM_CLIP = 20,          /* terngrad: clip at clip * sigma; 0: off */
+	GW_PARAM_BITS = 21,          /* hq: bits b per code, 2..8 */
+	GW_PARAM_ROTATE = 22,        /* hq: 1 rotates each frame before quantising */
+	GW_PARAM_ROUNDING = 23,      /* hq: nearest (with error feedback), stochastic */
 	GW_PARAM_COUNT_
 } gw_param;
 
@@ -285,6 +290,61 @@ GW_API int gw_frame_bound(const void *buf, size_t len, float *bound);
  * decoding, and splits its bytes. Returns 0, GW_EUNSUPPORTED for codecs
  * that do not describe their payload (sketchml does), or GW_E*. */
 GW_API int gw_frame_parts_of(const void *buf, size_t len, gw_frame_parts *parts);
+
+/* ---- summable frames (hq) ------------------------------------------------
+ * hq's codes stand for multiples of a scale S that every worker of a round
+ * shares, so a shard adds the integers of its workers' frames and sends
+ * their exact sum down (a "sum frame") with no float in between and no
+ * second quantisation (docs/wire-format.md §4.11). A worker sets the
+ * shared scale and the rotation's seed before each frame; a sum frame
+ * carries the next round's scale ("next": the largest of its
+ * contributors' maxima). (GRADWIRE_0.7) */
+
+typedef struct gw_sum_info {
+	float scale;            /* the shared scale S the codes are on */
+	float next;             /* a worker's frame: its max |rotated value|;
+				 * a sum: the largest of its contributors' */
+	uint32_t seed;          /* the rotation's seed (0 when not rotated) */
+	uint32_t contributors;  /* frames summed (1 for a worker's) */
+	uint8_t bits;           /* b: a worker's codes lie in [-(2^(b-1)-1), 2^(b-1)-1] */
+	uint8_t width;          /* bits per code in the payload */
+	uint8_t rotated;        /* 1 if the values were rotated */
+	uint8_t poisoned;       /* 1 if a contributor held NaN or Inf */
+} gw_sum_info;
+
+/* The next frame gw_encode_next() writes quantises on scale (finite, >= 0;
+ * 0 keeps every value in the error buffer) and rotates with seed. One
+ * frame only: without it a frame is on its own max and a seed from the
+ * encoder's. GW_EUNSUPPORTED for codecs other than hq, GW_EINVAL for a
+ * scale that is not finite or is negative. */
+GW_API int gw_encoder_set_shared(gw_encoder *enc, float scale, uint32_t seed);
+
+/* Verifies the hq frame in buf[0..len) as gw_decode() would and ADDS its
+ * integer codes into acc[0..n), which holds elements [base, base + n)
+ * (GW_ERANGE if the frame's lie outside). *si (if not NULL) gets its
+ * params. Returns the codes added or GW_E* (acc then unchanged);
+ * GW_EUNSUPPORTED for another codec's frame. */
+GW_API int gw_sum_add(const void *buf, size_t len, int32_t *acc, uint64_t base,
+		      uint64_t n, gw_sum_info *si);
+
+/* Writes a sum frame of the n codes acc for elements [start, start + n)
+ * of tensor into buf (at most budget bytes), in the fewest bits per code
+ * that hold the largest: scale, next, seed, contributors, bits, rotated
+ * and poisoned from *si (width is chosen here). Returns its length,
+ * GW_EBUDGET if it does not fit, GW_EINVAL for a code beyond what
+ * contributors can sum or params no frame may carry. */
+GW_API int gw_sum_encode(void *buf, size_t budget, uint32_t tensor, uint64_t start,
+			 const int32_t *acc, uint32_t n, const gw_sum_info *si);
+
+/* Largest length of a sum frame of n elements from contributors frames of
+ * bits-bit codes (what a shard's downlink packet must hold), or GW_EINVAL. */
+GW_API int gw_sum_frame_max(unsigned bits, uint32_t contributors, uint32_t n);
+
+/* The params of the hq frame in buf[0..len), read after gw_decode() (or
+ * gw_sum_add()) accepted it: the header and params are checked, the
+ * checksum and payload are not read again. 0, GW_EUNSUPPORTED for another
+ * codec's frame, or GW_E*. */
+GW_API int gw_sum_info_of(const void *buf, size_t len, gw_sum_info *si);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,571 @@
+/* hq: summable quantisation (wire-format §4.11). Each frame's values are
+ * rotated (a randomised Hadamard transform, O(n log n), so that a few
+ * large values no longer set the range of all) and rounded to b-bit codes
+ * on a scale S. In an allreduce every worker of a round quantises a chunk
+ * on the same S — the largest maximum of the round before, which the
+ * shard sends down with the results — so the shard adds the codes as
+ * integers and sends their exact sum: no decode, no second quantisation.
+ * What falls outside [-S, S] is clipped, and what rounding and clipping
+ * drop stays in the error buffer (feedback fused into the encode pass).
+ *
+ * Rounding: nearest (even) by default. With error feedback the error of
+ * one round is sent in the next, so nearest rounding loses nothing and
+ * adds no variance; stochastic rounding (rounding=stochastic) is unbiased
+ * in one round, for use without feedback, at the price of a noise of up
+ * to one step per value (docs/codecs.md has both measured).
+ *
+ * Non-finite input poisons its frame: codes zero, flag POISON, decoding
+ * to NaN everywhere (a shard's sum is poisoned if any contribution is),
+ * which is what the overflow checks of mixed-precision training look
+ * for; the error buffer of that range restarts at zero. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "gw_cpu.h"
+#include "gw_rand.h"
+#include "hq_internal.h"
+
+static const struct gw_param_spec hq_params[] = {
+	{GW_PARAM_BITS, {2, 8, 4, 1}},
+	{GW_PARAM_ROTATE, {0, 1, 1, 1}},
+	{GW_PARAM_ROUNDING, {0, 1, 0, 1}},
+	{GW_PARAM_SEED, {0, UINT32_MAX, 0, 1}},
+};
+
+struct hq_state {
+	float *c, *y;          /* a frame's corrected and rotated values */
+	int8_t *q;             /* its codes */
+	uint32_t cap;
+	int shared;            /* gw_encoder_set_shared for the next frame */
+	float scale;
+	uint32_t seed;
+	uint64_t frames;       /* frames written: stochastic rounding's counter */
+};
+
+static void hq_state_free(void *p)
+{
+	struct hq_state *st = p;
+	if (st)
+		GW_FREE_ALL(st->c, st->y, st->q);
+	free(st);
+}
+
+static struct hq_state *state_of(gw_encoder *enc)
+{
+	if (!enc->codec_state)
+		enc->codec_state = calloc(1, sizeof(struct hq_state));
+	return enc->codec_state;
+}
+
+static int reserve(struct hq_state *st, uint32_t n)
+{
+	if (st->cap >= n)
+		return GW_OK;
+	GW_FREE_ALL(st->c, st->y, st->q);
+	st->c = malloc((size_t)n * sizeof(float));
+	st->y = malloc((size_t)n * sizeof(float));
+	st->q = malloc(n);
+	st->cap = st->c && st->y && st->q ? n : 0;
+	return st->cap ? GW_OK : GW_ERR(GW_ENOMEM);
+}
+
+/* ---- params ---- */
+
+void hq_params_write(uint8_t *p, const struct hq_params *q)
+{
+	p[0] = q->bits;
+	p[1] = q->width;
+	p[2] = q->flags;
+	p[3] = 0;
+	gw_st32(p + 4, q->contributors);
+	gw_st32(p + 8, q->seed);
+	gw_stf32(p + 12, q->scale);
+	gw_stf32(p + 16, q->next);
+}
+
+/* Finite, and its sign bit clear (-0 too is refused, §2.5). */
+static int magnitude_ok(float v)
+{
+	return isfinite(v) && !signbit(v);
+}
+
+int hq_params_read(const struct gw_frame_info *h, const uint8_t *p, struct hq_params *q)
+{
+	if (h->param_len != HQ_PARAM_LEN)
+		return GW_ERR(GW_ELENGTH);
+	*q = (struct hq_params){.bits = p[0], .width = p[1], .flags = p[2],
+				.contributors = gw_ld32(p + 4), .seed = gw_ld32(p + 8),
+				.scale = gw_ldf32(p + 12), .next = gw_ldf32(p + 16)};
+	if ((q->flags & ~HQ_F_KNOWN) || p[3])
+		return GW_ERR(GW_ERESERVED);
+	if (q->bits < 2 || q->bits > 8)
+		return GW_ERR(GW_ECORRUPT);
+	if (q->flags & HQ_F_SUM) {
+		if (q->width < 2 || q->width > HQ_WIDTH_MAX || !q->contributors)
+			return GW_ERR(GW_ECORRUPT);
+	} else if (q->width != q->bits || q->contributors != 1) {
+		return GW_ERR(GW_ECORRUPT);
+	}
+	if (!(q->flags & HQ_F_ROTATED) && q->seed)
+		return GW_ERR(GW_ECORRUPT);
+	if (!magnitude_ok(q->scale) || !magnitude_ok(q->next))
+		return GW_ERR(GW_ECORRUPT);
+	if (h->payload_len != hq_payload_len(h->count, q->width))
+		return GW_ERR(GW_ELENGTH);
+	return GW_OK;
+}
+
+/* The largest code a frame may hold: contributors times Q, and what its
+ * width holds. */
+static uint32_t code_limit(const struct hq_params *q)
+{
+	uint64_t lim = (uint64_t)q->contributors * hq_levels(q->bits);
+	uint64_t wmax = (1ull << (q->width - 1)) - 1;
+	return (uint32_t)GW_MIN(GW_MIN(lim, wmax), (uint64_t)INT32_MAX);
+}
+
+/* ---- encode ---- */
+
+static size_t hq_min_body(const gw_encoder *enc, size_t kb)
+{
+	(void)enc;
+	(void)kb;
+	return HQ_PARAM_LEN + 1;
+}
+
+static int hq_check(gw_encoder *enc)
+{
+	return state_of(enc) ? GW_OK : GW_ERR(GW_ENOMEM);
+}
+
+static int hq_shared(gw_encoder *enc, float scale, uint32_t seed)
+{
+	struct hq_state *st = state_of(enc);
+	if (!st)
+		return GW_ERR(GW_ENOMEM);
+	st->shared = 1;
+	st->scale = scale;
+	st->seed = seed;
+	return GW_OK;
+}
+
+static inline uint32_t mag_bits(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	return u & 0x7fffffffu;
+}
+
+static inline float round_even(float x)
+{
+	return (x + 0x1.8p23f) - 0x1.8p23f;   /* |x| < 2^22: the nearest integer, ties even */
+}
+
+/* c = g + e (g alone without e); returns the largest magnitude's bits, NaN
+ * and Inf above every finite one. */
+static inline __attribute__((always_inline)) void fold_body(const float *g, const float *e,
+							   uint32_t n, float *c, uint32_t *mb)
+{
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		float v = e ? g[i] + e[i] : g[i];
+		c[i] = v;
+		uint32_t b = mag_bits(v);
+		m = b > m ? b : m;
+	}
+	*mb = m;
+}
+GW_ISA_LOOP(fold, (const float *g, const float *e, uint32_t n, float *c, uint32_t *mb),
+	    (g, e, n, c, mb))
+
+static inline __attribute__((always_inline)) void maxabs_body(const float *y, uint32_t n,
+							     uint32_t *mb)
+{
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t b = mag_bits(y[i]);
+		m = b > m ? b : m;
+	}
+	*mb = m;
+}
+GW_ISA_LOOP(maxabs, (const float *y, uint32_t n, uint32_t *mb), (y, n, mb))
+
+/* Nearest rounding of y * inv, clipped to [-Q, Q]: the codes q, and in y
+ * what each stands for (code * step), the frame's decoded values before
+ * the inverse rotation. */
+static inline __attribute__((always_inline)) void quant_body(float *y, uint32_t n, float inv,
+							    float step, float lim, int8_t *q)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		float x = y[i] * inv;
+		x = x > lim ? lim : x < -lim ? -lim : x;
+		float r = round_even(x);
+		q[i] = (int8_t)r;
+		y[i] = r * step;
+	}
+}
+GW_ISA_LOOP(quant, (float *y, uint32_t n, float inv, float step, float lim, int8_t *q),
+	    (y, n, inv, step, lim, q))
+
+/* Stochastic rounding: floor(y * inv + u), u uniform in [0, 1) on 24 bits
+ * from SplitMix64 seeded by s, one draw per value. */
+static void quant_stochastic(float *y, uint32_t n, float inv, float step, float lim,
+			     int8_t *q, uint64_t s)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		float u = (float)(gw_mix64(s + (uint64_t)(i + 1) * GW_SPLITMIX_GAMMA) >> 40) *
+			  0x1p-24f;
+		float x = y[i] * inv;
+		x = x > lim ? lim : x < -lim ? -lim : x;
+		float r = floorf(x + u);
+		r = r > lim ? lim : r;
+		q[i] = (int8_t)r;
+		y[i] = r * step;
+	}
+}
+
+/* e = c - d: what the frame did not carry; *mb the largest magnitude's
+ * bits (a value near FLT_MAX can overflow the inverse rotation). */
+static inline __attribute__((always_inline)) void residual_body(const float *c, const float *d,
+							       uint32_t n, float *e, uint32_t *mb)
+{
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		e[i] = c[i] - d[i];
+		uint32_t b = mag_bits(e[i]);
+		m = b > m ? b : m;
+	}
+	*mb = m;
+}
+GW_ISA_LOOP(residual, (const float *c, const float *d, uint32_t n, float *e, uint32_t *mb),
+	    (c, d, n, e, mb))
+
+/* Without a shared scale, a frame's seed comes from the encoder's, the
+ * tensor and the frame's first element, so frames of one tensor differ. */
+static uint32_t own_seed(const gw_encoder *enc, uint64_t start)
+{
+	uint64_t s = (uint64_t)enc->param[GW_PARAM_SEED];
+	return (uint32_t)gw_mix64(gw_mix64(s ^ ((uint64_t)enc->t.id << 32)) ^ start);
+}
+
+static int hq_encode(gw_encoder *enc, uint8_t *body, size_t cap, struct gw_frame_info *h)
+{
+	struct hq_state *st = enc->codec_state;
+	unsigned b = (unsigned)enc->param[GW_PARAM_BITS];
+	uint32_t Q = hq_levels(b);
+	int rot = enc->param[GW_PARAM_ROTATE] != 0;
+	if (cap < HQ_PARAM_LEN + 1)
+		return GW_ERR(GW_EBUDGET);
+	uint32_t n = gw_frame_take(enc, (cap - HQ_PARAM_LEN) * 8 / b, 0, 1);
+	if (!n)
+		return GW_ERR(GW_EBUDGET);
+	int rc = reserve(st, n);
+	if (rc < 0)
+		return rc;
+	gw_frame_range(enc, n, h);
+	h->param_len = HQ_PARAM_LEN;
+	float *e = gw_ef_data(enc->ef);
+	uint64_t p = enc->pos;
+	float *c = st->c, *y = st->y;
+	int8_t *q = st->q;
+
+	uint32_t mb;
+	fold(enc->src + p, e ? e + p : NULL, n, c, &mb);
+	int bad = mb >= 0x7f800000u;
+	struct hq_params fp = {.bits = (uint8_t)b, .width = (uint8_t)b, .contributors = 1};
+	fp.seed = !rot ? 0 : st->shared ? st->seed : own_seed(enc, enc->t.base + p);
+	fp.flags = rot ? HQ_F_ROTATED : 0;
+	if (!bad) {
+		memcpy(y, c, (size_t)n * sizeof(float));
+		if (rot) {
+			hq_rotate(y, n, fp.seed);
+			maxabs(y, n, &mb);
+		}
+		memcpy(&fp.next, &mb, 4);
+		bad = mb >= 0x7f800000u;   /* the rotation's sums overflowed */
+	}
+	if (bad) {
+		fp.flags |= HQ_F_POISON;
+		fp.scale = fp.next = st->shared ? st->scale : 0.0f;
+		memset(q, 0, n);
+		if (e)
+			memset(e + p, 0, (size_t)n * sizeof(float));
+	} else {
+		fp.scale = st->shared ? st->scale : fp.next;
+		float lim = (float)Q, step = fp.scale / lim;
+		float inv = fp.scale > 0.0f ? lim / fp.scale : 0.0f;
+		if (!isfinite(inv) || step == 0.0f)
+			inv = 0.0f;   /* a scale below ~2^-120: every code 0, all kept in e */
+		if (enc->param[GW_PARAM_ROUNDING] == 0)
+			quant(y, n, inv, step, lim, q);
+		else
+			quant_stochastic(y, n, inv, step, lim, q,
+					 gw_mix64(((uint64_t)fp.seed << 32 ^
+						   (uint64_t)enc->param[GW_PARAM_SEED]) +
+						  st->frames * GW_SPLITMIX_GAMMA) ^ (p + 1));
+		if (e) {
+			if (rot)
+				hq_unrotate(y, n, fp.seed);
+			residual(c, y, n, e + p, &mb);
+			for (uint32_t i = 0; mb >= 0x7f800000u && i < n; i++)
+				if (!isfinite(e[p + i]))
+					e[p + i] = 0.0f;   /* restart, as a poisoned range does */
+		}
+	}
+	hq_params_write(body, &fp);
+	hq_pack8(body + HQ_PARAM_LEN, q, n, b);
+	st->shared = 0;
+	st->frames++;
+	enc->pos += n;
+	return (int)(HQ_PARAM_LEN + hq_payload_len(n, b));
+}
+
+/* Folds per frame: what was not encoded is e + g, added now. A rotated
+ * frame's c - decoded + decoded would not give c back bit for bit. */
+static void hq_abandon(gw_encoder *enc)
+{
+	float *e = gw_ef_data(enc->ef);
+	for (uint64_t i = enc->pos; e && i < enc->total; i++)
+		e[i] += enc->src[i];
+	enc->pos = enc->total;
+}
+
+/* ---- decode ---- */
+
+/* Adds alpha * (what the codes stand for) into out[0..count): block by
+ * block, each unrotated in a buffer of its own. The codes were checked. */
+static void add_values(const struct hq_params *q, const int32_t *codes, uint32_t count,
+		       float *out, float alpha)
+{
+	float step = q->scale / (float)hq_levels(q->bits);
+	if (q->flags & HQ_F_POISON) {
+		for (uint32_t i = 0; i < count; i++)
+			out[i] += alpha * NAN;
+		return;
+	}
+	if (!(q->flags & HQ_F_ROTATED)) {
+		for (uint32_t i = 0; i < count; i++)
+			out[i] += alpha * ((float)codes[i] * step);
+		return;
+	}
+	float buf[HQ_BLOCK_MAX];
+	for (uint32_t off = 0; off < count;) {
+		uint32_t blk = hq_block(count - off);
+		for (uint32_t i = 0; i < blk; i++)
+			buf[i] = (float)codes[off + i] * step;
+		hq_unrotate_part(buf, blk, q->seed, off);
+		for (uint32_t i = 0; i < blk; i++)
+			out[off + i] += alpha * buf[i];
+		off += blk;
+	}
+}
+
+/* Reads and checks a frame's codes into a buffer it allocates (*codes,
+ * freed by the caller). */
+static int read_codes(const struct gw_frame_info *h, const struct hq_params *q,
+		      const uint8_t *payload, int32_t **codes)
+{
+	*codes = malloc(((size_t)h->count + 1) * sizeof(int32_t));
+	if (!*codes)
+		return GW_ERR(GW_ENOMEM);
+	return hq_unpack32(payload, h->count, q->width, code_limit(q), *codes);
+}
+
+static int hq_decode(const struct gw_frame_info *h, const uint8_t *params,
+		     const uint8_t *payload, float *out, uint64_t out_len, float alpha)
+{
+	(void)out_len;   /* the driver checked [start, start + count) */
+	struct hq_params q;
+	int rc = hq_params_read(h, params, &q);
+	if (rc < 0)
+		return rc;
+	int32_t *codes;
+	rc = read_codes(h, &q, payload, &codes);
+	if (rc == GW_OK)
+		add_values(&q, codes, h->count, out + h->start, alpha);
+	free(codes);
+	return rc < 0 ? rc : (int)h->count;
+}
+
+static int hq_parts(const struct gw_frame_info *h, const uint8_t *params,
+		    const uint8_t *payload, struct gw_frame_parts *parts)
+{
+	struct hq_params q;
+	int rc = hq_params_read(h, params, &q);
+	if (rc < 0)
+		return rc;
+	int32_t *codes;
+	rc = read_codes(h, &q, payload, &codes);
+	free(codes);
+	if (rc < 0)
+		return rc;
+	parts->params = HQ_PARAM_LEN;
+	parts->values = h->payload_len;
+	return GW_OK;
+}
+
+const struct gw_codec_ops gw_codec_hq = {
+	.name = "hq",
+	.id = GW_CODEC_HQ,
+	.caps = GW_CODEC_DENSE | GW_CODEC_LOSSY,
+	.frames = GW_FRAME_KIND_DENSE,
+	.params = hq_params,
+	.nparams = GW_ARRAY_SIZE(hq_params),
+	.min_body = hq_min_body,
+	.check = hq_check,
+	.encode = hq_encode,
+	.decode = hq_decode,
+	.parts = hq_parts,
+	.shared = hq_shared,
+	.abandon = hq_abandon,
+	.flags = GW_OPS_FUSED_EF,
+	.state_free = hq_state_free,
+};
+
+/* ---- summable frames: the public calls ---- */
+
+int gw_encoder_set_shared(gw_encoder *enc, float scale, uint32_t seed)
+{
+	if (!enc)
+		return GW_ERRF(GW_EINVAL, "enc: NULL");
+	if (!enc->ops->shared)
+		return GW_ERRF(GW_EUNSUPPORTED, "codec %s: no shared scale (hq has one)",
+			       enc->ops->name);
+	if (!magnitude_ok(scale))
+		return GW_ERRF(GW_EINVAL, "scale: %g is not a finite value >= 0", (double)scale);
+	return enc->ops->shared(enc, scale, seed);
+}
+
+static void info_of(const struct hq_params *q, gw_sum_info *si)
+{
+	if (si)
+		*si = (gw_sum_info){.scale = q->scale, .next = q->next, .seed = q->seed,
+				    .contributors = q->contributors, .bits = q->bits,
+				    .width = q->width,
+				    .rotated = (q->flags & HQ_F_ROTATED) != 0,
+				    .poisoned = (q->flags & HQ_F_POISON) != 0};
+}
+
+int gw_sum_info_of(const void *buf, size_t len, gw_sum_info *si)
+{
+	gw_frame_info fi;
+	int rc = gw_frame_peek(buf, len, &fi);
+	if (rc < 0)
+		return rc;
+	if (fi.codec != GW_CODEC_HQ)
+		return GW_ERR(GW_EUNSUPPORTED);
+	struct hq_params q;
+	rc = hq_params_read(&fi, (const uint8_t *)buf + GW_FRAME_HDR_LEN, &q);
+	if (rc < 0)
+		return rc;
+	info_of(&q, si);
+	return GW_OK;
+}
+
+int gw_sum_add(const void *buf, size_t len, int32_t *acc, uint64_t base, uint64_t n,
+	       gw_sum_info *si)
+{
+	if (!acc && n)
+		return GW_ERR(GW_EINVAL);
+	gw_frame_info fi;
+	int rc = gw_frame_verify(buf, len, &fi);
+	if (rc < 0)
+		return rc;
+	if (fi.codec != GW_CODEC_HQ)
+		return GW_ERR(GW_EUNSUPPORTED);
+	const uint8_t *params = (const uint8_t *)buf + GW_FRAME_HDR_LEN;
+	struct hq_params q;
+	rc = hq_params_read(&fi, params, &q);
+	if (rc < 0)
+		return rc;
+	if (fi.start < base || fi.start - base > n || fi.count > n - (fi.start - base))
+		return GW_ERR(GW_ERANGE);
+	int32_t *dst = acc + (fi.start - base);
+	const uint8_t *payload = params + HQ_PARAM_LEN;
+	if (q.width <= 8) {
+		rc = hq_add_codes(payload, fi.count, q.width, code_limit(&q), dst);
+	} else {   /* a sum of sums: rare, the plain reader */
+		int32_t *codes;
+		rc = read_codes(&fi, &q, payload, &codes);
+		for (uint32_t i = 0; rc == GW_OK && i < fi.count; i++)
+			dst[i] += codes[i];
+		free(codes);
+	}
+	if (rc < 0)
+		return rc;
+	info_of(&q, si);
+	return (int)fi.count;
+}
+
+int gw_sum_frame_max(unsigned bits, uint32_t contributors, uint32_t n)
+{
+	if (bits < 2 || bits > 8 || !contributors)
+		return GW_ERR(GW_EINVAL);
+	unsigned w = hq_width_of((uint64_t)contributors * hq_levels(bits));
+	uint64_t len = GW_FRAME_HDR_LEN + HQ_PARAM_LEN + hq_payload_len(n, w);
+	return w > HQ_WIDTH_MAX || len > GW_FRAME_MAX ? GW_ERR(GW_EINVAL) : (int)len;
+}
+
+static inline __attribute__((always_inline)) void maxcode_body(const int32_t *a, uint32_t n,
+							      uint32_t *m)
+{
+	uint32_t x = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = a[i] < 0 ? 0u - (uint32_t)a[i] : (uint32_t)a[i];
+		x = v > x ? v : x;
+	}
+	*m = x;
+}
+GW_ISA_LOOP(maxcode, (const int32_t *a, uint32_t n, uint32_t *m), (a, n, m))
+
+/* Sum frames of codes up to 8 bits pack from bytes, the fast way. */
+static inline __attribute__((always_inline)) void narrow_body(const int32_t *a, uint32_t n,
+							     int8_t *q)
+{
+	for (uint32_t i = 0; i < n; i++)
+		q[i] = (int8_t)a[i];
+}
+GW_ISA_LOOP(narrow, (const int32_t *a, uint32_t n, int8_t *q), (a, n, q))
+
+int gw_sum_encode(void *buf, size_t budget, uint32_t tensor, uint64_t start,
+		  const int32_t *acc, uint32_t n, const gw_sum_info *si)
+{
+	if (!buf || !si || (!acc && n))
+		return GW_ERR(GW_EINVAL);
+	struct hq_params q = {.bits = si->bits, .contributors = si->contributors,
+			      .seed = si->seed, .scale = si->scale, .next = si->next,
+			      .flags = (uint8_t)(HQ_F_SUM | (si->rotated ? HQ_F_ROTATED : 0) |
+						 (si->poisoned ? HQ_F_POISON : 0))};
+	if (q.bits < 2 || q.bits > 8 || !q.contributors || (!si->rotated && q.seed) ||
+	    !magnitude_ok(q.scale) || !magnitude_ok(q.next) || start > UINT64_MAX - n)
+		return GW_ERR(GW_EINVAL);
+	uint32_t m;
+	maxcode(acc, n, &m);
+	if ((uint64_t)m > (uint64_t)q.contributors * hq_levels(q.bits))
+		return GW_ERR(GW_EINVAL);
+	q.width = (uint8_t)hq_width_of(m);
+	uint64_t plen = hq_payload_len(n, q.width);
+	uint64_t len = GW_FRAME_HDR_LEN + HQ_PARAM_LEN + plen;
+	if (len > GW_MIN(budget, (size_t)GW_FRAME_MAX))
+		return GW_ERR(GW_EBUDGET);
+	uint8_t *b = buf;
+	struct gw_frame_info h = {.codec = GW_CODEC_HQ, .tensor = tensor, .count = n,
+				  .start = start, .span = n, .param_len = HQ_PARAM_LEN,
+				  .payload_len = (uint32_t)plen, .frame_len = (uint32_t)len};
+	gw_frame_write_header(b, &h);
+	hq_params_write(b + GW_FRAME_HDR_LEN, &q);
+	uint8_t *payload = b + GW_FRAME_HDR_LEN + HQ_PARAM_LEN;
+	if (q.width <= 8) {
+		/* in place: the codes' bytes end before the packed ones start */
+		int8_t tmp[1024];
+		for (uint32_t off = 0; off < n; off += 1024) {
+			uint32_t k = GW_MIN(n - off, 1024u);
+			narrow(acc + off, k, tmp);
+			hq_pack8(payload + (size_t)off / 8 * q.width, tmp, k, q.width);
+		}
+	} else {
+		hq_pack32(payload, acc, n, q.width);
+	}
+	gw_frame_seal(b, (size_t)len);
+	return (int)len;
+}
