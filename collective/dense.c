@@ -103,6 +103,18 @@ static float *worst_case(uint32_t n)
 	return x;
 }
 
+/* The largest sum frame of n elements an hq job's shard may send. */
+static int hq_sum_max(const gw_coll_job *j, uint32_t n)
+{
+	const char *why = NULL;
+	gw_encoder *enc = coll_encoder(j->up_codec, j->up_params, n, &why);
+	double bits = 0;
+	if (!enc || gw_encoder_get_param(enc, GW_PARAM_BITS, &bits) < 0)
+		bits = 0;
+	gw_encoder_free(enc);
+	return bits ? gw_sum_frame_max((unsigned)bits, j->workers, n) : GW_ERR(GW_EINVAL);
+}
+
 static int fits(const gw_coll_job *j, uint32_t n, uint32_t payload_max,
 		const float *x, const char **why)
 {
@@ -112,6 +124,15 @@ static int fits(const gw_coll_job *j, uint32_t n, uint32_t payload_max,
 		return GW_ERR(GW_EBUDGET);
 	int rc = probe(j->up_codec, j->up_params, n,
 		       payload_max - GW_PKT_HDR_LEN - mac, x, NULL, why);
+	if (rc == 0 && j->up_codec == GW_CODEC_HQ) {
+		/* What goes down is the workers' summed codes: W times the
+		 * largest code at most, in the bits that holds. */
+		int max = hq_sum_max(j, n);
+		if (max < 0)
+			return max;
+		return (uint32_t)max <= payload_max - GW_PKT_HDR_LEN - bm - mac
+			       ? GW_OK : GW_ERR(GW_EBUDGET);
+	}
 	if (rc == 0)
 		rc = probe(j->down_codec, j->down_params, n,
 			   payload_max - GW_PKT_HDR_LEN - bm - mac, x, NULL, why);
@@ -277,6 +298,35 @@ fail:   /* a layout that failed is freed by no one */
 	return GW_ERR(GW_EINVAL);
 }
 
+/* hq goes up and comes down as the shard's integer sum of it: the
+ * downlink is hq with the uplink's params (or none), and nothing the
+ * shard would have to compute in floats (down_momentum) applies. */
+static int hq_job(const struct coll_layout *L, const gw_coll_job *job, const char **why)
+{
+	int up = L->job.up_codec == GW_CODEC_HQ, down = L->job.down_codec == GW_CODEC_HQ;
+	if (!up && !down)
+		return GW_OK;
+	if (!up || !down) {
+		*why = up ? "down_codec: an hq uplink comes down as hq, the shard's integer sum "
+			    "(give the same codec both ways)"
+			  : "down_codec: hq comes down only as the sum of hq frames (up_codec hq)";
+		return GW_ERR(GW_EINVAL);
+	}
+	const char *dp = job->down_params, *upp = job->up_params;
+	if (dp && *dp && strcmp(dp, upp ? upp : "")) {
+		*why = "down_params: hq's downlink is the uplink's codes summed; leave them "
+		       "out or give the uplink's";
+		return GW_ERR(GW_EINVAL);
+	}
+	const gw_dense_job *dj = job->engine_params;
+	if (dj && dj->down_momentum > 0.0f) {
+		*why = "down_momentum: an hq shard adds codes and never holds the floats "
+		       "momentum needs (run momentum in the workers' optimizer)";
+		return GW_ERR(GW_EINVAL);
+	}
+	return GW_OK;
+}
+
 /* The codecs must take their parameters; their frames may be dense or
  * sparse (then chunk-relative). */
 static int dense_layout(struct coll_layout *L, const gw_coll_job *job, const char **why)
@@ -285,11 +335,13 @@ static int dense_layout(struct coll_layout *L, const gw_coll_job *job, const cha
 		*why = "up_codec: countsketch frames are sketch tables, for engine sketched";
 		return GW_ERR(GW_EINVAL);
 	}
+	int rc = hq_job(L, job, why);
+	if (rc < 0)
+		return rc;
 	uint32_t n = GW_MIN(L->job.chunk_elems, 400u);
 	float *x = worst_case(n);
 	if (!x)
 		return GW_ERR(GW_ENOMEM);
-	int rc = GW_OK;
 	for (int dir = 0; dir < 2 && rc == 0; dir++) {
 		int sp = 0;
 		rc = probe(dir ? L->job.down_codec : L->job.up_codec,

@@ -6,6 +6,7 @@
 
 #include "coll_internal.h"
 #include "coll_window.h"
+#include "gw_rand.h"
 
 /* ---- the chunk layout ------------------------------------------------------ *
  * The flat tensor of dim elements is cut into chunks of chunk_elems,
@@ -80,6 +81,20 @@ static inline uint64_t coll_pos(const struct coll_layout *L, uint32_t round,
 {
 	return (uint64_t)round * coll_shard_chunks(L, coll_shard_of(L, c)) +
 	       coll_local_of(L, c);
+}
+
+/* Chunk ch goes up as hq frames that the shard sums as integers. */
+static inline int coll_chunk_hq(const struct coll_layout *L, uint32_t c)
+{
+	return L->job.up_codec == GW_CODEC_HQ && !coll_chunk_raw(L, c);
+}
+/* The rotation seed of chunk c in round: every worker and the shard
+ * derive it alike, and it differs from chunk to chunk and round to round
+ * (a fixed rotation would let one chunk's large coordinates line up
+ * round after round). */
+static inline uint32_t coll_hq_seed(const struct coll_layout *L, uint32_t round, uint32_t c)
+{
+	return (uint32_t)gw_mix64(gw_mix64(((uint64_t)L->job.job << 32) | round) ^ c);
 }
 
 /* 0 if fi is a frame of chunk ch for direction dir (0 up, 1 down): the
@@ -162,6 +177,10 @@ struct dense_worker {
 	float *wide;
 	uint64_t wide_cap;
 	uint32_t wide_ti, wide_tag;
+	/* hq uplink: per chunk, the scale the shard's last result named for
+	 * the next round (0 before the first: that round's values all stay
+	 * in the error buffer, and the shard learns their range). */
+	float *hq_scale;
 };
 
 /* ---- the shard's state --------------------------------------------------------- */
@@ -180,6 +199,13 @@ struct copy {
 				* order (bit-identical under loss/reordering) */
 	uint8_t *res;          /* the RESULT packet, once done */
 	uint32_t res_len;
+	/* hq chunks: the codes' integer sum (added as frames come: integer
+	 * sums do not depend on their order), the round's scale and seed,
+	 * the largest of the contributors' maxima, and any poisoned. */
+	int32_t *isum;
+	float scale, next;
+	uint32_t seed;
+	uint8_t poisoned;
 };
 
 struct dense_agg {
@@ -191,6 +217,12 @@ struct dense_agg {
 	gw_ef *ef_down;            /* lossy downlink: local chunks' errors */
 	gw_ef **ef_views;          /* per local chunk, into ef_down */
 	float *acc;
+	/* hq uplink: the job's bits and rotation, and per local chunk the
+	 * scale its next round must use (what the last RESULT named), known
+	 * once a round finished here or a first frame set it. */
+	unsigned hq_bits, hq_rotate;
+	float *hq_next;
+	uint8_t *hq_known;
 };
 
 /* The engine's halves (dense.c puts them in coll_dense_engine). */

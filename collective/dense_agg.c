@@ -24,6 +24,7 @@
  * parameter server), so what the downlink drops reaches the workers in a
  * later round.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +41,13 @@ void dense_agg_fini(gw_agg *a)
 	if (g->copies)
 		for (uint32_t i = 0; i < 2 * g->nslots; i++)
 			GW_FREE_ALL(g->copies[i].seen, g->copies[i].acked, g->copies[i].parts,
-				    g->copies[i].res);
+				    g->copies[i].res, g->copies[i].isum);
 	gw_encoder_free(g->down);
 	gw_encoder_free(g->raw);
 	for (uint32_t i = 0; g->ef_views && i < g->local_chunks; i++)
 		gw_ef_free(g->ef_views[i]);
 	gw_ef_free(g->ef_down);
-	GW_FREE_ALL(g->copies, g->ef_views, g->acc, g->mom, g);
+	GW_FREE_ALL(g->copies, g->ef_views, g->acc, g->mom, g->hq_next, g->hq_known, g);
 	a->eng = NULL;
 }
 
@@ -73,6 +74,24 @@ int dense_agg_init(gw_agg *a, const gw_agg_config *cfg)
 	if (!g->copies || !g->acc || !g->down || (a->L.dense.min_elems && !g->raw) ||
 	    (a->L.dense.momentum > 0.0f && !g->mom))
 		return GW_ERR(GW_ENOMEM);
+	int hq = j->up_codec == GW_CODEC_HQ;
+	if (hq) {
+		/* The job's bits and rotation, as the workers' encoders read
+		 * them: a frame with others is refused. */
+		gw_encoder *u = coll_encoder(j->up_codec, cfg->job.up_params, j->chunk_elems, &why);
+		double bits = 0, rot = 0;
+		if (u) {
+			gw_encoder_get_param(u, GW_PARAM_BITS, &bits);
+			gw_encoder_get_param(u, GW_PARAM_ROTATE, &rot);
+		}
+		gw_encoder_free(u);
+		g->hq_bits = (unsigned)bits;
+		g->hq_rotate = rot != 0;
+		g->hq_next = calloc(g->local_chunks + 1, sizeof(float));
+		g->hq_known = calloc(g->local_chunks + 1, 1);
+		if (!u || !g->hq_next || !g->hq_known)
+			return GW_ERR(GW_ENOMEM);
+	}
 	for (uint32_t i = 0; i < 2 * g->nslots; i++) {
 		struct copy *cp = &g->copies[i];
 		cp->pos = EMPTY;
@@ -80,13 +99,14 @@ int dense_agg_init(gw_agg *a, const gw_agg_config *cfg)
 		cp->acked = calloc(a->L.bitmap_len, 1);
 		cp->parts = malloc((size_t)j->workers * j->chunk_elems * sizeof(float));
 		cp->res = malloc(a->res_room);
-		if (!cp->seen || !cp->acked || !cp->parts || !cp->res)
+		cp->isum = hq ? malloc((size_t)j->chunk_elems * sizeof(int32_t)) : NULL;
+		if (!cp->seen || !cp->acked || !cp->parts || !cp->res || (hq && !cp->isum))
 			return GW_ERR(GW_ENOMEM);
 	}
 	/* A view per local chunk of one buffer: the downlink encoder feeds
 	 * back into it itself (fused where the codec fuses), in the pass that
 	 * encodes the sum, instead of a decode and a subtraction after it. */
-	if ((gw_codec_caps(j->down_codec) & GW_CODEC_LOSSY) && g->local_chunks) {
+	if ((gw_codec_caps(j->down_codec) & GW_CODEC_LOSSY) && g->local_chunks && !hq) {
 		g->ef_down = gw_ef_create((uint64_t)g->local_chunks * j->chunk_elems);
 		g->ef_views = calloc(g->local_chunks, sizeof(*g->ef_views));
 		if (!g->ef_down || !g->ef_views)
@@ -108,9 +128,9 @@ static void send_result(gw_agg *a, const struct copy *cp, uint32_t w)
 	coll_agg_send(a, w, cp->res, cp->res_len);
 }
 
-/* Encodes the sum (plus the downlink error) into the RESULT packet and
- * sends it to every worker whose address is known. */
-static int finalize(gw_agg *a, struct copy *cp)
+/* Encodes the sum of cp's parts (plus the downlink error) into frame, at
+ * most room bytes: its length or GW_E*. */
+static int encode_float_sum(gw_agg *a, struct copy *cp, uint8_t *frame, uint32_t room)
 {
 	struct dense_agg *g = a->eng;
 	const struct coll_layout *L = &a->L;
@@ -146,8 +166,6 @@ static int finalize(gw_agg *a, struct copy *cp)
 			v[i] = mu * v[i] + sum[i];
 		sum = v;
 	}
-	uint8_t *frame = cp->res + GW_PKT_HDR_LEN + L->bitmap_len;
-	uint32_t room = a->res_room - coll_overhead(L, 1);
 	/* Dense frames count from the chunk's tensor's first element, sparse
 	 * ones' keys from the chunk's (§5.7); each chunk's context is its own. */
 	int raw = coll_chunk_raw(L, cp->chunk);
@@ -165,6 +183,43 @@ static int finalize(gw_agg *a, struct copy *cp)
 		gw_encode_abandon(enc);
 		return n < 0 ? n : GW_ERR(GW_ESTATE);
 	}
+	return n;
+}
+
+/* An hq chunk's result: the exact integer sum of its contributors' codes
+ * as one sum frame (no float, no second quantisation, no downlink error
+ * buffer), naming the largest of their maxima as the next round's scale,
+ * which this shard then holds the chunk's next frames to. */
+static int encode_hq_sum(gw_agg *a, struct copy *cp, uint8_t *frame, uint32_t room)
+{
+	struct dense_agg *g = a->eng;
+	const struct coll_layout *L = &a->L;
+	uint32_t lc = coll_local_of(L, cp->chunk);
+	gw_sum_info si = {.scale = isnan(cp->scale) ? 0.0f : cp->scale, .next = cp->next,
+			  .seed = g->hq_rotate ? cp->seed : 0, .contributors = cp->nseen,
+			  .bits = (uint8_t)g->hq_bits, .rotated = (uint8_t)g->hq_rotate,
+			  .poisoned = cp->poisoned};
+	int n = gw_sum_encode(frame, room, coll_tensor_index(L, cp->chunk),
+			      coll_chunk_off(L, cp->chunk), cp->isum,
+			      coll_chunk_len(L, cp->chunk), &si);
+	if (n > 0) {
+		g->hq_next[lc] = cp->next;
+		g->hq_known[lc] = 1;
+	}
+	return n;
+}
+
+/* Encodes the chunk's result into the RESULT packet and sends it to every
+ * worker whose address is known. */
+static int finalize(gw_agg *a, struct copy *cp)
+{
+	const struct coll_layout *L = &a->L;
+	uint8_t *frame = cp->res + GW_PKT_HDR_LEN + L->bitmap_len;
+	uint32_t room = a->res_room - coll_overhead(L, 1);
+	int n = coll_chunk_hq(L, cp->chunk) ? encode_hq_sum(a, cp, frame, room)
+					    : encode_float_sum(a, cp, frame, room);
+	if (n < 0)
+		return n;
 	memcpy(cp->res + GW_PKT_HDR_LEN, cp->seen, L->bitmap_len);
 	gw_pkt_hdr h = {.type = GW_PKT_RESULT, .sack_len = (uint8_t)L->bitmap_len,
 			.rank = a->shard, .job = L->job.job, .round = cp->round,
@@ -284,6 +339,71 @@ void dense_agg_gone(gw_agg *a, uint32_t w, uint64_t now)
 	free(told);
 }
 
+/* An hq chunk's first contribution of a round: the sum starts at 0, on
+ * the scale this shard named for the round (NaN: none yet, as after a
+ * restart; the first frame's is taken), with the round's seed. */
+static void hq_start(gw_agg *a, struct copy *cp, uint32_t ch, uint32_t round)
+{
+	struct dense_agg *g = a->eng;
+	const struct coll_layout *L = &a->L;
+	uint32_t lc = coll_local_of(L, ch);
+	memset(cp->isum, 0, coll_chunk_len(L, ch) * sizeof(int32_t));
+	cp->scale = g->hq_known[lc] ? g->hq_next[lc] : NAN;
+	cp->next = 0.0f;
+	cp->poisoned = 0;
+	cp->seed = coll_hq_seed(L, round, ch);
+}
+
+/* Adds worker w's hq frame of chunk ch into cp's integer sum, if it is on
+ * the round's scale, seed, bits and rotation. A frame on another scale
+ * cannot be summed (its codes stand for other values): it is refused and
+ * counted as bad; in a reliable job its worker is told why (its call
+ * fails, GW_ECONFIG, naming the chunk and both scales) — a loss-tolerant
+ * worker that missed a result is left out of the chunk, gets the result
+ * and with it the scale. Returns 0 or GW_E*. */
+static int hq_input(gw_agg *a, struct copy *cp, const uint8_t *frame, uint32_t flen,
+		    uint32_t ch, uint32_t w)
+{
+	struct dense_agg *g = a->eng;
+	const struct coll_layout *L = &a->L;
+	gw_sum_info si;
+	int rc = gw_sum_info_of(frame, flen, &si);
+	if (rc < 0) {
+		coll_agg_decode_failed(a, rc);
+		return rc;
+	}
+	char why[200];
+	why[0] = '\0';
+	if (si.bits != g->hq_bits || si.rotated != g->hq_rotate || si.contributors != 1)
+		snprintf(why, sizeof(why), "chunk %u round %u: hq frame of bits %u, rotate %u, "
+			 "%u contributors; the job's are bits %u, rotate %u, 1", ch, cp->round,
+			 si.bits, si.rotated, si.contributors, g->hq_bits, g->hq_rotate);
+	else if (si.rotated && si.seed != cp->seed)
+		snprintf(why, sizeof(why), "chunk %u round %u: hq rotation seed %#x, the round's "
+			 "is %#x", ch, cp->round, si.seed, cp->seed);
+	else if (!isnan(cp->scale) && memcmp(&si.scale, &cp->scale, sizeof(float)))
+		snprintf(why, sizeof(why), "chunk %u round %u: hq scale %a differs from the "
+			 "shard's %a (the last result's)", ch, cp->round, (double)si.scale,
+			 (double)cp->scale);
+	if (why[0]) {
+		a->st.bad++;
+		if (L->job.mode == GW_COLL_RELIABLE && a->wk[w].known)
+			agg_live_send(a, w, COLL_CTRL_MISMATCH, 0, 0, why);
+		return GW_ERR(GW_ECORRUPT);
+	}
+	rc = gw_sum_add(frame, flen, cp->isum, coll_chunk_off(L, ch), coll_chunk_len(L, ch),
+			NULL);
+	if (rc < 0) {
+		coll_agg_decode_failed(a, rc);
+		return rc;
+	}
+	if (isnan(cp->scale))
+		cp->scale = si.scale;
+	cp->next = si.next > cp->next ? si.next : cp->next;
+	cp->poisoned |= si.poisoned;
+	return GW_OK;
+}
+
 static void ack(struct copy *cp, uint64_t p, uint32_t w)
 {
 	uint8_t bit = (uint8_t)(1u << (w % 8));
@@ -372,12 +492,19 @@ int dense_agg_input(gw_agg *a, const struct coll_up *up, uint64_t now)
 		memset(cp->seen, 0, L->bitmap_len);
 	}
 	uint32_t len = coll_chunk_len(L, ch);
-	float *part = cp->parts + (size_t)h.rank * L->job.chunk_elems;
-	memset(part, 0, len * sizeof(float));
-	int rc = coll_decode_chunk(L, 0, frame, flen, part, ch);
-	if (rc < 0) {
-		coll_agg_decode_failed(a, rc);
-		return GW_OK;
+	if (coll_chunk_hq(L, ch)) {
+		if (!cp->nseen)
+			hq_start(a, cp, ch, h.round);
+		if (hq_input(a, cp, frame, flen, ch, h.rank) < 0)
+			return GW_OK;
+	} else {
+		float *part = cp->parts + (size_t)h.rank * L->job.chunk_elems;
+		memset(part, 0, len * sizeof(float));
+		int rc = coll_decode_chunk(L, 0, frame, flen, part, ch);
+		if (rc < 0) {
+			coll_agg_decode_failed(a, rc);
+			return GW_OK;
+		}
 	}
 	cp->seen[h.rank / 8] |= bit;
 	if (!cp->nseen++)

@@ -67,7 +67,8 @@ void dense_comm_fini(gw_comm *c)
 		gw_ef_free(d->tviews[i]);
 	gw_ef_free(d->ef);
 	dense_pipe_fini(c);
-	GW_FREE_ALL(d->ring, d->txq, d->txq_tmp, d->got, d->shorts, d->gcopy, d->views, d->tviews, d);
+	GW_FREE_ALL(d->ring, d->txq, d->txq_tmp, d->got, d->shorts, d->gcopy, d->views, d->tviews,
+		    d->hq_scale, d);
 	c->eng = NULL;
 }
 
@@ -96,6 +97,17 @@ int dense_comm_init(gw_comm *c, const gw_comm_config *cfg)
 	if (!d->got || !d->shorts || !d->ring || !d->txq || !d->txq_tmp || !d->enc ||
 	    (c->L.dense.min_elems && !d->raw))
 		return GW_ERR(GW_ENOMEM);
+	if (j->up_codec == GW_CODEC_HQ) {
+		if (!(d->hq_scale = calloc(c->L.chunks + 1, sizeof(float))))
+			return GW_ERR(GW_ENOMEM);
+		/* Stochastic rounding draws per worker: the same draws on every
+		 * worker would round them all the same way, and their errors
+		 * would add instead of averaging out. */
+		double seed = 0;
+		gw_encoder_get_param(d->enc, GW_PARAM_SEED, &seed);
+		gw_encoder_set_param(d->enc, GW_PARAM_SEED,
+				     (double)(((uint64_t)seed ^ gw_mix64(c->rank + 1u)) & 0xffffffffu));
+	}
 	/* Error feedback: what a lossy codec drops, and in loss-tolerant mode
 	 * whole frames left out of a sum, go out again next round. */
 	if ((gw_codec_caps(j->up_codec) & GW_CODEC_LOSSY) ||
@@ -383,6 +395,9 @@ int dense_finish_result(gw_comm *c, struct call *k, const struct res *r, int32_t
 	}
 	d->got[ch] = GOT_RESULT;
 	c->st.results++;
+	gw_sum_info si;
+	if (d->hq_scale && coll_chunk_hq(L, ch) && gw_sum_info_of(r->frame, r->flen, &si) == 0)
+		d->hq_scale[ch] = si.next;   /* the chunk's scale next round */
 	c->bytes_down_once += r->pkt_len;
 	k->results++;
 	if ((uint32_t)ncontrib != L->job.workers) {

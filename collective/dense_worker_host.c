@@ -34,6 +34,14 @@ static int encode_chunk(gw_comm *c, uint32_t ch, uint8_t *buf, uint32_t room)
 	struct dense_worker *d = c->eng;
 	const struct coll_layout *L = &c->L;
 	uint8_t none[GW_BUDGET_MIN];
+	/* hq: the chunk's frame goes on the scale the shard named and the
+	 * round's rotation, as every other worker's does. */
+	if (d->hq_scale && coll_chunk_hq(L, ch)) {
+		int rc = gw_encoder_set_shared(d->enc, d->hq_scale[ch],
+					       coll_hq_seed(L, c->round, ch));
+		if (rc < 0)
+			return rc;
+	}
 	if (!L->dense.sparse[0] && L->dense.t) {
 		uint32_t ti = coll_tensor_index(L, ch);
 		const struct coll_tensor *T = &L->dense.t[ti];

@@ -633,6 +633,8 @@ int main(int argc, char **argv)
 			skm = oracle_sketched_create(&job);
 		else
 			ref = oracle_dense_create(&job);
+		if (ref)
+			oracle_dense_set_round(ref, (uint32_t)o.first_round);
 		for (uint64_t w = 0; (ref || skm) && w < W; w++)
 			if (!(all[w] = malloc(n * sizeof(float))))
 				break;

@@ -621,6 +621,8 @@ static int setup(struct run *r, const uint8_t *cfg)
 		r->os = oracle_sketched_create(&job);
 	else
 		r->od = oracle_dense_create(&job);
+	if (r->od)
+		oracle_dense_set_round(r->od, r->round);
 	GW_FUZZ_CHECKF(r->os || r->od, "no oracle for a job the worker took");
 	return 0;
 }

@@ -4,10 +4,18 @@
  * its slice of the error buffer), cut into chunks of chunk_elems that
  * never straddle two; tensors below min_elems go raw; the shard sums each
  * chunk in rank order, keeps momentum when the job has down_momentum, and
- * encodes each chunk on its own with its error buffer. */
+ * encodes each chunk on its own with its error buffer.
+ *
+ * An hq job is summed in integers: every worker quantises chunk c of round
+ * R on the scale the shard's previous result for c named (0 in the first
+ * round) with the rotation seed mix64(mix64(job << 32 | R) ^ c) (low 32
+ * bits), its stochastic draws from seed ^ mix64(rank + 1); the shard adds
+ * the codes and sends their sum, naming the largest of the workers'
+ * maxima as the scale of the next round (docs/collective.md). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_rand.h"
 #include "gw_util.h"
 #include "oracle.h"
 
@@ -34,6 +42,10 @@ struct oracle_dense {
 	int sparse_up, sparse_down;   /* codecs whose frames are sparse: a
 				       * chunk is a tensor of its own */
 	float *ef_down, *mom, *parts, *sum, *tmp;
+	int hq;
+	float *hq_scale;      /* per chunk: the next round's scale */
+	int32_t *isum;
+	uint32_t round;
 };
 
 #define FRAME_ROOM 65536u
@@ -57,6 +69,7 @@ void oracle_dense_free(struct oracle_dense *r)
 	}
 	gw_encoder_free(r->down);
 	gw_encoder_free(r->rawdown);
+	GW_FREE_ALL(r->hq_scale, r->isum);
 	GW_FREE_ALL(r->views, r->enc, r->raw, r->ef, r->ef_down, r->mom, r->parts, r->sum,
 		    r->tmp, r->t, r->c, r);
 }
@@ -142,6 +155,18 @@ struct oracle_dense *oracle_dense_create(const gw_coll_job *job)
 	}
 	if (r->mu > 0.0f && !(r->mom = calloc(job->dim, sizeof(float))))
 		goto fail;
+	r->hq = job->up_codec == GW_CODEC_HQ;
+	if (r->hq) {
+		if (!(r->hq_scale = calloc(r->chunks + 1, sizeof(float))) ||
+		    !(r->isum = malloc((size_t)K * sizeof(int32_t))))
+			goto fail;
+		for (unsigned w = 0; w < W; w++) {
+			double s = 0;
+			gw_encoder_get_param(r->enc[w], GW_PARAM_SEED, &s);
+			gw_encoder_set_param(r->enc[w], GW_PARAM_SEED,
+					     (double)(((uint64_t)s ^ gw_mix64(w + 1u)) & 0xffffffffu));
+		}
+	}
 	return r;
 fail:
 	oracle_dense_free(r);
@@ -157,6 +182,12 @@ static int encode_up(struct oracle_dense *r, unsigned w, uint32_t c, const float
 	const struct ochunk *k = &r->c[c];
 	const struct otensor *T = &r->t[k->t];
 	gw_encoder *e = T->raw ? r->raw[w] : r->enc[w];
+	if (r->hq && !T->raw) {
+		uint32_t seed = (uint32_t)gw_mix64(gw_mix64(((uint64_t)r->job.job << 32) | r->round) ^ c);
+		int rc = gw_encoder_set_shared(e, r->hq_scale[c], seed);
+		if (rc < 0)
+			return rc;
+	}
 	if (r->sparse_up) {
 		gw_tensor t = {.id = k->t, .dim = k->len, .values = g + k->start};
 		int rc = r->views ? gw_encoder_set_ef(e, r->views[w][c]) : 0;
@@ -177,6 +208,39 @@ static int encode_up(struct oracle_dense *r, unsigned w, uint32_t c, const float
 	return n;
 }
 
+void oracle_dense_set_round(struct oracle_dense *r, uint32_t round)
+{
+	r->round = round;
+}
+
+/* Chunk c of an hq job: the workers' codes summed, the sum frame into res;
+ * its length or GW_E*. */
+static int hq_chunk(struct oracle_dense *r, uint32_t c, const float *const *grads,
+		    uint8_t *frame, uint8_t *res, size_t room)
+{
+	const struct ochunk *k = &r->c[c];
+	gw_sum_info si = {0}, wi;
+	float next = 0.0f;
+	uint8_t poisoned = 0;
+	memset(r->isum, 0, k->len * sizeof(int32_t));
+	for (unsigned w = 0; w < r->job.workers; w++) {
+		int n = encode_up(r, w, c, grads[w], frame);
+		if (n <= 0)
+			return n < 0 ? n : GW_ESTATE;
+		int rc = gw_sum_add(frame, (size_t)n, r->isum, k->off, k->len, &wi);
+		if (rc < 0)
+			return rc;
+		next = wi.next > next ? wi.next : next;
+		poisoned |= wi.poisoned;
+		si = wi;
+	}
+	si.next = next;
+	si.poisoned = poisoned;
+	si.contributors = r->job.workers;
+	r->hq_scale[c] = next;
+	return gw_sum_encode(res, room, k->t, k->off, r->isum, k->len, &si);
+}
+
 int oracle_dense_round(struct oracle_dense *r, const float *const *grads, float *out)
 {
 	unsigned W = r->job.workers;
@@ -188,6 +252,14 @@ int oracle_dense_round(struct oracle_dense *r, const float *const *grads, float 
 		int raw = r->t[k->t].raw;
 		int sp_up = r->sparse_up && !raw, sp_down = r->sparse_down && !raw;
 		uint32_t len = k->len;
+		if (r->hq && !raw) {
+			int n = hq_chunk(r, c, grads, frame, res, sizeof(res));
+			int rc = n < 0 ? n : oracle_decode_chunk(0, res, (size_t)n, out + k->start,
+								 k->off, len);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
 		memset(r->sum, 0, len * sizeof(float));
 		for (unsigned w = 0; w < W; w++) {
 			int n = encode_up(r, w, c, grads[w], frame);
@@ -227,5 +299,6 @@ int oracle_dense_round(struct oracle_dense *r, const float *const *grads, float 
 		if (rc < 0)
 			return rc;
 	}
+	r->round++;
 	return 0;
 }

@@ -53,6 +53,9 @@ struct oracle_dense;
 
 struct oracle_dense *oracle_dense_create(const gw_coll_job *job);
 void oracle_dense_free(struct oracle_dense *r);   /* accepts NULL */
+/* The round number of the next oracle_dense_round (the job's first call's,
+ * 0 unless set): hq rotates each chunk by a seed of the round. */
+void oracle_dense_set_round(struct oracle_dense *r, uint32_t round);
 /* grads[w] for every worker w; out (dim floats): this round's result. */
 int oracle_dense_round(struct oracle_dense *r, const float *const *grads, float *out);
 
