@@ -25,7 +25,7 @@ import allreduce_report
 PROG = "bench/allreduce.sh"
 STAR = "scripts/netns-star.sh"
 NLEAF = 4
-CODECS = ["raw", "int8", "3lc"]
+CODECS = ["raw", "int8", "3lc", "hq"]
 # Slots per shard, the most a worker's self-tuned window reaches
 # (collective/coll_window.h); the same on every path.
 WINDOW = 256

@@ -240,6 +240,95 @@ static inline __attribute__((always_inline)) void residual_body(const float *c, 
 GW_ISA_LOOP(residual, (const float *c, const float *d, uint32_t n, float *e, uint32_t *mb),
 	    (c, d, n, e, mb))
 
+/* Largest magnitude's bits of g + e (g alone without e). */
+static inline __attribute__((always_inline)) void scan_body(const float *g, const float *e,
+							   uint32_t n, uint32_t *mb)
+{
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t b = mag_bits(e ? g[i] + e[i] : g[i]);
+		m = b > m ? b : m;
+	}
+	*mb = m;
+}
+GW_ISA_LOOP(scan, (const float *g, const float *e, uint32_t n, uint32_t *mb), (g, e, n, mb))
+
+/* Unrotated, rounded to nearest: c = g + e, its code and e = c - code *
+ * step in one sweep (what the general path does in four); *mb the largest
+ * magnitude's bits. A NaN or Inf is quantised as 0 (no float-to-integer
+ * conversion of a NaN) and leaves a junk e: the caller poisons the frame
+ * then. */
+static inline __attribute__((always_inline)) void direct_body(const float *g, float *e,
+							     uint32_t n, float inv, float step,
+							     float lim, int8_t *q, uint32_t *mb)
+{
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		float c = e ? g[i] + e[i] : g[i];
+		uint32_t b = mag_bits(c);
+		m = b > m ? b : m;
+		float x = (b < 0x7f800000u ? c : 0.0f) * inv;
+		x = x > lim ? lim : x;
+		x = x < -lim ? -lim : x;
+		float r = round_even(x);
+		q[i] = (int8_t)(int32_t)r;
+		if (e)
+			e[i] = c - r * step;
+	}
+	*mb = m;
+}
+GW_ISA_LOOP(direct, (const float *g, float *e, uint32_t n, float inv, float step, float lim,
+		     int8_t *q, uint32_t *mb), (g, e, n, inv, step, lim, q, mb))
+
+/* The frame's step and inverse on scale: inv 0 when it would not be
+ * finite (a scale below ~2^-120: every code 0, all kept in e). */
+static void steps_of(float scale, uint32_t Q, float *step, float *inv)
+{
+	float lim = (float)Q;
+	*step = scale / lim;
+	*inv = scale > 0.0f ? lim / scale : 0.0f;
+	if (!isfinite(*inv) || *step == 0.0f)
+		*inv = 0.0f;
+}
+
+/* A frame with a NaN or Inf: codes 0, the range of e restarted, scale and
+ * next the shared scale (0 without one). */
+static void poison(struct hq_params *fp, const struct hq_state *st, int8_t *q, float *e,
+		   uint32_t n)
+{
+	fp->flags |= HQ_F_POISON;
+	fp->scale = fp->next = st->shared ? st->scale : 0.0f;
+	memset(q, 0, n);
+	if (e)
+		memset(e, 0, (size_t)n * sizeof(float));
+}
+
+/* An unrotated frame rounded to nearest, fused: on the shared scale in
+ * one sweep, else after a scan for the frame's own. */
+static void direct_frame(gw_encoder *enc, struct hq_state *st, float *e, uint32_t n,
+			 uint32_t Q, struct hq_params *fp)
+{
+	const float *g = enc->src + enc->pos;
+	float *ep = e ? e + enc->pos : NULL;
+	uint32_t mb;
+	if (st->shared) {
+		fp->scale = st->scale;
+	} else {
+		scan(g, ep, n, &mb);
+		if (mb >= 0x7f800000u) {
+			poison(fp, st, st->q, ep, n);
+			return;
+		}
+		memcpy(&fp->scale, &mb, 4);
+	}
+	float step, inv;
+	steps_of(fp->scale, Q, &step, &inv);
+	direct(g, ep, n, inv, step, (float)Q, st->q, &mb);
+	memcpy(&fp->next, &mb, 4);
+	if (mb >= 0x7f800000u)
+		poison(fp, st, st->q, ep, n);
+}
+
 /* Without a shared scale, a frame's seed comes from the encoder's, the
  * tensor and the frame's first element, so frames of one tensor differ. */
 static uint32_t own_seed(const gw_encoder *enc, uint64_t start)
@@ -269,12 +358,16 @@ static int hq_encode(gw_encoder *enc, uint8_t *body, size_t cap, struct gw_frame
 	float *c = st->c, *y = st->y;
 	int8_t *q = st->q;
 
-	uint32_t mb;
-	fold(enc->src + p, e ? e + p : NULL, n, c, &mb);
-	int bad = mb >= 0x7f800000u;
 	struct hq_params fp = {.bits = (uint8_t)b, .width = (uint8_t)b, .contributors = 1};
 	fp.seed = !rot ? 0 : st->shared ? st->seed : own_seed(enc, enc->t.base + p);
 	fp.flags = rot ? HQ_F_ROTATED : 0;
+	uint32_t mb;
+	if (!rot && enc->param[GW_PARAM_ROUNDING] == 0) {
+		direct_frame(enc, st, e, n, Q, &fp);
+		goto done;
+	}
+	fold(enc->src + p, e ? e + p : NULL, n, c, &mb);
+	int bad = mb >= 0x7f800000u;
 	if (!bad) {
 		memcpy(y, c, (size_t)n * sizeof(float));
 		if (rot) {
@@ -285,17 +378,11 @@ static int hq_encode(gw_encoder *enc, uint8_t *body, size_t cap, struct gw_frame
 		bad = mb >= 0x7f800000u;   /* the rotation's sums overflowed */
 	}
 	if (bad) {
-		fp.flags |= HQ_F_POISON;
-		fp.scale = fp.next = st->shared ? st->scale : 0.0f;
-		memset(q, 0, n);
-		if (e)
-			memset(e + p, 0, (size_t)n * sizeof(float));
+		poison(&fp, st, q, e ? e + p : NULL, n);
 	} else {
 		fp.scale = st->shared ? st->scale : fp.next;
-		float lim = (float)Q, step = fp.scale / lim;
-		float inv = fp.scale > 0.0f ? lim / fp.scale : 0.0f;
-		if (!isfinite(inv) || step == 0.0f)
-			inv = 0.0f;   /* a scale below ~2^-120: every code 0, all kept in e */
+		float lim = (float)Q, step, inv;
+		steps_of(fp.scale, Q, &step, &inv);
 		if (enc->param[GW_PARAM_ROUNDING] == 0)
 			quant(y, n, inv, step, lim, q);
 		else
@@ -312,6 +399,7 @@ static int hq_encode(gw_encoder *enc, uint8_t *body, size_t cap, struct gw_frame
 					e[p + i] = 0.0f;   /* restart, as a poisoned range does */
 		}
 	}
+done:
 	hq_params_write(body, &fp);
 	hq_pack8(body + HQ_PARAM_LEN, q, n, b);
 	st->shared = 0;
@@ -332,6 +420,23 @@ static void hq_abandon(gw_encoder *enc)
 
 /* ---- decode ---- */
 
+/* buf = codes * step; out += alpha * v: the decode's two sweeps. */
+static inline __attribute__((always_inline)) void dequant_body(const int32_t *q, uint32_t n,
+							      float step, float *v)
+{
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = (float)q[i] * step;
+}
+GW_ISA_LOOP(dequant, (const int32_t *q, uint32_t n, float step, float *v), (q, n, step, v))
+
+static inline __attribute__((always_inline)) void axpy_body(const float *v, uint32_t n,
+							   float alpha, float *out)
+{
+	for (uint32_t i = 0; i < n; i++)
+		out[i] += alpha * v[i];
+}
+GW_ISA_LOOP(axpy, (const float *v, uint32_t n, float alpha, float *out), (v, n, alpha, out))
+
 /* Adds alpha * (what the codes stand for) into out[0..count): block by
  * block, each unrotated in a buffer of its own. The codes were checked. */
 static void add_values(const struct hq_params *q, const int32_t *codes, uint32_t count,
@@ -343,19 +448,14 @@ static void add_values(const struct hq_params *q, const int32_t *codes, uint32_t
 			out[i] += alpha * NAN;
 		return;
 	}
-	if (!(q->flags & HQ_F_ROTATED)) {
-		for (uint32_t i = 0; i < count; i++)
-			out[i] += alpha * ((float)codes[i] * step);
-		return;
-	}
 	float buf[HQ_BLOCK_MAX];
 	for (uint32_t off = 0; off < count;) {
-		uint32_t blk = hq_block(count - off);
-		for (uint32_t i = 0; i < blk; i++)
-			buf[i] = (float)codes[off + i] * step;
-		hq_unrotate_part(buf, blk, q->seed, off);
-		for (uint32_t i = 0; i < blk; i++)
-			out[off + i] += alpha * buf[i];
+		uint32_t blk = (q->flags & HQ_F_ROTATED) ? hq_block(count - off)
+							: GW_MIN(count - off, HQ_BLOCK_MAX);
+		dequant(codes + off, blk, step, buf);
+		if (q->flags & HQ_F_ROTATED)
+			hq_unrotate_part(buf, blk, q->seed, off);
+		axpy(buf, blk, alpha, out + off);
 		off += blk;
 	}
 }

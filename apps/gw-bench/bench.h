@@ -38,5 +38,6 @@ double bench_memcpy_gbps(size_t bytes, double min_s);
 int bench_codec_main(int argc, char **argv);
 int bench_raw_main(int argc, char **argv);
 int bench_stream_main(int argc, char **argv);
+int bench_shard_main(int argc, char **argv);
 
 #endif

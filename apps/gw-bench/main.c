@@ -15,6 +15,7 @@ static const struct mode {
 	{"codec", "encode/decode speed, size and error of one codec", bench_codec_main},
 	{"raw", "dataplane ceiling: fixed-size packets, no protocol (tx or rx)", bench_raw_main},
 	{"stream", "codec frames over the reliable stream, tx to rx (Mpps, Gbit/s)", bench_stream_main},
+	{"shard", "a shard's CPU per element: W frames summed into a result, per codec", bench_shard_main},
 };
 
 static void usage(FILE *f)
