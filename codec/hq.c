@@ -630,7 +630,7 @@ GW_ISA_LOOP(narrow, (const int32_t *a, uint32_t n, int8_t *q), (a, n, q))
 int gw_sum_encode(void *buf, size_t budget, uint32_t tensor, uint64_t start,
 		  const int32_t *acc, uint32_t n, const gw_sum_info *si)
 {
-	if (!buf || !si || (!acc && n))
+	if (!buf || !si || !acc || !n)   /* a dense frame holds 1 value or more */
 		return GW_ERR(GW_EINVAL);
 	struct hq_params q = {.bits = si->bits, .contributors = si->contributors,
 			      .seed = si->seed, .scale = si->scale, .next = si->next,
@@ -643,7 +643,10 @@ int gw_sum_encode(void *buf, size_t budget, uint32_t tensor, uint64_t start,
 	maxcode(acc, n, &m);
 	if ((uint64_t)m > (uint64_t)q.contributors * hq_levels(q.bits))
 		return GW_ERR(GW_EINVAL);
-	q.width = (uint8_t)hq_width_of(m);
+	unsigned width = hq_width_of(m);
+	if (width > HQ_WIDTH_MAX)   /* -2^31: no width of the format holds it */
+		return GW_ERR(GW_EINVAL);
+	q.width = (uint8_t)width;
 	uint64_t plen = hq_payload_len(n, q.width);
 	uint64_t len = GW_FRAME_HDR_LEN + HQ_PARAM_LEN + plen;
 	if (len > GW_MIN(budget, (size_t)GW_FRAME_MAX))

@@ -116,6 +116,20 @@ void hostile_hq(int id)
 	codes[3] = -14;
 	GW_EXPECT_RC(gw_sum_encode(buf, 36 + 20 + 7, 1, 0, codes, 12, &si), GW_EBUDGET,
 		     "gw_sum_encode a byte short");
+	/* nor frames no decoder takes: no codes (a dense frame's count is at
+	 * least 1), a code of -2^31 (33 bits) */
+	GW_EXPECT_RC(gw_sum_encode(buf, sizeof(buf), 1, 0, codes, 0, &si), GW_EINVAL,
+		     "gw_sum_encode of 0 codes");
+	gw_sum_info wide = si;
+	wide.contributors = 0x80000000u;
+	codes[3] = INT32_MIN;
+	GW_EXPECT_RC(gw_sum_encode(buf, sizeof(buf), 1, 0, codes, 12, &wide), GW_EINVAL,
+		     "gw_sum_encode of a code -2^31");
+	codes[3] = -INT32_MAX;
+	n = gw_sum_encode(buf, sizeof(buf), 1, 0, codes, 12, &wide);
+	GW_CHECK(n == P + 20 + 48, "gw_sum_encode of 32-bit codes: %d (%s)", n,
+		 gw_error_name(n));
+	hostile_forged(buf, (size_t)n, OUT, 1, 12, "valid sum frame of 32-bit codes");
 
 	/* Poisoned: every value NaN, nothing else written. */
 	f = frame12("", &len);

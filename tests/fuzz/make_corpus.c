@@ -16,8 +16,9 @@
  * without max_frame_elems and error feedback — plus copies whose checksum
  * field holds control words of fuzz_common.c, which steer the re-sealing
  * step; countsketch gets slices of small tables and key sets besides
- * (seeds_countsketch()). Roundtrip seeds follow the input layout of
- * fuzz_roundtrip.c.
+ * (seeds_countsketch()); hq gets frames of other params, on a shared
+ * scale, and sum frames of three workers (seeds_hq()). Roundtrip seeds
+ * follow the input layout of fuzz_roundtrip.c.
  * Packet seeds (fuzz_pkt.c) are valid DATA (plain, LAST, RETX, FRAME with
  * a real frame, the empty-tensor marker), ACK, UP and RESULT packets (real
  * frames, with and without a MAC, bitmaps of 1 to 255 bytes), copies whose
@@ -452,6 +453,127 @@ static void seeds_deepreduce(void)
 	free(buf);
 }
 
+/* hq beyond seeds_decoder(), which sees only the defaults: workers' frames
+ * under other params, on their own scale and on a shared one, and a
+ * shard's sum frames of three workers (gw_sum_add, gw_sum_encode), one
+ * poisoned, one as wide as 32 bits; then copies with byte 35 (the
+ * selector of fuzz_hq.c's gw_sum_add step) set. */
+static void hq_write(const char *what, unsigned f, uint8_t *buf, size_t len)
+{
+	char fname[128];
+	snprintf(fname, sizeof(fname), "hq-%s-f%u", what, f);
+	write_file("hq", fname, buf, len);
+	uint8_t sel = (uint8_t)(next_u64() % 16);
+	buf[GW_FUZZ_OFF_CHECKSUM + 3] = sel;
+	snprintf(fname, sizeof(fname), "hq-%s-f%u-sel%u", what, f, sel);
+	write_file("hq", fname, buf, len);
+	gw_frame_seal(buf, len);
+}
+
+static void seeds_hq(void)
+{
+	static const char *params[] = {"rotate=0", "bits=2", "bits=3", "bits=8",
+				       "bits=2,rotate=0", "bits=5,rounding=stochastic"};
+	static const size_t budgets[] = {100, 600, 2000};
+	enum { W = 3 };
+	char spec[96], what[96];
+	uint8_t *buf = malloc(GW_FRAME_MAX);
+	uint8_t *wf[W];
+	int wlen[W];
+	int32_t *acc = malloc(GW_FRAME_MAX * 8 * sizeof(int32_t));
+	if (!buf || !acc)
+		abort();
+	for (int w = 0; w < W; w++)
+		if (!(wf[w] = malloc(GW_FRAME_MAX)))
+			abort();
+	reseed("hq-extra");
+	/* workers' frames on their own scale */
+	for (size_t p = 0; p < GW_ARRAY_SIZE(params); p++) {
+		struct tensor s = make_dense(700, p % 3 == 2 ? SP_EDGES : SP_NONE);
+		snprintf(spec, sizeof(spec), "hq:%s", params[p]);
+		gw_encoder *enc = gw_encoder_from_string(spec);
+		if (!enc || gw_encode_begin(enc, &s.t) < 0)
+			abort();
+		int n;
+		for (unsigned f = 0; f < 2 && (n = gw_encode_next(enc, buf, budgets[p % 3])) > 0;
+		     f++) {
+			snprintf(what, sizeof(what), "own-%zu", p);
+			hq_write(what, f, buf, (size_t)n);
+		}
+		gw_encode_abandon(enc);
+		gw_encoder_free(enc);
+		tensor_free(&s);
+	}
+	/* W workers on a shared scale and seed, and their sums */
+	static const char *sum_params[] = {"", "rotate=0", "bits=2", "bits=8"};
+	for (size_t p = 0; p < GW_ARRAY_SIZE(sum_params); p++)
+		for (int poison = 0; poison < 2; poison++) {
+			struct tensor s[W];
+			gw_encoder *enc[W];
+			for (int w = 0; w < W; w++) {
+				s[w] = make_dense(300, poison && w == 1 ? SP_NONFINITE : SP_NONE);
+				snprintf(spec, sizeof(spec), "hq%s%s", *sum_params[p] ? ":" : "",
+					 sum_params[p]);
+				enc[w] = gw_encoder_from_string(spec);
+				if (!enc[w] || gw_encode_begin(enc[w], &s[w].t) < 0)
+					abort();
+			}
+			for (unsigned f = 0; f < 3; f++) {
+				float scale = f == 1 ? 1e-3f : 4e-3f;
+				for (int w = 0; w < W; w++) {
+					if (gw_encoder_set_shared(enc[w], scale, 1000 + f) < 0)
+						abort();
+					wlen[w] = gw_encode_next(enc[w], wf[w], 120);
+					if (wlen[w] < 0 || (wlen[w] == 0) != (wlen[0] == 0))
+						abort();
+				}
+				if (!wlen[0])
+					break;   /* 2 bits: two frames hold it */
+				gw_frame_info fi;
+				if (gw_frame_peek(wf[0], (size_t)wlen[0], &fi) < 0)
+					abort();
+				memset(acc, 0, fi.count * sizeof(int32_t));
+				gw_sum_info si, sum;
+				for (int w = 0; w < W; w++) {
+					if (gw_sum_add(wf[w], (size_t)wlen[w], acc, fi.start, fi.count,
+						       &si) != (int)fi.count)
+						abort();
+					if (!w)
+						sum = si;
+					sum.next = GW_MAX(sum.next, si.next);
+					sum.poisoned |= si.poisoned;
+				}
+				snprintf(what, sizeof(what), "shared-%zu-%d", p, poison);
+				hq_write(what, f, wf[0], (size_t)wlen[0]);
+				sum.contributors = W;
+				int n = gw_sum_encode(buf, GW_FRAME_MAX, 11, fi.start, acc, fi.count,
+						      &sum);
+				if (n <= 0)
+					abort();
+				snprintf(what, sizeof(what), "sum-%zu-%d", p, poison);
+				hq_write(what, f, buf, (size_t)n);
+				/* as if 2^22 - 1 such sums were summed again */
+				for (uint32_t i = 0; i < fi.count; i++)
+					acc[i] *= (1 << 22) - 1;
+				sum.contributors *= (1u << 22) - 1;
+				n = gw_sum_encode(buf, GW_FRAME_MAX, 11, fi.start, acc, fi.count, &sum);
+				if (n <= 0)
+					abort();
+				snprintf(what, sizeof(what), "wide-%zu-%d", p, poison);
+				hq_write(what, f, buf, (size_t)n);
+			}
+			for (int w = 0; w < W; w++) {
+				gw_encode_abandon(enc[w]);
+				gw_encoder_free(enc[w]);
+				tensor_free(&s[w]);
+			}
+		}
+	for (int w = 0; w < W; w++)
+		free(wf[w]);
+	free(acc);
+	free(buf);
+}
+
 static void seeds_frame(void)
 {
 	int ids[256];
@@ -738,6 +860,76 @@ static void hostile_keys(const char *harness, int id)
 	put_hostile(harness, "key-at-span-end", "GW_ECORRUPT", f, len, true);
 }
 
+/* hq (§4.11.2): each rule broken once, on a valid 8-value frame (4-bit
+ * codes, rotated) or, for the padding, a 7-value one. */
+static void hostile_hq(void)
+{
+	uint8_t f[1024];
+	uint8_t *p = f + GW_FRAME_HDR_LEN;
+	size_t len;
+	reseed("hostile-hq");
+	len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+	put_hostile("hq", "valid-dense", "ok", f, len, false);
+	p[2] |= 0x4;
+	put_hostile("hq", "poisoned", "ok", f, len, true);
+	len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+	p[2] |= 0x2;
+	put_hostile("hq", "sum-of-1", "ok", f, len, true);
+	gw_fuzz_st32(p + 4, 0);
+	put_hostile("hq", "sum-of-0", "GW_ECORRUPT", f, len, true);
+	gw_fuzz_st32(p + 4, 1);
+	p[1] = 33;
+	put_hostile("hq", "sum-width-33", "GW_ECORRUPT", f, len, true);
+
+	len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+	f[GW_FUZZ_OFF_PARAM_LEN] = 19;
+	gw_fuzz_st32(f + GW_FUZZ_OFF_PAYLOAD_LEN, gw_fuzz_ld32(f + GW_FUZZ_OFF_PAYLOAD_LEN) + 1);
+	put_hostile("hq", "params-19", "GW_ELENGTH", f, len, true);
+	len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+	p[2] |= 0x8;
+	p[0] = 9;
+	put_hostile("hq", "reserved-flag-and-bits-9", "GW_ERESERVED", f, len, true);
+	len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+	p[3] = 1;
+	put_hostile("hq", "reserved-byte", "GW_ERESERVED", f, len, true);
+	len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+	p[0] = p[1] = 9;
+	put_hostile("hq", "bits-9", "GW_ECORRUPT", f, len, true);
+	len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+	p[1] = 5;
+	put_hostile("hq", "width-not-bits", "GW_ECORRUPT", f, len, true);
+	len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+	gw_fuzz_st32(p + 4, 2);
+	put_hostile("hq", "worker-of-2", "GW_ECORRUPT", f, len, true);
+	len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+	p[2] &= (uint8_t)~0x1;
+	gw_fuzz_st32(p + 8, 5);
+	put_hostile("hq", "seed-unrotated", "GW_ECORRUPT", f, len, true);
+	static const struct {
+		const char *what;
+		unsigned at;
+		uint32_t bits;
+	} mags[] = {
+		{"scale-minus-zero", 12, 0x80000000u}, {"scale-nan", 12, 0x7fc00000u},
+		{"scale-inf", 12, 0x7f800000u},        {"scale-negative", 12, 0xbf800000u},
+		{"next-minus-zero", 16, 0x80000000u},  {"next-inf", 16, 0x7f800000u},
+	};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(mags); i++) {
+		len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+		gw_fuzz_st32(p + mags[i].at, mags[i].bits);
+		put_hostile("hq", mags[i].what, "GW_ECORRUPT", f, len, true);
+	}
+	len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+	gw_fuzz_st32(f + GW_FUZZ_OFF_PAYLOAD_LEN, gw_fuzz_ld32(f + GW_FUZZ_OFF_PAYLOAD_LEN) - 1);
+	put_hostile("hq", "payload-short", "GW_ELENGTH", f, len - 1, true);
+	len = valid_frame(GW_CODEC_HQ, 0, 8, f);
+	p[20] = (uint8_t)((p[20] & 0xf0) | 0x8);
+	put_hostile("hq", "code-minus-8", "GW_ECORRUPT", f, len, true);
+	len = valid_frame(GW_CODEC_HQ, 0, 7, f);
+	f[len - 1] |= 0x80;
+	put_hostile("hq", "padding-bit", "GW_ECORRUPT", f, len, true);
+}
+
 static void hostile_pkt(void);
 
 static void hostile(void)
@@ -796,6 +988,7 @@ static void hostile(void)
 	header_only = false;
 
 	hostile_pkt();
+	hostile_hq();
 }
 
 /* ---- packets (fuzz_pkt.c) ------------------------------------------------ */
@@ -1526,6 +1719,8 @@ int main(int argc, char **argv)
 			seeds_countsketch();
 		if (!name || !strcmp(name, "deepreduce"))
 			seeds_deepreduce();
+		if (!name || !strcmp(name, "hq"))
+			seeds_hq();
 		if (!name || !strcmp(name, "frame"))
 			seeds_frame();
 		if (!name || !strcmp(name, "roundtrip"))

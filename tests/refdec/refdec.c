@@ -1,6 +1,6 @@
-/* Reference decoder: docs/wire-format.md §2 and §4.1–§4.7, rule by rule,
- * in the order the spec lists them. Each check cites its rule. Nothing is
- * written into out until every check of the frame has passed. */
+/* Reference decoder: docs/wire-format.md §2, §4.1–§4.7 and §4.11, rule by
+ * rule, in the order the spec lists them. Each check cites its rule.
+ * Nothing is written into out until every check of the frame has passed. */
 #include <math.h>
 #include <string.h>
 
@@ -73,10 +73,11 @@ struct frame {
 /* §3: the kinds of frame each codec writes (rule 7). */
 #define K_DENSE 1u
 #define K_SPARSE 2u
-static const unsigned kinds[11] = {
+static const unsigned kinds[12] = {
 	[1] = K_DENSE | K_SPARSE, [2] = K_DENSE | K_SPARSE, [3] = K_DENSE | K_SPARSE,
 	[4] = K_DENSE, [5] = K_DENSE | K_SPARSE, [6] = K_DENSE | K_SPARSE,
 	[7] = K_SPARSE, [8] = K_SPARSE, [9] = K_DENSE | K_SPARSE, [10] = K_SPARSE,
+	[11] = K_DENSE,
 };
 
 /* §2.1 rules 1–9, then §2.3's checksum. */
@@ -92,7 +93,7 @@ static int header(const uint8_t *b, size_t len, struct frame *f)
 	if ((f->flags & ~3u) || b[7] != 0 || ((f->flags & F_KEY64) && !(f->flags & F_SPARSE)))
 		return GW_ERESERVED;                     /* rule 4 */
 	f->codec = b[3];
-	if (f->codec < 1 || f->codec > 10)
+	if (f->codec < 1 || f->codec > 11)
 		return GW_ECODEC;                        /* rule 5 */
 	f->param_len = b[6];
 	f->count = ld32(b + 12);
@@ -382,6 +383,138 @@ static int topk(const struct frame *f, float *out, uint64_t out_len)
 	return (int)f->count;
 }
 
+/* ---- hq (§4.11) ---------------------------------------------------------------- */
+
+#define HQ_ROTATED 0x1u
+#define HQ_SUM 0x2u
+#define HQ_POISON 0x4u
+#define HQ_BLOCK_MAX 4096u
+
+/* mix64 of §4.5 (SplitMix64's output function). */
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Bit j of the payload: bit j mod 8 of byte j / 8. */
+static unsigned pbit(const uint8_t *p, uint64_t j)
+{
+	return (p[j / 8] >> (j % 8)) & 1u;
+}
+
+/* Code i: the width-bit two's-complement integer at bits
+ * [i * width, (i + 1) * width). */
+static int64_t hq_code(const uint8_t *p, uint32_t i, unsigned width)
+{
+	uint64_t u = 0;
+	for (unsigned b = 0; b < width; b++)
+		u |= (uint64_t)pbit(p, (uint64_t)i * width + b) << b;
+	if (u >> (width - 1))
+		return (int64_t)u - ((int64_t)1 << width);
+	return (int64_t)u;
+}
+
+/* §4.11.1: D's sign of value i of the frame (1: negate). */
+static unsigned hq_negates(uint32_t seed, uint64_t i)
+{
+	uint64_t draw = mix64((uint64_t)seed + (i / 64 + 1) * 0x9e3779b97f4a7c15ull);
+	return (draw >> (i % 64)) & 1u;
+}
+
+/* §4.11.1: H of one block x[0..2^k), in float32. */
+static void hq_hadamard(float *x, uint32_t b)
+{
+	unsigned k = 0;
+	while ((1u << k) < b)
+		k++;
+	float pre = 1.0f;
+	for (unsigned j = 0; j < k / 2; j++)
+		pre *= 0.5f;                             /* 2^-floor(k/2), exact */
+	for (uint32_t i = 0; i < b; i++)
+		x[i] *= pre;
+	for (uint32_t h = 1; h < b; h *= 2)
+		for (uint32_t i = 0; i < b; i++)
+			if (i % (2 * h) < h) {
+				float u = x[i], v = x[i + h];
+				x[i] = u + v;
+				x[i + h] = u - v;
+			}
+	if (k % 2)
+		for (uint32_t i = 0; i < b; i++)
+			x[i] *= 0x1.6a09e6p-1f;
+}
+
+static int hq(const struct frame *f, float *out)
+{
+	const uint8_t *p = f->params;
+	if (f->param_len != 20)
+		return GW_ELENGTH;                       /* 1 */
+	unsigned bits = p[0], width = p[1], flags = p[2];
+	uint32_t contributors = ld32(p + 4), seed = ld32(p + 8);
+	uint32_t su = ld32(p + 12), nu = ld32(p + 16);
+	if ((flags & ~7u) || p[3])
+		return GW_ERESERVED;                     /* 2 */
+	if (bits < 2 || bits > 8)
+		return GW_ECORRUPT;                      /* 3 */
+	if (flags & HQ_SUM) {
+		if (width < 2 || width > 32 || contributors == 0)
+			return GW_ECORRUPT;
+	} else if (width != bits || contributors != 1) {
+		return GW_ECORRUPT;
+	}
+	if (seed && !(flags & HQ_ROTATED))
+		return GW_ECORRUPT;                      /* 4 */
+	if ((su >> 31) || (su & 0x7f800000u) == 0x7f800000u || (nu >> 31) ||
+	    (nu & 0x7f800000u) == 0x7f800000u)
+		return GW_ECORRUPT;                      /* 5 */
+	if (f->payload_len != ((uint64_t)f->count * width + 7) / 8)
+		return GW_ELENGTH;                       /* 6 */
+	uint64_t Q = (1u << (bits - 1)) - 1;
+	int64_t lim = (int64_t)((uint64_t)contributors * Q);
+	if (lim > ((int64_t)1 << (width - 1)) - 1)
+		lim = ((int64_t)1 << (width - 1)) - 1;
+	for (uint32_t i = 0; i < f->count; i++) {        /* 7 */
+		int64_t c = hq_code(f->payload, i, width);
+		if (c < -lim || c > lim)
+			return GW_ECORRUPT;
+	}
+	for (uint64_t j = (uint64_t)f->count * width; j < 8 * (uint64_t)f->payload_len; j++)
+		if (pbit(f->payload, j))
+			return GW_ECORRUPT;
+
+	float *o = out + f->start;
+	if (flags & HQ_POISON) {
+		for (uint32_t i = 0; i < f->count; i++)
+			o[i] += NAN;
+		return (int)f->count;
+	}
+	float step = f32_of(su) / (float)Q;
+	if (!(flags & HQ_ROTATED)) {
+		for (uint32_t i = 0; i < f->count; i++)
+			o[i] += (float)hq_code(f->payload, i, width) * step;
+		return (int)f->count;
+	}
+	/* The inverse rotation, block by block: H, then D. */
+	float x[HQ_BLOCK_MAX];
+	for (uint32_t off = 0; off < f->count;) {
+		uint32_t left = f->count - off, b = 1;
+		while (2 * b <= left && 2 * b <= HQ_BLOCK_MAX)
+			b *= 2;
+		for (uint32_t j = 0; j < b; j++)
+			x[j] = (float)hq_code(f->payload, off + j, width) * step;
+		hq_hadamard(x, b);
+		for (uint32_t j = 0; j < b; j++)
+			if (hq_negates(seed, (uint64_t)off + j))
+				x[j] = -x[j];
+		for (uint32_t j = 0; j < b; j++)
+			o[off + j] += x[j];
+		off += b;
+	}
+	return (int)f->count;
+}
+
 /* ---- entry --------------------------------------------------------------------- */
 
 int refdec_decode(const uint8_t *frame, size_t len, float *out, uint64_t out_len)
@@ -401,6 +534,7 @@ int refdec_decode(const uint8_t *frame, size_t len, float *out, uint64_t out_len
 	case 5: return terngrad(&f, out, out_len);
 	case 6: return onebit(&f, out, out_len);
 	case 7: return topk(&f, out, out_len);
+	case 11: return hq(&f, out);
 	default: return REFDEC_UNCOVERED;
 	}
 }

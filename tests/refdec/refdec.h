@@ -1,9 +1,9 @@
 /* A reference decoder for gradwire frames, written from
- * docs/wire-format.md alone (§2 and §4.1–§4.7: raw, bf16, int8, 3lc,
- * terngrad, onebit, topk), in the spirit of zstd's educational decoder:
- * one small file, plain loops, no SIMD, nothing shared with codec/. The
- * test suite decodes every frame with it and with the library and fails
- * on any difference (tests/refdec/test_refdec.c).
+ * docs/wire-format.md alone (§2, §4.1–§4.7 and §4.11: raw, bf16, int8,
+ * 3lc, terngrad, onebit, topk, hq), in the spirit of zstd's educational
+ * decoder: one small file, plain loops, no SIMD, nothing shared with
+ * codec/. The test suite decodes every frame with it and with the library
+ * and fails on any difference (tests/refdec/test_refdec.c).
  *
  * It uses only the C library, libxxhash (XXH3, as §2.3 names it) and the
  * error codes of <gw/common.h>, which the spec names. */

@@ -2,20 +2,24 @@
  * spec (refdec.c): on every frame the library's encoders write for the real
  * traces (dense cnn tensors; the sparse logistic-regression gradients with
  * 32- and 64-bit keys; tensors with NaN and Inf), at budgets from 64 bytes
- * to 65535, and on mutations of them (bit flips with and without a new
+ * to 65535, hq's sum frames besides (gw_sum_add() of three workers' frames
+ * on a shared scale, written by gw_sum_encode(), and sums as wide as 32
+ * bits), and on mutations of them (bit flips with and without a new
  * checksum, every header field set to edge values, scale bit patterns,
- * random payload bytes, truncation and extension, smaller outputs), both
- * must accept or reject alike, with the same error code (normative for
- * §2 and §4.1–§4.7), and leave the same output bits; a rejected frame
- * leaves the output as it was. Hand-built frames pin the rules an
- * independent decoder once had to guess (wire-format.md's version log). */
+ * random payload bytes, hq's params fields set to edges, truncation and
+ * extension, smaller outputs), both must accept or reject alike, with the
+ * same error code (normative for §2, §4.1–§4.7 and §4.11), and leave the
+ * same output bits; a rejected frame leaves the output as it was.
+ * Hand-built frames pin the rules an independent decoder once had to
+ * guess (wire-format.md's version log) and hq's rules in their order. */
 #include <math.h>
 
 #include "../gw_test.h"
+#include "gw_cpu.h"
 #include "refdec.h"
 
 static const int covered[] = {GW_CODEC_RAW, GW_CODEC_BF16, GW_CODEC_INT8, GW_CODEC_3LC,
-			      GW_CODEC_TERNGRAD, GW_CODEC_ONEBIT, GW_CODEC_TOPK};
+			      GW_CODEC_TERNGRAD, GW_CODEC_ONEBIT, GW_CODEC_TOPK, GW_CODEC_HQ};
 static const size_t budgets[] = {64, 100, 256, 1424, 8924, 65535};
 
 /* What the comparisons saw, for the test's closing line. */
@@ -28,6 +32,15 @@ struct tally {
 #define OFF_START 16
 #define OFF_SPAN 24
 #define OFF_PLEN 28
+/* hq's params (§4.11), from the frame's start. */
+#define HQ_OFF_BITS 36
+#define HQ_OFF_WIDTH 37
+#define HQ_OFF_FLAGS 38
+#define HQ_OFF_RESERVED 39
+#define HQ_OFF_CONTRIB 40
+#define HQ_OFF_SEED 44
+#define HQ_OFF_SCALE 48
+#define HQ_OFF_NEXT 52
 
 static void st32(uint8_t *p, uint32_t v)
 {
@@ -181,10 +194,167 @@ static void each_budget(int id, const char *params, const gw_tensor *tn, struct 
 	}
 }
 
-static const char *params_of(int id)
+/* Parameter lists each codec runs with besides its defaults,
+ * NULL-terminated: top-k at a larger fraction too (more entries, longer
+ * gap runs); hq unrotated and at 2, 3 and 8 bits. */
+static const char *const *params_of(int id)
 {
-	/* top-k at a larger fraction too: more entries, longer gap runs */
-	return id == GW_CODEC_TOPK ? "fraction=0.2" : NULL;
+	static const char *const topk[] = {"fraction=0.2", NULL};
+	static const char *const hq[] = {"rotate=0", "bits=2", "bits=3", "bits=8", NULL};
+	static const char *const none[] = {NULL};
+	return id == GW_CODEC_TOPK ? topk : id == GW_CODEC_HQ ? hq : none;
+}
+
+/* ---- hq's sum frames ------------------------------------------------------------ */
+
+#define HQ_WORKERS 3
+static const size_t sum_budgets[] = {64, 256, 1424, 8924};
+/* Worker parameters the sums run with (NULL: the defaults). */
+static const char *const sum_params[] = {NULL, "rotate=0", "bits=2", "bits=8",
+					 "bits=3,rotate=0"};
+
+/* The shared scale of frame k: the workers' largest |value| m times a
+ * factor (clipping at a quarter of it, the step 0 of scale 0, a step
+ * below the normal range). */
+static float sum_scale(float m, size_t k)
+{
+	switch (k % 6) {
+	case 0: return m;
+	case 1: return 0.25f * m;
+	case 2: return 4.0f * m;
+	case 3: return 0.0f;
+	case 4: return 1e-36f;
+	default: return 0.7f * m;
+	}
+}
+
+static void frames_push(gw_test_frames *fr, size_t *cap, const uint8_t *f, size_t len)
+{
+	if (fr->n == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		gw_test_frame *nf = realloc(fr->f, *cap * sizeof(*nf));
+		GW_CHECK(nf, "out of memory");
+		fr->f = nf;
+	}
+	gw_test_frame *x = &fr->f[fr->n++];
+	x->len = len;
+	x->data = malloc(len);
+	GW_CHECK(x->data, "out of memory");
+	memcpy(x->data, f, len);
+}
+
+/* Every worker's frames of tn (worker w encodes vals[w]) at budget, each
+ * frame on the shared scale and seed of its index; then, frame by frame,
+ * the sum frame of their codes (gw_sum_add, gw_sum_encode), and one as if
+ * 2^22 - 1 such sums had been added again (codes up to 31 bits, widths to
+ * 32). The workers' frames and the sums are compared as they come, then
+ * handed to fn like each_budget's. */
+static void each_sum(const char *params, float *const vals[HQ_WORKERS], uint64_t dim,
+		     struct bufs *b, struct tally *t, frames_fn fn, gw_test_rng *r,
+		     const char *name)
+{
+	float m = 0.0f;
+	for (int w = 0; w < HQ_WORKERS; w++)
+		for (uint64_t i = 0; i < dim; i++)
+			if (isfinite(vals[w][i]))
+				m = GW_MAX(m, fabsf(vals[w][i]));
+	uint8_t *buf = malloc(GW_FRAME_MAX);
+	int32_t *acc = malloc(GW_FRAME_MAX * 8 * sizeof(int32_t));
+	GW_CHECK(buf && acc, "out of memory");
+	for (size_t k = 0; k < GW_ARRAY_SIZE(sum_budgets); k++) {
+		size_t budget = sum_budgets[k];
+		gw_test_frames wf[HQ_WORKERS] = {{0}}, sums = {0};
+		size_t wcap[HQ_WORKERS] = {0}, scap = 0;
+		for (int w = 0; w < HQ_WORKERS; w++) {
+			gw_encoder *enc = gw_test_encoder_with(GW_CODEC_HQ, params);
+			gw_tensor tn = gw_test_dense_tensor(7, vals[w], dim);
+			GW_OK_CALL(gw_encode_begin(enc, &tn));
+			for (size_t j = 0;; j++) {
+				GW_OK_CALL(gw_encoder_set_shared(enc, sum_scale(m, j),
+								 (uint32_t)(j * 0x9e3779b9u + 1)));
+				int n = gw_encode_next(enc, buf, budget);
+				GW_CHECK(n >= 0, "hq worker %d at %zu: %s", w, budget,
+					 gw_error_name(n));
+				if (n == 0)
+					break;
+				frames_push(&wf[w], &wcap[w], buf, (size_t)n);
+			}
+			gw_encoder_free(enc);
+			GW_CHECK(wf[w].n == wf[0].n, "hq workers cut the tensor differently");
+		}
+		char what[200];
+		snprintf(what, sizeof(what), "hq%s%s %s sums of %d, budget %zu",
+			 params ? ":" : "", params ? params : "", name, HQ_WORKERS, budget);
+		for (size_t j = 0; j < wf[0].n; j++) {
+			gw_frame_info fi;
+			GW_OK_CALL(gw_frame_peek(wf[0].f[j].data, wf[0].f[j].len, &fi));
+			memset(acc, 0, (size_t)fi.count * sizeof(int32_t));
+			gw_sum_info si = {0}, sum = {0};
+			for (int w = 0; w < HQ_WORKERS; w++) {
+				compare(b, wf[w].f[j].data, wf[w].f[j].len, dim, t, what, j);
+				int rc = gw_sum_add(wf[w].f[j].data, wf[w].f[j].len, acc,
+						    fi.start, fi.count, &si);
+				GW_CHECK(rc == (int)fi.count, "%s (%zu): gw_sum_add of worker %d: %s",
+					 what, j, w, rc < 0 ? gw_error_name(rc) : "short");
+				if (w == 0)
+					sum = si;
+				sum.next = GW_MAX(sum.next, si.next);
+				sum.poisoned |= si.poisoned;
+			}
+			settle(b, what);
+			sum.contributors = HQ_WORKERS;
+			int n = gw_sum_encode(buf, GW_FRAME_MAX, 7, fi.start, acc, fi.count, &sum);
+			GW_CHECK(n > 0, "%s (%zu): gw_sum_encode: %s", what, j, gw_error_name(n));
+			frames_push(&sums, &scap, buf, (size_t)n);
+			/* The same codes times 2^22 - 1, from as many times the
+			 * contributors: as wide as the format goes. */
+			uint32_t times = (1u << 22) - 1;
+			for (uint32_t i = 0; i < fi.count; i++)
+				acc[i] *= (int32_t)times;
+			sum.contributors *= times;
+			n = gw_sum_encode(buf, GW_FRAME_MAX, 7, fi.start, acc, fi.count, &sum);
+			if (n == GW_EBUDGET)
+				continue;   /* 4 bytes a code: not from the larger budgets */
+			GW_CHECK(n > 0, "%s (%zu): wide gw_sum_encode: %s", what, j,
+				 gw_error_name(n));
+			frames_push(&sums, &scap, buf, (size_t)n);
+		}
+		for (size_t j = 0; j < sums.n; j++)
+			compare(b, sums.f[j].data, sums.f[j].len, dim, t, what, j);
+		settle(b, what);
+		if (fn) {
+			fn(b, &sums, dim, t, what, r);
+			settle(b, what);
+			fn(b, &wf[1], dim, t, what, r);
+			settle(b, what);
+		}
+		for (int w = 0; w < HQ_WORKERS; w++)
+			gw_test_frames_free(&wf[w]);
+		gw_test_frames_free(&sums);
+	}
+	free(buf);
+	free(acc);
+}
+
+/* Three workers' versions of the n values v: themselves, -v/2, and v
+ * permuted; sums of their hq frames under each of sum_params. */
+static void hq_sums(const float *v, uint64_t n, struct bufs *b, struct tally *t, frames_fn fn,
+		    gw_test_rng *r, const char *name)
+{
+	float *vals[HQ_WORKERS];
+	for (int w = 0; w < HQ_WORKERS; w++) {
+		vals[w] = malloc(n * sizeof(float));
+		GW_CHECK(vals[w], "out of memory");
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		vals[0][i] = v[i];
+		vals[1][i] = -0.5f * v[i];
+		vals[2][i] = v[(i * 7919) % n];
+	}
+	for (size_t p = 0; p < GW_ARRAY_SIZE(sum_params); p++)
+		each_sum(sum_params[p], vals, n, b, t, fn, r, name);
+	for (int w = 0; w < HQ_WORKERS; w++)
+		free(vals[w]);
 }
 
 static void run_traces(frames_fn fn, struct tally *t, uint64_t seed)
@@ -198,15 +368,16 @@ static void run_traces(frames_fn fn, struct tally *t, uint64_t seed)
 		gw_tensor tn = gw_test_dense_tensor(7, d.v, d.n);
 		for (size_t c = 0; c < GW_ARRAY_SIZE(covered); c++) {
 			each_budget(covered[c], NULL, &tn, &b, t, fn, &r, d.name);
-			if (params_of(covered[c]))
-				each_budget(covered[c], params_of(covered[c]), &tn, &b, t, fn, &r,
-					    d.name);
+			for (const char *const *p = params_of(covered[c]); *p; p++)
+				each_budget(covered[c], *p, &tn, &b, t, fn, &r, d.name);
 		}
+		hq_sums(d.v, d.n, &b, t, fn, &r, d.name);
 		/* Poisoned: a NaN and an Inf in the tensor. */
 		d.v[d.n / 3] = NAN;
 		d.v[d.n - 1] = -INFINITY;
 		for (size_t c = 0; c < GW_ARRAY_SIZE(covered); c++)
 			each_budget(covered[c], NULL, &tn, &b, t, fn, &r, "poisoned");
+		hq_sums(d.v, d.n, &b, t, fn, &r, "poisoned");
 		gw_test_dense_free(&d);
 	}
 	for (int i = 0; i < GW_TEST_N_SPARSE; i++) {
@@ -263,6 +434,48 @@ static const uint32_t scales[] = {0x00000000, 0x80000000, 0x7fc00000, 0xffc00000
 				  0xff812345, 0x7f800000, 0xff800000, 0x7f7fffff, 0xbf800000,
 				  0x3f800000, 0x00000001};
 
+/* hq's params (§4.11) set to the edges of its rules: bits, width, the
+ * flags (reserved ones too), the reserved byte, contributors, seed. */
+static void mutate_hq(uint8_t *f, gw_test_rng *r)
+{
+	uint8_t bits = f[HQ_OFF_BITS], width = f[HQ_OFF_WIDTH];
+	uint32_t contrib = ld32(f + HQ_OFF_CONTRIB);
+	switch (gw_test_below(r, 7)) {
+	case 0: {
+		static const uint8_t e[] = {0, 1, 2, 3, 7, 8, 9, 255};
+		f[HQ_OFF_BITS] = e[gw_test_below(r, GW_ARRAY_SIZE(e))];
+		break;
+	}
+	case 1: {
+		uint8_t e[] = {0, 1, 2, bits, (uint8_t)(bits + 1), (uint8_t)(width - 1), 8, 9,
+			       31, 32, 33, 255};
+		f[HQ_OFF_WIDTH] = e[gw_test_below(r, GW_ARRAY_SIZE(e))];
+		break;
+	}
+	case 2:   /* one flag flipped, reserved ones too */
+		f[HQ_OFF_FLAGS] ^= (uint8_t)(1u << gw_test_below(r, 8));
+		break;
+	case 3:   /* SUM flipped: a worker's frame read as a sum, or back */
+		f[HQ_OFF_FLAGS] ^= 0x2;
+		if (gw_test_rand(r) & 1)
+			st32(f + HQ_OFF_CONTRIB, 1 + (uint32_t)gw_test_below(r, 4));
+		break;
+	case 4:
+		f[HQ_OFF_RESERVED] = (uint8_t)(1u << gw_test_below(r, 8));
+		break;
+	case 5: {
+		uint32_t e[] = {0, 1, 2, 3, contrib + 1, contrib - 1, 0x80000000u, 0xffffffffu};
+		st32(f + HQ_OFF_CONTRIB, e[gw_test_below(r, GW_ARRAY_SIZE(e))]);
+		break;
+	}
+	default: {
+		uint32_t e[] = {0, 1, ld32(f + HQ_OFF_SEED) ^ 1, (uint32_t)gw_test_rand(r)};
+		st32(f + HQ_OFF_SEED, e[gw_test_below(r, GW_ARRAY_SIZE(e))]);
+		break;
+	}
+	}
+}
+
 /* A mutated copy of f, decoded by both, at out_len or less. */
 static void one(struct bufs *b, const uint8_t *src, size_t len, size_t extra, uint64_t dim,
 		struct tally *t, const char *what, gw_test_rng *r, unsigned kind)
@@ -308,8 +521,11 @@ static void one(struct bufs *b, const uint8_t *src, size_t len, size_t extra, ui
 		f[offs[gw_test_below(r, GW_ARRAY_SIZE(offs))]] = (uint8_t)gw_test_below(r, 12);
 		break;
 	}
-	case 5:   /* a scale's bit pattern */
-		if (plen >= 4) {
+	case 5:   /* a scale's bit pattern (hq: scale or next) */
+		if (f[3] == GW_CODEC_HQ && plen == 20) {
+			size_t at = (gw_test_rand(r) & 1) ? HQ_OFF_NEXT : HQ_OFF_SCALE;
+			st32(f + at, scales[gw_test_below(r, GW_ARRAY_SIZE(scales))]);
+		} else if (plen >= 4) {
 			size_t at = 36 + (plen >= 8 && (gw_test_rand(r) & 1) ? 4 : 0);
 			st32(f + at, scales[gw_test_below(r, GW_ARRAY_SIZE(scales))]);
 		}
@@ -326,6 +542,12 @@ static void one(struct bufs *b, const uint8_t *src, size_t len, size_t extra, ui
 	case 7:   /* the output smaller than the frame's range */
 		out_len = gw_test_below(r, dim);
 		break;
+	case 8:   /* hq: a params field set to an edge */
+		if (f[3] == GW_CODEC_HQ && plen == 20 && len >= 56) {
+			mutate_hq(f, r);
+			break;
+		}
+		/* fall through */
 	default:  /* two random bytes anywhere, sealed */
 		f[gw_test_below(r, len)] = (uint8_t)gw_test_rand(r);
 		f[gw_test_below(r, len)] = (uint8_t)gw_test_rand(r);
@@ -344,7 +566,7 @@ static void mutate(struct bufs *b, const gw_test_frames *fr, uint64_t dim, struc
 {
 	size_t every = fr->n > 64 ? 16 : 1;
 	for (size_t j = 0; j < fr->n; j += every)
-		for (unsigned kind = 0; kind < 9; kind++)
+		for (unsigned kind = 0; kind < 10; kind++)
 			for (unsigned rep = 0; rep < 3; rep++)
 				one(b, fr->f[j].data, fr->f[j].len, 16, dim, t, what, r, kind);
 }
@@ -387,6 +609,35 @@ static size_t build(uint8_t *f, int id, uint16_t flags, uint32_t count, uint64_t
 	return 36 + plen + paylen;
 }
 
+/* hq's 20 bytes of params (§4.11). */
+static void hq_par(uint8_t *p, unsigned bits, unsigned width, unsigned flags, uint32_t contrib,
+		   uint32_t seed, uint32_t scale, uint32_t next)
+{
+	p[0] = (uint8_t)bits;
+	p[1] = (uint8_t)width;
+	p[2] = (uint8_t)flags;
+	p[3] = 0;
+	st32(p + 4, contrib);
+	st32(p + 8, seed);
+	st32(p + 12, scale);
+	st32(p + 16, next);
+}
+
+/* n codes of width bits packed as §4.11 says, LSB first; the rest of the
+ * last byte zero. Returns the payload's length. */
+static uint32_t hq_pack(uint8_t *pay, const int64_t *q, uint32_t n, unsigned width)
+{
+	uint32_t len = (uint32_t)(((uint64_t)n * width + 7) / 8);
+	memset(pay, 0, len);
+	for (uint32_t i = 0; i < n; i++)
+		for (unsigned k = 0; k < width; k++) {
+			uint64_t j = (uint64_t)i * width + k;
+			if (((uint64_t)q[i] >> k) & 1)
+				pay[j / 8] |= (uint8_t)(1u << (j % 8));
+		}
+	return len;
+}
+
 /* Both decoders give want (a count or a code) for the frame. */
 static void expect(struct bufs *b, const uint8_t *f, size_t len, uint64_t out_len, int want,
 		   const char *what)
@@ -399,6 +650,198 @@ static void expect(struct bufs *b, const uint8_t *f, size_t len, uint64_t out_le
 	int rc = gw_decode(f, len, b->lib, out_len);
 	GW_CHECK(rc == want, "%s: %s, want %s", what, rc < 0 ? gw_error_name(rc) : "accepted",
 		 want < 0 ? gw_error_name(want) : "accepted");
+}
+
+/* §4.11.2: hq's rules, each alone and in their order, and what an
+ * accepted frame adds. */
+static void hand_built_hq(struct bufs *b, uint8_t *f, uint8_t *pay)
+{
+	uint8_t hp[20];
+	int64_t q[8192];
+	uint32_t s7 = 0x40e00000;   /* 7.0f: bits 4 give step 1 */
+	uint32_t one = 0x3f800000, inf = 0x7f800000, nan = 0x7fc00000, zero_neg = 0x80000000;
+	size_t n;
+	uint32_t pl;
+	const unsigned R = 0x1, S = 0x2, P = 0x4;
+	static const int64_t w5[5] = {3, -7, 0, 7, -1};
+
+#define HQ(count, plen_, paylen)                                                              \
+	build(f, GW_CODEC_HQ, 0, (count), 40, (count), hp, (plen_), pay, (paylen))
+
+	/* an unrotated worker frame: code q adds q exactly */
+	pl = hq_pack(pay, w5, 5, 4);
+	hq_par(hp, 4, 4, 0, 1, 0, s7, s7);
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, 5, "hq unrotated, bits 4, step 1");
+	for (int i = 0; i < 5; i++)
+		GW_CHECK(gw_test_bits(b->lib[40 + i]) == gw_test_bits(b->init[40 + i] + (float)w5[i]),
+			 "hq: element %d: %a, want %a", i, (double)b->lib[40 + i],
+			 (double)(b->init[40 + i] + (float)w5[i]));
+	/* 1: params length */
+	n = build(f, GW_CODEC_HQ, 0, 5, 40, 5, hp, 19, pay, pl);
+	expect(b, f, n, 100, GW_ELENGTH, "hq params of 19 bytes");
+	n = build(f, GW_CODEC_HQ, 0, 5, 40, 5, NULL, 0, pay, pl);
+	expect(b, f, n, 100, GW_ELENGTH, "hq without params");
+	/* 2 before 3: reserved flag, reserved byte */
+	hq_par(hp, 9, 4, 0x8, 1, 0, s7, s7);
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, GW_ERESERVED, "hq reserved flag 3 and bits 9");
+	hq_par(hp, 4, 4, 0x80, 1, 0, s7, s7);
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, GW_ERESERVED, "hq reserved flag 7");
+	hq_par(hp, 4, 4, 0, 1, 0, s7, s7);
+	hp[3] = 1;
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, GW_ERESERVED, "hq reserved byte");
+	/* 3: bits, width, contributors */
+	hq_par(hp, 1, 1, 0, 1, 0, s7, s7);
+	n = HQ(5, 20, 1);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq bits 1");
+	hq_par(hp, 9, 9, 0, 1, 0, s7, s7);
+	n = HQ(5, 20, 6);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq bits 9");
+	hq_par(hp, 4, 5, 0, 1, 0, s7, s7);
+	n = HQ(5, 20, 4);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq worker width 5, bits 4");
+	hq_par(hp, 4, 4, 0, 2, 0, s7, s7);
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq worker of 2 contributors");
+	hq_par(hp, 4, 4, 0, 0, 0, s7, s7);
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq worker of 0 contributors");
+	hq_par(hp, 4, 33, S, 2, 0, s7, s7);
+	n = HQ(5, 20, 21);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq sum width 33");
+	hq_par(hp, 4, 1, S, 2, 0, s7, s7);
+	n = HQ(5, 20, 1);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq sum width 1");
+	hq_par(hp, 4, 4, S, 0, 0, s7, s7);
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq sum of 0 contributors");
+	hq_par(hp, 4, 4, S, 1, 0, s7, s7);
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, 5, "hq sum of 1 contributor");
+	hq_par(hp, 4, 2, S, 5, 0, s7, s7);
+	n = HQ(5, 20, 2);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq sum width 2 with codes of 4 bits: 7 > 1");
+	/* 3 before 4 before 5 before 6 */
+	hq_par(hp, 4, 5, 0, 1, 9, zero_neg, s7);
+	n = HQ(5, 20, 1);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq width, seed, scale and length wrong");
+	/* 4: a seed without ROTATED */
+	hq_par(hp, 4, 4, 0, 1, 9, s7, s7);
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq seed without ROTATED");
+	hq_par(hp, 4, 4, R, 1, 0, s7, s7);
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, 5, "hq ROTATED with seed 0");
+	/* 5: scale and next: finite, sign bit clear */
+	const struct {
+		uint32_t scale, next;
+		int want;
+		const char *what;
+	} sc[] = {
+		{zero_neg, s7, GW_ECORRUPT, "hq scale -0"},
+		{s7, zero_neg, GW_ECORRUPT, "hq next -0"},
+		{nan, s7, GW_ECORRUPT, "hq scale NaN"},
+		{s7, 0xffc00000, GW_ECORRUPT, "hq next -NaN"},
+		{inf, s7, GW_ECORRUPT, "hq scale +Inf"},
+		{s7, inf, GW_ECORRUPT, "hq next +Inf"},
+		{0xbf800000, s7, GW_ECORRUPT, "hq scale -1"},
+		{0, 0, 5, "hq scale and next 0"},
+		{0x00000001, 0x7f7fffff, 5, "hq scale the least subnormal, next FLT_MAX"},
+		{0x7f7fffff, one, 5, "hq scale FLT_MAX"},
+	};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(sc); i++) {
+		hq_par(hp, 4, 4, R, 1, 77, sc[i].scale, sc[i].next);
+		n = HQ(5, 20, pl);
+		expect(b, f, n, 100, sc[i].want, sc[i].what);
+	}
+	/* 5 before 6, 6 before 7 */
+	hq_par(hp, 4, 4, 0, 1, 0, nan, s7);
+	n = HQ(5, 20, pl + 1);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq scale NaN and payload long");
+	pay[0] = 0x08;   /* code 0: -8 */
+	hq_par(hp, 4, 4, 0, 1, 0, s7, s7);
+	n = HQ(5, 20, pl - 1);
+	expect(b, f, n, 100, GW_ELENGTH, "hq payload short, a code -8");
+	n = HQ(5, 20, pl + 1);
+	expect(b, f, n, 100, GW_ELENGTH, "hq payload long, a code -8");
+	/* 7: codes within [-L, L], padding zero */
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq worker code -2^(bits-1)");
+	pl = hq_pack(pay, w5, 5, 4);
+	pay[2] |= 0x10;   /* the first padding bit (bit 20) */
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq padding bit 20");
+	pl = hq_pack(pay, w5, 5, 4);
+	pay[2] |= 0x80;   /* the last padding bit */
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq padding bit 23");
+	hq_par(hp, 4, 4, P, 1, 0, s7, s7);
+	pay[2] = 0x80;
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, GW_ECORRUPT, "hq POISON with a padding bit");
+	pl = hq_pack(pay, w5, 5, 4);
+	n = HQ(5, 20, pl);
+	expect(b, f, n, 100, 5, "hq POISON");
+	for (int i = 0; i < 5; i++)
+		GW_CHECK(isnan(b->lib[40 + i]), "hq POISON: element %d is %a", i,
+			 (double)b->lib[40 + i]);
+	GW_CHECK(gw_test_bits(b->lib[45]) == gw_test_bits(b->init[45]), "hq POISON: beyond");
+	/* L = min(contributors Q, 2^(width-1) - 1) */
+	static const struct {
+		unsigned bits, width;
+		uint32_t contrib;
+		int64_t code;
+		int want;
+	} lim[] = {
+		{2, 4, 2, 2, 1},   {2, 4, 2, -2, 1},  {2, 4, 2, 3, GW_ECORRUPT},
+		{2, 4, 2, -3, GW_ECORRUPT},	      {2, 3, 100, 3, 1},
+		{2, 3, 100, -3, 1}, {2, 3, 100, -4, GW_ECORRUPT},
+		{8, 32, 0xffffffffu, 0x7fffffff, 1},  {8, 32, 0xffffffffu, -0x7fffffff, 1},
+		{8, 32, 0xffffffffu, -0x80000000ll, GW_ECORRUPT},
+		{8, 31, 16909320, 0x3fffffff, 1},     {8, 32, 16909320, 2147483640, 1},
+		{8, 32, 16909320, 2147483641, GW_ECORRUPT},
+		{3, 2, 1, 1, 1},    {3, 2, 1, -2, GW_ECORRUPT},  {3, 3, 1, -3, 1},
+	};
+	for (size_t i = 0; i < GW_ARRAY_SIZE(lim); i++) {
+		char what[120];
+		snprintf(what, sizeof(what), "hq %s bits %u width %u of %u: code %lld",
+			 lim[i].bits == lim[i].width && lim[i].contrib == 1 ? "worker" : "sum",
+			 lim[i].bits, lim[i].width, lim[i].contrib, (long long)lim[i].code);
+		unsigned fl = lim[i].bits == lim[i].width && lim[i].contrib == 1 ? 0 : S;
+		hq_par(hp, lim[i].bits, lim[i].width, fl | R, lim[i].contrib, 5, s7, s7);
+		pl = hq_pack(pay, &lim[i].code, 1, lim[i].width);
+		n = HQ(1, 20, pl);
+		expect(b, f, n, 100, lim[i].want, what);
+	}
+	/* Rotated frames whose blocks are 4096, 2048, ..., 1: every block
+	 * size, odd and even k, sign draws past the first 64 values. */
+	gw_test_rng r = {99};
+	uint32_t counts[] = {1, 2, 3, 7, 64, 65, 4096, 8191, 6000};
+	for (size_t c = 0; c < GW_ARRAY_SIZE(counts); c++)
+		for (unsigned width = 2; width <= 32; width += 10) {
+			uint32_t cnt = counts[c];
+			int64_t L = width == 32 ? 0x7fffffff : ((int64_t)1 << (width - 1)) - 1;
+			for (uint32_t i = 0; i < cnt; i++)
+				q[i] = (int64_t)gw_test_below(&r, 2 * (uint64_t)L + 1) - L;
+			hq_par(hp, 8, width, S | R, 0xffffffffu, (uint32_t)gw_test_rand(&r),
+			       0x3e4ccccd, s7);
+			pl = hq_pack(pay, q, cnt, width);
+			n = build(f, GW_CODEC_HQ, 0, cnt, 3, cnt, hp, 20, pay, pl);
+			/* the library's every ISA path against the one reference */
+			for (int isa = 0; isa <= gw_cpu_best_isa(); isa++) {
+				if (gw_cpu_force_isa(isa) < 0)
+					continue;
+				char what[80];
+				snprintf(what, sizeof(what), "hq rotated sum of %u codes of %u bits, %s",
+					 cnt, width, gw_cpu_isa_name(isa));
+				expect(b, f, n, 1 << 16, (int)cnt, what);
+			}
+			gw_cpu_force_isa(-1);
+		}
+#undef HQ
 }
 
 static void test_hand_built(void **state)
@@ -475,6 +918,7 @@ static void test_hand_built(void **state)
 	expect(&b, f, n, 100, GW_ELENGTH, "bf16 with params");
 	n = build(f, GW_CODEC_INT8, 0, 5, 0, 5, &u_one, 4, q, 4);
 	expect(&b, f, n, 100, GW_ELENGTH, "int8 payload short");
+	hand_built_hq(&b, f, pay);
 	free(f);
 	bufs_free(&b);
 }

@@ -327,12 +327,13 @@ GW_API int gw_encoder_set_shared(gw_encoder *enc, float scale, uint32_t seed);
 GW_API int gw_sum_add(const void *buf, size_t len, int32_t *acc, uint64_t base,
 		      uint64_t n, gw_sum_info *si);
 
-/* Writes a sum frame of the n codes acc for elements [start, start + n)
- * of tensor into buf (at most budget bytes), in the fewest bits per code
- * that hold the largest: scale, next, seed, contributors, bits, rotated
- * and poisoned from *si (width is chosen here). Returns its length,
- * GW_EBUDGET if it does not fit, GW_EINVAL for a code beyond what
- * contributors can sum or params no frame may carry. */
+/* Writes a sum frame of the n (>= 1) codes acc for elements
+ * [start, start + n) of tensor into buf (at most budget bytes), in the
+ * fewest bits per code that hold the largest: scale, next, seed,
+ * contributors, bits, rotated and poisoned from *si (width is chosen
+ * here). Returns its length, GW_EBUDGET if it does not fit, GW_EINVAL for
+ * n = 0, a code beyond what contributors can sum or 32 bits hold (-2^31),
+ * or params no frame may carry. */
 GW_API int gw_sum_encode(void *buf, size_t budget, uint32_t tensor, uint64_t start,
 			 const int32_t *acc, uint32_t n, const gw_sum_info *si);
 
