@@ -9,7 +9,8 @@
 # baseline; its final accuracy less 0.5 points is the target), the fp16
 # hook, PowerSGD ranks 1, 2 and 4, and gradwire raw, int8, 3LC (s = 1,
 # and the paper's 1.9 with its placement: momentum at the shards, the
-# state change sent down, docs/3lc-paper.md), top-k (1% up, 4% down),
+# state change sent down, docs/3lc-paper.md), hq (4 bits, summed as
+# integers at the shards; rotated and not), top-k (1% up, 4% down),
 # SketchML, DeepReduce and Sketched-SGD with co-located shards (each
 # parameter a tensor with its own context), and 3LC and top-k with one
 # gw-aggregator in the hub namespace (the flat buffer one tensor: an
@@ -78,6 +79,8 @@ runs_full=(
   "gw-int8|--hook gradwire --up int8 --down int8"
   "gw-3lc-s1.0|--hook gradwire --up 3lc --down 3lc"
   "gw-3lc-s1.9-sm|--hook gradwire --up 3lc:sparsity=1.9 --down 3lc:sparsity=1.9 --shard-momentum"
+  "gw-hq|--hook gradwire --up hq --down hq"
+  "gw-hq-norot|--hook gradwire --up hq:rotate=0 --down hq"
   "gw-topk|--hook gradwire --up topk:fraction=0.01 --down topk:fraction=0.04"
   "gw-sketchml|--hook gradwire --up sketchml --down sketchml"
   "gw-deepreduce|--hook gradwire --up deepreduce:index=bloom,policy=p2,fpr=0.001,value=poly --down topk:fraction=0.04"
@@ -86,7 +89,7 @@ runs_full=(
   "gw-3lc-s1.0-hub|--hook gradwire --up 3lc --down 3lc --shards hub"
   "gw-topk-hub|--hook gradwire --up topk:fraction=0.01 --down topk:fraction=0.04 --shards hub"
 )
-runs_quick=("${runs_full[0]}" "${runs_full[1]}" "${runs_full[4]}" "${runs_full[9]}")
+runs_quick=("${runs_full[0]}" "${runs_full[1]}" "${runs_full[4]}" "${runs_full[9]}")  # noop, allreduce, powersgd-r2, gw-3lc-s1.0
 if [ $quick = 1 ]; then runs=("${runs_quick[@]}"); else runs=("${runs_full[@]}"); fi
 if [ -n "$plan" ]; then
   [ -r "$plan" ] || { echo "$prog: --plan: cannot read '$plan'" >&2; exit 2; }

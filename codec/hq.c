@@ -588,7 +588,7 @@ int gw_sum_add(const void *buf, size_t len, int32_t *acc, uint64_t base, uint64_
 		int32_t *codes;
 		rc = read_codes(&fi, &q, payload, &codes);
 		for (uint32_t i = 0; rc == GW_OK && i < fi.count; i++)
-			dst[i] += codes[i];
+			dst[i] = (int32_t)((uint32_t)dst[i] + (uint32_t)codes[i]);   /* wraps */
 		free(codes);
 	}
 	if (rc < 0)

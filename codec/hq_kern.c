@@ -333,6 +333,13 @@ int hq_unpack32(const uint8_t *src, uint32_t n, unsigned width, uint32_t lim, in
 	return acc ? GW_ERR(GW_ECORRUPT) : GW_OK;   /* padding bits are zero */
 }
 
+/* a + b modulo 2^32: a caller's sums that overflow int32 wrap instead of
+ * being undefined (a shard's never come near: W x 127). */
+static inline int32_t wrap_add(int32_t a, int32_t b)
+{
+	return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
 /* acc += codes of constant width w (2..8); returns whether one was
  * outside [-lim, lim] (acc then holds them all added, to be undone). */
 static inline __attribute__((always_inline)) int add_body(const uint8_t *src, uint32_t n,
@@ -352,7 +359,7 @@ static inline __attribute__((always_inline)) int add_body(const uint8_t *src, ui
 		for (unsigned k = 0; k < 8; k++) {
 			int32_t v = (int32_t)((int64_t)(x << (64 - (k + 1) * w)) >> (64 - w));
 			bad |= (v < -lim) | (v > lim);
-			acc[g + k] += sign * v;
+			acc[g + k] = wrap_add(acc[g + k], sign * v);
 		}
 	}
 	if (g < n) {
@@ -361,7 +368,7 @@ static inline __attribute__((always_inline)) int add_body(const uint8_t *src, ui
 		for (unsigned k = 0; g + k < n; k++) {
 			int32_t v = (int32_t)((int64_t)(x << (64 - (k + 1) * w)) >> (64 - w));
 			bad |= (v < -lim) | (v > lim);
-			acc[g + k] += sign * v;
+			acc[g + k] = wrap_add(acc[g + k], sign * v);
 		}
 		bad |= (x >> ((n - g) * w)) != 0;
 	}
@@ -377,7 +384,7 @@ static inline __attribute__((always_inline)) void add8_body(const uint8_t *src, 
 	for (uint32_t i = 0; i < n; i++) {
 		int32_t v = (int8_t)src[i];
 		b |= (v < -lim) | (v > lim);
-		acc[i] += sign * v;
+		acc[i] = wrap_add(acc[i], sign * v);
 	}
 	*bad = b;
 }
@@ -395,13 +402,13 @@ static inline __attribute__((always_inline)) void add4_body(const uint8_t *src, 
 	for (uint32_t i = 0; i < h; i++) {
 		int32_t lo = (int8_t)(uint8_t)(src[i] << 4) >> 4, hi = (int8_t)src[i] >> 4;
 		b |= (lo < -lim) | (lo > lim) | (hi < -lim) | (hi > lim);
-		acc[2 * i] += sign * lo;
-		acc[2 * i + 1] += sign * hi;
+		acc[2 * i] = wrap_add(acc[2 * i], sign * lo);
+		acc[2 * i + 1] = wrap_add(acc[2 * i + 1], sign * hi);
 	}
 	if (n & 1) {
 		int32_t lo = (int8_t)(uint8_t)(src[h] << 4) >> 4;
 		b |= (lo < -lim) | (lo > lim) | (src[h] >> 4 != 0);   /* padding */
-		acc[n - 1] += sign * lo;
+		acc[n - 1] = wrap_add(acc[n - 1], sign * lo);
 	}
 	*bad = b;
 }

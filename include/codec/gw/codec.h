@@ -321,8 +321,8 @@ GW_API int gw_encoder_set_shared(gw_encoder *enc, float scale, uint32_t seed);
 
 /* Verifies the hq frame in buf[0..len) as gw_decode() would and ADDS its
  * integer codes into acc[0..n), which holds elements [base, base + n)
- * (GW_ERANGE if the frame's lie outside). *si (if not NULL) gets its
- * params. Returns the codes added or GW_E* (acc then unchanged);
+ * (GW_ERANGE if the frame's lie outside), modulo 2^32 (a shard's W x
+ * 2^(b-1) never comes near). *si (if not NULL) gets its params. Returns the codes added or GW_E* (acc then unchanged);
  * GW_EUNSUPPORTED for another codec's frame. */
 GW_API int gw_sum_add(const void *buf, size_t len, int32_t *acc, uint64_t base,
 		      uint64_t n, gw_sum_info *si);
