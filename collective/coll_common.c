@@ -118,8 +118,8 @@ int coll_job_defaults(gw_coll_job *j, const char **why)
 		j->deadline_us = COLL_DEADLINE_DEF_US;
 	if (!j->up_codec)
 		j->up_codec = e->up_codec;
-	if (!j->down_codec)
-		j->down_codec = e->down_codec;
+	if (!j->down_codec)   /* a summable uplink comes down as its own sum */
+		j->down_codec = j->up_codec == GW_CODEC_HQ ? GW_CODEC_HQ : e->down_codec;
 	const char *w = NULL;
 	if (!j->dim)
 		w = "dim: must be at least 1";

@@ -32,7 +32,7 @@ const struct coll_opt coll_opt_table[] = {
 	{"up", B, OWN, NULL, "CODEC", "uplink codec (default raw); --up-params K=V,... or\n"
 	 "a codec string CODEC:K=V,... (deepreduce:index=bloom,\npolicy=p2,fpr=0.001,value=poly)"},
 	{"up-params", C, OWN, NULL, "K=V,...", NULL},
-	{"down", B, OWN, NULL, "CODEC", "downlink codec (default raw); --down-params K=V,..."},
+	{"down", B, OWN, NULL, "CODEC", "downlink codec (default raw; hq's is hq); --down-params K=V,..."},
 	{"down-params", C, OWN, NULL, "K=V,...", NULL},
 	{"mode", B, WORD("reliable|loss-tolerant", GW_COLL_RELIABLE, mode), NULL, "M",
 	 "reliable (default) or loss-tolerant"},

@@ -104,6 +104,21 @@ static void test_engine_fields(void **state)
 	}
 	j = dense_job(), j.engine_params = &good;
 	GW_OK_CALL(gw_coll_job_check(&j));
+	/* hq: summed as integers, so it comes down as hq with the uplink's
+	 * params, and the shard holds no floats for momentum. */
+	static const gw_dense_job mu = {.down_momentum = 0.9f};
+	j = dense_job(), j.up_codec = j.down_codec = GW_CODEC_HQ;
+	GW_OK_CALL(gw_coll_job_check(&j));
+	j.up_params = "bits=3", j.down_params = "bits=3";
+	GW_OK_CALL(gw_coll_job_check(&j));
+	j.down_params = "bits=5";
+	refused(&j, GW_EINVAL, "down_params: hq", "hq down with other bits");
+	j = dense_job(), j.up_codec = GW_CODEC_HQ, j.down_codec = GW_CODEC_INT8;
+	refused(&j, GW_EINVAL, "down_codec: an hq uplink", "hq up, int8 down");
+	j = dense_job(), j.down_codec = GW_CODEC_HQ;
+	refused(&j, GW_EINVAL, "down_codec: hq comes down only", "raw up, hq down");
+	j = dense_job(), j.up_codec = j.down_codec = GW_CODEC_HQ, j.engine_params = &mu;
+	refused(&j, GW_EINVAL, "down_momentum: an hq shard", "hq with down_momentum");
 
 	j = sketched_job();
 	GW_OK_CALL(gw_coll_job_check(&j));

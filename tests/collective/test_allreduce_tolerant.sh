@@ -7,9 +7,10 @@
 set -u
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
-for codec in raw int8 topk; do
+for codec in raw int8 topk hq; do
   rm -f "$LOGS"/*.f32
-  args="--dim 60000 --mode loss-tolerant --deadline-us 2000 --up $codec --down raw"
+  down=raw; [ $codec = hq ] && down=hq   # hq comes down as the shard's integer sum
+  args="--dim 60000 --mode loss-tolerant --deadline-us 2000 --up $codec --down $down"
   # shellcheck disable=SC2086
   if ! job --workers 4 $args --agg-args "--opts impair_loss=0.1,impair_seed=5" \
        -- --rounds 5 --opts impair_loss=0.1 --dump "$LOGS"; then

@@ -105,6 +105,12 @@ struct oracle_dense *oracle_dense_create(const gw_coll_job *job)
 	if (!r)
 		return NULL;
 	r->job = *job;
+	/* The engine's defaults (0: raw; down after an hq uplink: hq). */
+	if (!r->job.up_codec)
+		r->job.up_codec = GW_CODEC_RAW;
+	if (!r->job.down_codec)
+		r->job.down_codec = r->job.up_codec == GW_CODEC_HQ ? GW_CODEC_HQ : GW_CODEC_RAW;
+	job = &r->job;
 	const gw_dense_job *dj = job->engine == GW_COLL_DENSE ? job->engine_params : NULL;
 	r->mu = dj ? dj->down_momentum : 0.0f;
 	unsigned W = job->workers;

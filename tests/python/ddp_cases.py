@@ -188,7 +188,8 @@ def case_exact(W, rank, bucket_view=False, nosync=False, what="exact"):
 
 def case_learn(W, rank):
     codecs = [("3lc", "3lc"), ("int8", "int8"), ("topk:fraction=0.05", "raw"),
-              ("deepreduce:index=bloom,policy=p2,fpr=0.001,value=poly", "raw")]
+              ("deepreduce:index=bloom,policy=p2,fpr=0.001,value=poly", "raw"),
+              ("hq", None)]   # down: hq by default (the shards' integer sums)
     if os.environ.get("GW_TEST_CODECS"):   # "up/down;up/down" to try others
         codecs = [tuple(c.split("/")) for c in os.environ["GW_TEST_CODECS"].split(";")]
     for up, down in codecs:

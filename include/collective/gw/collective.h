@@ -119,7 +119,8 @@ typedef struct gw_coll_job {
 	uint32_t window;        /* slots per shard = chunks a worker has in
 				 * flight per shard; 0: 64 */
 	int up_codec, down_codec;          /* gw_codec_id; 0: the engine's
-					    * (dense: raw) */
+					    * (dense: raw; down after an hq
+					    * uplink: hq, its integer sum) */
 	/* "name=value,..." codec parameters (gw_param_by_name), or NULL.
 	 * max_frame_elems is the layer's own. */
 	const char *up_params, *down_params;
