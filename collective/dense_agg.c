@@ -360,32 +360,46 @@ static void hq_start(gw_agg *a, struct copy *cp, uint32_t ch, uint32_t round)
  * counted as bad; in a reliable job its worker is told why (its call
  * fails, GW_ECONFIG, naming the chunk and both scales) — a loss-tolerant
  * worker that missed a result is left out of the chunk, gets the result
- * and with it the scale. Returns 0 or GW_E*. */
+ * and with it the scale. A frame that fails its checksum is corrupt, not
+ * another setting (an unkeyed UP's checksum leaves the frame to its own,
+ * and params flipped in transit must not end a worker's call): counted
+ * so, its re-send is taken. Returns 0 or GW_E*. */
 static int hq_input(gw_agg *a, struct copy *cp, const uint8_t *frame, uint32_t flen,
 		    uint32_t ch, uint32_t w)
 {
 	struct dense_agg *g = a->eng;
 	const struct coll_layout *L = &a->L;
 	gw_sum_info si;
+	gw_frame_info fi;
 	int rc = gw_sum_info_of(frame, flen, &si);
 	if (rc < 0) {
-		coll_agg_decode_failed(a, rc);
+		/* Params that do not read: corrupt if the checksum says so. */
+		int v = gw_frame_verify(frame, flen, &fi);
+		coll_agg_decode_failed(a, v < 0 ? v : rc);
 		return rc;
 	}
-	char why[200];
+	/* Each text fits a CTRL's (COLL_CTRL_TEXT - 1 = 87 characters) at
+	 * 10-digit chunks and rounds and 15-character scales. */
+	char why[COLL_CTRL_TEXT];
 	why[0] = '\0';
-	if (si.bits != g->hq_bits || si.rotated != g->hq_rotate || si.contributors != 1)
-		snprintf(why, sizeof(why), "chunk %u round %u: hq frame of bits %u, rotate %u, "
-			 "%u contributors; the job's are bits %u, rotate %u, 1", ch, cp->round,
-			 si.bits, si.rotated, si.contributors, g->hq_bits, g->hq_rotate);
+	if (si.contributors != 1)
+		snprintf(why, sizeof(why), "chunk %u round %u: an hq sum of %u frames, not a "
+			 "worker's", ch, cp->round, si.contributors);
+	else if (si.bits != g->hq_bits || si.rotated != g->hq_rotate)
+		snprintf(why, sizeof(why), "chunk %u round %u: hq bits %u, rotate %u; the job's "
+			 "%u, %u", ch, cp->round, si.bits, si.rotated, g->hq_bits, g->hq_rotate);
 	else if (si.rotated && si.seed != cp->seed)
-		snprintf(why, sizeof(why), "chunk %u round %u: hq rotation seed %#x, the round's "
-			 "is %#x", ch, cp->round, si.seed, cp->seed);
+		snprintf(why, sizeof(why), "chunk %u round %u: hq seed %#x, the round's %#x", ch,
+			 cp->round, si.seed, cp->seed);
 	else if (!isnan(cp->scale) && memcmp(&si.scale, &cp->scale, sizeof(float)))
-		snprintf(why, sizeof(why), "chunk %u round %u: hq scale %a differs from the "
-			 "shard's %a (the last result's)", ch, cp->round, (double)si.scale,
-			 (double)cp->scale);
+		snprintf(why, sizeof(why), "chunk %u round %u: scale %a, the shard's %a", ch,
+			 cp->round, (double)si.scale, (double)cp->scale);
 	if (why[0]) {
+		rc = gw_frame_verify(frame, flen, &fi);   /* only here: sums verify once */
+		if (rc < 0) {
+			coll_agg_decode_failed(a, rc);
+			return rc;
+		}
 		a->st.bad++;
 		if (L->job.mode == GW_COLL_RELIABLE && a->wk[w].known)
 			agg_live_send(a, w, COLL_CTRL_MISMATCH, 0, 0, why);

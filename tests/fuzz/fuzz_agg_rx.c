@@ -22,16 +22,24 @@
  *    only existing workers, all of them in reliable mode, and a frame that
  *    verifies: the chunk's downlink frame, which decodes into the chunk
  *    (dense jobs), or a key set of the piece's size below dim, a receipt
- *    naming one worker and its phase's chunk count (Sketched-SGD);
+ *    naming one worker and its phase's chunk count (Sketched-SGD); or, in
+ *    a reliable hq job only, a CTRL MISMATCH from this shard to a worker
+ *    whose text names the chunk and is whole (a frame on another scale,
+ *    seed or bits refused);
+ *  - an hq RESULT is a sum frame of the job's bits and rotation, with the
+ *    round's seed and as many contributors as its bitmap names;
  *  - while every UP the shard took was genuine, a dense job with a raw
  *    downlink sends exactly 0 + the contributors' decoded frames, summed
  *    in rank order (the reliable mode's bit-identical promise), as the
- *    oracle's shard sums them (tests/oracle/: oracle_chunk_add);
+ *    oracle's shard sums them (tests/oracle/: oracle_chunk_add); an hq
+ *    job exactly the integer sum of the contributors' codes on the
+ *    result's scale (gw_sum_add), in the fewest bits, naming the largest
+ *    of their maxima as the next scale;
  *  - the job's layout is the oracle's: sparse frames for the same codecs,
  *    and Sketched-SGD's k, candidates and sketch (oracle_sk_sizes), which
  *    the harness's own encoders then use;
  *  - the statistics never decrease; chunks_short <= chunks_done <= ups;
- *    results_sent = packets transmitted + packets still queued.
+ *    results_sent = RESULTs transmitted + RESULTs still queued.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +57,8 @@
 #define SK_CACHE 4u
 
 static const int up_codecs[FC_NCODECS] = {GW_CODEC_RAW, GW_CODEC_INT8, GW_CODEC_3LC,
-					  GW_CODEC_TOPK, GW_CODEC_COUNTSKETCH};
+					  GW_CODEC_TOPK, GW_CODEC_COUNTSKETCH, GW_CODEC_HQ};
+#define HQ_ROUNDS 256u        /* a round byte's range */
 
 /* Phase-A frames of one (rank, round): a sketch is encoded whole. */
 struct sk_frames {
@@ -85,6 +94,15 @@ struct run {
 	unsigned sk_next;
 	uint64_t *keys;           /* Sketched-SGD: a piece's keys */
 	float *kvals;
+	/* hq: the job's bits and rotation; per chunk and round byte, the
+	 * next scale the shard's RESULT named (seen: 1), and the latest;
+	 * sums of codes (chunk_elems). */
+	int hq;
+	unsigned hq_bits, hq_rotate;
+	float *hq_next, *hq_last;
+	uint8_t *hq_seen, *hq_any;
+	int32_t *isum, *iwant;
+	uint64_t ctrl_tx;         /* CTRL packets the shard sent */
 };
 
 /* The harness's gradient: element i of rank's in round, never -0 or
@@ -106,15 +124,33 @@ static gw_endpoint worker_ep(uint32_t rank, int moved)
 
 /* ---- genuine frames ---------------------------------------------------- */
 
-/* Dense job: rank's frame of chunk ch in round. */
+/* hq: the scale a worker quantises chunk ch of round on: what the shard's
+ * result of the round before named, else (a worker that joined or missed
+ * it, or input out of order) the latest result's, else 0 (its first
+ * round). */
+static float hq_scale(const struct run *r, uint32_t round, uint32_t ch)
+{
+	uint32_t b = round - r->round0;
+	size_t at = (size_t)ch * HQ_ROUNDS + b - 1;
+	if (b && b < HQ_ROUNDS && r->hq_seen[at])
+		return r->hq_next[at];
+	return r->hq_any[ch] ? r->hq_last[ch] : 0.0f;
+}
+
+/* Dense job: rank's frame of chunk ch in round; hq on scale (NULL: the
+ * scale a worker would have) with the round's seed. */
 static int dense_frame(struct run *r, uint32_t rank, uint32_t round, uint32_t ch,
-		       uint8_t *buf, uint32_t room)
+		       uint8_t *buf, uint32_t room, const float *scale)
 {
 	const struct coll_layout *L = r->L;
 	uint32_t len = coll_chunk_len(L, ch);
 	uint64_t base = (uint64_t)ch * L->job.chunk_elems;
 	for (uint32_t i = 0; i < len; i++)
 		r->x[i] = grad_at(r, rank, round, base + i);
+	if (r->hq)
+		GW_FUZZ_CHECK(gw_encoder_set_shared(r->enc, scale ? *scale
+								  : hq_scale(r, round, ch),
+						    coll_hq_seed(L, round, ch)) == GW_OK);
 	/* Sparse frames count keys from the chunk's start (§5.7); one
 	 * frame of exactly the chunk, as the worker's encode_chunk() makes
 	 * it. */
@@ -205,7 +241,7 @@ static void check_sum(struct run *r, const gw_pkt_hdr *h, const uint8_t *bitmap,
 	for (uint32_t w = 0; w < r->W; w++) {
 		if (!(bitmap[w / 8] >> (w % 8) & 1))
 			continue;
-		int n = dense_frame(r, w, h->round, h->chunk, r->frame, up_room(r));
+		int n = dense_frame(r, w, h->round, h->chunk, r->frame, up_room(r), NULL);
 		GW_FUZZ_CHECK(oracle_chunk_add(r->sparse[0], r->frame, (size_t)n, base, len,
 					       r->got, r->want) == 0);
 	}
@@ -214,6 +250,83 @@ static void check_sum(struct run *r, const gw_pkt_hdr *h, const uint8_t *bitmap,
 	GW_FUZZ_CHECKF(!memcmp(r->got, r->want, len * sizeof(float)),
 		       "round %u chunk %u: the result is not the sum of the genuine "
 		       "contributions", h->round, h->chunk);
+}
+
+/* An hq RESULT: a sum frame of the job's params and the round's seed,
+ * with ncontrib contributors, whose next scale the harness's workers take
+ * up; while every UP taken was genuine, exactly the contributors' codes
+ * summed (their frames made again on the result's scale). */
+static void check_hq(struct run *r, const gw_pkt_hdr *h, const uint8_t *bitmap,
+		     uint32_t ncontrib, const uint8_t *frame, uint32_t flen)
+{
+	const struct coll_layout *L = r->L;
+	uint32_t ch = h->chunk, len = coll_chunk_len(L, ch);
+	uint64_t base = (uint64_t)ch * L->job.chunk_elems;
+	gw_sum_info si;
+	GW_FUZZ_CHECK(gw_sum_info_of(frame, flen, &si) == GW_OK);
+	GW_FUZZ_CHECKF(si.contributors == ncontrib && si.bits == r->hq_bits &&
+		       si.rotated == r->hq_rotate &&
+		       si.seed == (r->hq_rotate ? coll_hq_seed(L, h->round, ch) : 0),
+		       "round %u chunk %u: a sum of %u contributors (bitmap %u), bits %u "
+		       "rotate %u seed %#x", h->round, ch, si.contributors, ncontrib, si.bits,
+		       si.rotated, si.seed);
+	uint32_t b = h->round - r->round0;
+	if (b < HQ_ROUNDS) {
+		r->hq_next[(size_t)ch * HQ_ROUNDS + b] = si.next;
+		r->hq_seen[(size_t)ch * HQ_ROUNDS + b] = 1;
+	}
+	r->hq_last[ch] = si.next;
+	r->hq_any[ch] = 1;
+	if (!r->oracle)
+		return;
+	memset(r->iwant, 0, len * sizeof(int32_t));
+	memset(r->isum, 0, len * sizeof(int32_t));
+	float next = 0.0f;
+	for (uint32_t w = 0; w < r->W; w++) {
+		if (!(bitmap[w / 8] >> (w % 8) & 1))
+			continue;
+		int n = dense_frame(r, w, h->round, ch, r->frame, up_room(r), &si.scale);
+		gw_sum_info wi;
+		GW_FUZZ_CHECK(gw_sum_add(r->frame, (size_t)n, r->iwant, base, len, &wi) ==
+			      (int)len);
+		next = wi.next > next ? wi.next : next;
+	}
+	GW_FUZZ_CHECK(gw_sum_add(frame, flen, r->isum, base, len, NULL) == (int)len);
+	GW_FUZZ_CHECKF(!memcmp(r->isum, r->iwant, len * sizeof(int32_t)),
+		       "round %u chunk %u: the codes are not the sum of the genuine "
+		       "contributions'", h->round, ch);
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < len; i++) {
+		uint32_t v = r->isum[i] < 0 ? 0u - (uint32_t)r->isum[i] : (uint32_t)r->isum[i];
+		m = v > m ? v : m;
+	}
+	unsigned width = 2;
+	while ((1ull << (width - 1)) - 1 < m)
+		width++;
+	GW_FUZZ_CHECKF(si.width == width && !si.poisoned &&
+		       !memcmp(&si.next, &next, sizeof(float)),
+		       "round %u chunk %u: width %u (%u holds the sum), next %a (the "
+		       "contributors' largest: %a), poisoned %u", h->round, ch, si.width, width,
+		       (double)si.next, (double)next, si.poisoned);
+}
+
+/* A CTRL from the shard: only a MISMATCH, in a reliable hq job, to a
+ * worker whose frame it refused. */
+static void check_ctrl(struct run *r, const gw_pkt *p)
+{
+	const struct coll_layout *L = r->L;
+	struct coll_ctrl m;
+	enum coll_verdict v = coll_ctrl_read(L, p, &m);
+	GW_FUZZ_CHECKF(v == COLL_OK, "the shard sent a CTRL it would reject: %d", (int)v);
+	GW_FUZZ_CHECKF(r->hq && L->job.mode == GW_COLL_RELIABLE &&
+		       m.kind == COLL_CTRL_MISMATCH && m.role == COLL_ROLE_SHARD &&
+		       m.from == r->a->shard, "CTRL kind %u role %u from %u in a job of "
+		       "codec %d, mode %d", m.kind, m.role, m.from, L->job.up_codec,
+		       (int)L->job.mode);
+	GW_FUZZ_CHECKF(p->peer.ip - 0x0a000100u < r->W, "a MISMATCH to no worker");
+	GW_FUZZ_CHECKF(!strncmp(m.text, "chunk ", 6) && strlen(m.text) < COLL_CTRL_TEXT - 1,
+		       "MISMATCH text \"%s\"", m.text);
+	r->ctrl_tx++;
 }
 
 /* A Sketched-SGD RESULT: a piece of the candidates or of the update, or a
@@ -249,6 +362,10 @@ static void agg_on_tx(gw_dp *dp, gw_pkt *p)
 {
 	struct run *r = fc_dp_arg(dp);
 	const struct coll_layout *L = r->L;
+	if (coll_pkt_type(p) == GW_PKT_CTRL) {
+		check_ctrl(r, p);
+		return;
+	}
 	gw_pkt_hdr h;
 	const uint8_t *body;
 	uint32_t blen;
@@ -275,7 +392,9 @@ static void agg_on_tx(gw_dp *dp, gw_pkt *p)
 	GW_FUZZ_CHECK(h.tensor == 0 && h.chunk < L->chunks &&
 		      coll_shard_of(L, h.chunk) == r->a->shard &&
 		      coll_frame_of_chunk(L, 1, &fi, h.chunk) == 0);
-	if (r->oracle) {
+	if (r->hq)
+		check_hq(r, &h, body, nc, frame, flen);
+	if (r->oracle && !r->hq) {
 		check_sum(r, &h, body, frame, flen);
 	} else {
 		uint32_t len = coll_chunk_len(L, h.chunk);
@@ -299,8 +418,14 @@ static void check_stats(struct run *r)
 			       (unsigned long long)was[i], (unsigned long long)now[i]);
 	GW_FUZZ_CHECK(st.chunks_short <= st.chunks_done && st.chunks_done <= st.ups);
 	uint64_t out = 0;
-	for (unsigned d = 0; d < r->ndp; d++)
-		out += fc_dp_sent(r->dp[d]) + coll_agg_queued(r->a, d);
+	for (unsigned d = 0; d < r->ndp; d++) {
+		const struct txq *q = &r->a->txq[d];
+		GW_FUZZ_CHECK(q->n == coll_agg_queued(r->a, d));
+		for (uint32_t i = 0; i < q->n; i++)
+			out += coll_pkt_type(q->p[i]) == GW_PKT_RESULT;
+		out += fc_dp_sent(r->dp[d]);
+	}
+	out -= r->ctrl_tx;   /* MISMATCHes: no results */
 	GW_FUZZ_CHECKF(st.results_sent == out, "%llu results sent, %llu went out or wait",
 		       (unsigned long long)st.results_sent, (unsigned long long)out);
 	r->st = st;
@@ -346,7 +471,7 @@ static void rec_up(struct run *r, struct fc_in *in)
 		uint32_t c = (mode & FM_ANY_CHUNK) || !local ? cb % L->chunks
 			   : (cb % local) * L->job.shards + r->a->shard;
 		h.chunk = c;
-		n = dense_frame(r, fr, round, c, body, up_room(r));
+		n = dense_frame(r, fr, round, c, body, up_room(r), NULL);
 	}
 	if (mode & FM_MUTATE) {
 		body[off % (uint32_t)n] ^= x;
@@ -468,6 +593,7 @@ static void run_free(struct run *r)
 	free(r->pkt);
 	free(r->keys);
 	free(r->kvals);
+	GW_FREE_ALL(r->hq_next, r->hq_last, r->hq_seen, r->hq_any, r->isum, r->iwant);
 }
 
 /* The job of the configuration bytes, and the shard of it; 0 or -1 when
@@ -476,6 +602,7 @@ static int setup(struct run *r, const uint8_t *cfg)
 {
 	uint8_t f = cfg[0];
 	int sketched = (cfg[1] & 15) % FC_NCODECS == FC_SKETCHED;
+	int hq = (cfg[1] & 15) % FC_NCODECS == FC_HQ;
 	gw_coll_job job = {
 		.job = JOB_ID,
 		.dim = 1 + (cfg[2] | cfg[3] << 8) % FC_DIM_MAX,
@@ -485,7 +612,9 @@ static int setup(struct run *r, const uint8_t *cfg)
 		.shards = (f & FC_AGG_SHARDS2) && !sketched ? 2 : 1,
 		.window = 1u + (cfg[5] & 7u),
 		.up_codec = up_codecs[(cfg[1] & 15) % FC_NCODECS],
-		.down_codec = sketched ? GW_CODEC_RAW : up_codecs[(cfg[1] >> 4) % FC_SKETCHED],
+		.down_codec = sketched ? GW_CODEC_RAW
+			    : hq       ? GW_CODEC_HQ   /* the shard's sums of its codes */
+				       : up_codecs[(cfg[1] >> 4) % FC_SKETCHED],
 		.mode = f & FC_AGG_TOLERANT ? GW_COLL_LOSS_TOLERANT : GW_COLL_RELIABLE,
 		.deadline_us = 1000u * (1u + (cfg[5] >> 3)),
 		.key = f & FC_AGG_KEYED ? job_key : NULL,
@@ -551,7 +680,25 @@ static int setup(struct run *r, const uint8_t *cfg)
 	r->frame = malloc(FC_PAYLOAD_MAX);
 	r->pkt = malloc(FC_PAYLOAD_MAX + GW_PKT_MAC_LEN);
 	GW_FUZZ_CHECK(r->x && r->want && r->got && r->frame && r->pkt);
-	r->oracle = !sketched && job.down_codec == GW_CODEC_RAW;
+	r->oracle = !sketched && (job.down_codec == GW_CODEC_RAW || hq);
+	if (hq) {
+		/* The job's params, as the shard reads them from the uplink's. */
+		double bits = 0, rot = 0;
+		GW_FUZZ_CHECK(gw_encoder_get_param(r->enc, GW_PARAM_BITS, &bits) == GW_OK &&
+			      gw_encoder_get_param(r->enc, GW_PARAM_ROTATE, &rot) == GW_OK);
+		r->hq = 1;
+		r->hq_bits = (unsigned)bits;
+		r->hq_rotate = rot != 0;
+		uint32_t nc = r->L->chunks + 1;
+		r->hq_next = calloc((size_t)nc * HQ_ROUNDS, sizeof(float));
+		r->hq_seen = calloc((size_t)nc * HQ_ROUNDS, 1);
+		r->hq_last = calloc(nc, sizeof(float));
+		r->hq_any = calloc(nc, 1);
+		r->isum = malloc(ce * sizeof(int32_t));
+		r->iwant = malloc(ce * sizeof(int32_t));
+		GW_FUZZ_CHECK(r->hq_next && r->hq_seen && r->hq_last && r->hq_any && r->isum &&
+			      r->iwant);
+	}
 	return 0;
 }
 
@@ -566,11 +713,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gw_fuzz_last_rc = GW_OK;   /* ran to the end, every check held */
 		if (getenv("GW_FUZZ_VERBOSE"))   /* do seeds reach finalize? */
 			fprintf(stderr, "agg_rx: %u chunks, ups %llu done %llu short %llu "
-				"sent %llu bad %llu oracle %d\n", r.L->chunks,
+				"sent %llu bad %llu mismatches %llu oracle %d\n", r.L->chunks,
 				(unsigned long long)r.st.ups, (unsigned long long)r.st.chunks_done,
 				(unsigned long long)r.st.chunks_short,
 				(unsigned long long)r.st.results_sent,
-				(unsigned long long)r.st.bad, r.oracle);
+				(unsigned long long)r.st.bad, (unsigned long long)r.ctrl_tx,
+				r.oracle);
 	} else if (getenv("GW_FUZZ_VERBOSE")) {
 		fprintf(stderr, "agg_rx: the shard refused the job\n");
 	}

@@ -41,21 +41,29 @@
 #define FC_AGG_KEYED 0x20u     /* the job has a key */
 #define FC_AGG_TWO_DP 0x40u    /* the shard serves two dataplanes */
 #define FC_AGG_POOL2 0x80u     /* alloc refuses past 2 live packets */
-/* Uplink codec table of fuzz_agg_rx (cfg[1] bits 0-3); index 4 is a
- * Sketched-SGD job (countsketch up). Downlink: the first four. */
-enum { FC_RAW = 0, FC_INT8, FC_3LC, FC_TOPK, FC_SKETCHED, FC_NCODECS };
+/* Uplink codec table of both harnesses (cfg[1] bits 0-3, modulo
+ * FC_NCODECS); index 4 is a Sketched-SGD job (countsketch up), index 5
+ * hq, which comes down as hq (the shard's integer sums) whatever bits 4-7
+ * say. Downlink (bits 4-7): the first four, modulo 4. New codecs go at
+ * the end: an input that names an index below the old size keeps its
+ * meaning. */
+enum { FC_RAW = 0, FC_INT8, FC_3LC, FC_TOPK, FC_SKETCHED, FC_HQ, FC_NCODECS };
 
 /* cfg[0] of fuzz_worker_rx */
 #define FC_WK_KEYED 0x01u
 #define FC_WK_TOLERANT 0x02u
-#define FC_WK_SKETCHED 0x04u   /* gw_allreduce_sketched (codecs ignored) */
+#define FC_WK_SKETCHED 0x04u   /* gw_allreduce_sketched (codecs ignored);
+				* uplink index FC_SKETCHED makes one too */
 #define FC_WK_TWO_ROUNDS 0x08u
 #define FC_WK_DEVICE 0x10u     /* device tensors: the "emu" executor (the
-				* CUDA kernels' code) encodes and decodes */
+				* CUDA kernels' code) encodes and decodes;
+				* a job with a codec it has no kernels for
+				* (hq) stays on the host */
 #define FC_WK_LAYOUT 0x20u     /* dense, dim >= 16: three tensors, the
 				* middle one below min_elems 12 (raw) */
 #define FC_WK_MOMENTUM 0x40u   /* dense: down_momentum 0.9 (the shard's
-				* state change sent down) */
+				* state change sent down; not with hq,
+				* whose shard never holds floats) */
 #define FC_WK_PIPELINED 0x80u  /* dense with FC_WK_LAYOUT, host tensors:
 				* gw_allreduce_pipelined, each tensor in
 				* memory of its own, handed over first */
@@ -79,7 +87,10 @@ enum { FC_RAW = 0, FC_INT8, FC_3LC, FC_TOPK, FC_SKETCHED, FC_NCODECS };
  *   FA_TICK   dt:u16          now += (dt + 1) * 16 us; the deadline scan
  *   FA_UP     rank:u8 chunk:u16 round:u8 mode:u8 [off:u16 xor:u8]
  *             a genuine UP: the harness's gradient of (rank, round),
- *             chunk encoded with the job's uplink codec as a worker does;
+ *             chunk encoded with the job's uplink codec as a worker does
+ *             (hq: on the scale the shard's result of the chunk's round
+ *             before named, else its latest, else 0, with the round's
+ *             rotation seed);
  *             rank < 0x80 is taken modulo W, else as is (0xff: 255 or
  *             more); rounds count from 0xffffff00 with FC_ROUND_HIGH;
  *             chunk counts this

@@ -48,11 +48,17 @@
  * momentum; the oracle models both. FC_WK_PIPELINED (with a layout, host
  * tensors) runs gw_allreduce_pipelined instead, each tensor in memory of
  * its own, handed over before the call, its results read from there.
+ * An hq job (uplink FC_HQ) comes down as the shard's integer sums: the
+ * worker quantises each chunk on the scale the last result named, and the
+ * oracle models that too; it has no device kernels, so stays on the host.
  *
  * Checks, aborting on a violation:
  *  - every call returns GW_OK or a GW_E* code; coll_agg_input() GW_OK or
  *    GW_ENOMEM; every packet either side sends parses (the shard's are
- *    RESULTs it would accept itself, to the worker's address);
+ *    RESULTs it would accept itself, to the worker's address, or in a
+ *    reliable hq job a CTRL MISMATCH: a frame on another scale refused,
+ *    which fails the call and comes only after a packet sealed with the
+ *    job's key was handed up);
  *  - a dense call that returns GW_OK counted every packet it received once
  *    (results + duplicates + stale + foreign + bad + corrupt +
  *    unauthenticated + forged = packets handed up) and left nothing queued
@@ -90,6 +96,7 @@
  * exact checks are off for a round that hands one up). */
 #define HOSTILE (-1)
 #define SEALED (-2)
+#define MISMATCH (-3)   /* the shard's CTRL MISMATCH (hq) */
 
 /* The rx tag of a genuine packet of round: rounds of one run differ in
  * their low bits, and a tag is never negative. */
@@ -98,7 +105,11 @@ static int tag_of(uint32_t round)
 	return (int)(round & 0x3fffffffu);
 }
 
-static const int codecs[] = {GW_CODEC_RAW, GW_CODEC_INT8, GW_CODEC_3LC, GW_CODEC_TOPK};
+/* The uplink by the index of fuzz_coll.h (FC_SKETCHED: a Sketched-SGD
+ * job, as FC_WK_SKETCHED makes; FC_HQ: hq both ways); the downlink one
+ * of the first four. */
+static const int codecs[FC_NCODECS] = {GW_CODEC_RAW, GW_CODEC_INT8, GW_CODEC_3LC,
+				       GW_CODEC_TOPK, GW_CODEC_COUNTSKETCH, GW_CODEC_HQ};
 
 static const uint8_t job_key[GW_KEY_LEN] = "gradwire fuzz_worker_rx job key";
 
@@ -136,6 +147,8 @@ struct run {
 				    * short: shard, worker and oracle may
 				    * disagree now */
 	uint64_t cur, old, hostile;   /* handed up this round */
+	uint64_t mismatches;       /* MISMATCHes the shard sent */
+	int refused;               /* one was handed up */
 	struct genuine *gen;       /* every distinct packet the shard sent */
 	uint32_t ngen, capgen;
 	uint8_t *buf;              /* a packet being built */
@@ -258,6 +271,20 @@ static void shard_tx(gw_dp *dp, gw_pkt *p)
 	gw_pkt_hdr h;
 	const uint8_t *body;
 	uint32_t blen;
+	if (coll_pkt_type(p) == GW_PKT_CTRL) {
+		/* A reliable hq shard refusing a frame on another scale: it
+		 * happens only after the worker took a forged result, and it
+		 * ends the worker's call (check_dense). */
+		struct coll_ctrl m;
+		GW_FUZZ_CHECKF(coll_ctrl_read(r->L, p, &m) == COLL_OK &&
+			       m.kind == COLL_CTRL_MISMATCH && r->L->job.up_codec == GW_CODEC_HQ &&
+			       r->L->job.mode == GW_COLL_RELIABLE,
+			       "the shard sent a CTRL of kind %u", m.kind);
+		GW_FUZZ_CHECK(!memcmp(&p->peer, &r->wep, sizeof(r->wep)));
+		r->mismatches++;
+		fc_dp_push(r->wdp, p->data, p->len, &r->aep, MISMATCH);
+		return;
+	}
 	enum coll_verdict v = coll_accept(r->L, p, GW_PKT_RESULT, &h, &body, &blen);
 	GW_FUZZ_CHECKF(v == COLL_OK, "the shard sent a packet it would reject: %d", (int)v);
 	GW_FUZZ_CHECK(!memcmp(&p->peer, &r->wep, sizeof(r->wep)));
@@ -356,6 +383,10 @@ static void worker_rx(gw_dp *dp, const gw_pkt *p, int tag)
 	 * made in: the exact checks are off for the round it arrives in. */
 	if (tag == SEALED)
 		r->right_key = 1;
+	if (tag == MISMATCH) {
+		r->refused = 1;
+		return;
+	}
 	if (tag == HOSTILE || tag == SEALED)
 		r->hostile++;
 	else if (tag == tag_of(r->round))
@@ -402,6 +433,14 @@ static void check_dense(struct run *r, int rc, const gw_comm_stats *b,
 	 * next round. */
 	const struct dense_worker *dw = r->c->eng;
 	GW_FUZZ_CHECKF(rc != GW_OK || dw->txq_n == 0, "%u packets still queued", dw->txq_n);
+	/* A MISMATCH fails the call (GW_ECONFIG, unless it failed already),
+	 * and in a keyed job comes only to a worker that was handed a packet
+	 * sealed with the job's key (a forged result's next scale). */
+	GW_FUZZ_CHECKF(!r->refused || rc != GW_OK, "a MISMATCH handed up, and the call "
+		       "succeeded");
+	GW_FUZZ_CHECKF(!r->refused || !L->keyed || r->right_key || r->tainted, "round %u: "
+		       "the shard refused a frame of a worker no forged packet reached",
+		       r->round);
 	if (rc == GW_OK)
 		GW_FUZZ_CHECKF(e->results - b->results + e->duplicates - b->duplicates +
 			       e->stale - b->stale + rejected(e) - rejected(b) == got,
@@ -498,7 +537,7 @@ static void rounds(struct run *r, int n)
 		GW_FUZZ_CHECK((r->os ? oracle_sketched_round(r->os, &g, want)
 				     : oracle_dense_round(r->od, &g, want)) == 0);
 		r->drops = r->holds = 0;
-		r->right_key = 0;
+		r->right_key = r->refused = 0;
 		r->cur = r->old = r->hostile = 0;
 		gw_comm_stats b, e;
 		gw_comm_stats_get(r->c, &b);
@@ -531,7 +570,7 @@ static void rounds(struct run *r, int n)
 		if (getenv("GW_FUZZ_VERBOSE"))
 			fprintf(stderr, "worker_rx: round %u: %s, results %llu, handed up "
 				"%llu + %llu old + %llu hostile, rejected %llu, exact %d, "
-				"retransmits %llu, clock %.3f ms, short %u\n",
+				"retransmits %llu, clock %.3f ms, short %u, mismatches %llu\n",
 				r->round, gw_error_name(rc),
 				(unsigned long long)(e.results - b.results),
 				(unsigned long long)r->cur, (unsigned long long)r->old,
@@ -539,7 +578,8 @@ static void rounds(struct run *r, int n)
 				(unsigned long long)(rejected(&e) - rejected(&b)),
 				L->keyed && !r->right_key && !r->tainted,
 				(unsigned long long)(e.retransmits - b.retransmits),
-				(double)(fc_clock_ns() - 1000000000ull) / 1e6, info.short_chunks);
+				(double)(fc_clock_ns() - 1000000000ull) / 1e6, info.short_chunks,
+				(unsigned long long)r->mismatches);
 		/* A worker that gave up on a round leaves the shard waiting
 		 * for it (reliable mode), and one that took a forged packet
 		 * may have sent what the shard did not expect. */
@@ -555,6 +595,8 @@ static void rounds(struct run *r, int n)
 static int setup(struct run *r, const uint8_t *cfg)
 {
 	uint8_t f = cfg[0];
+	int ui = (cfg[1] & 15) % FC_NCODECS;
+	int sk = (f & FC_WK_SKETCHED) || ui == FC_SKETCHED, hq = !sk && ui == FC_HQ;
 	gw_coll_job job = {
 		.job = JOB_ID,
 		.dim = 1 + (cfg[2] | cfg[3] << 8) % FC_DIM_MAX,
@@ -562,17 +604,16 @@ static int setup(struct run *r, const uint8_t *cfg)
 		.workers = 1,
 		.shards = 1,
 		.window = 1u + (cfg[5] & 7u),
-		.up_codec = f & FC_WK_SKETCHED ? GW_CODEC_COUNTSKETCH
-					       : codecs[(cfg[1] & 15) % GW_ARRAY_SIZE(codecs)],
-		.down_codec = f & FC_WK_SKETCHED ? GW_CODEC_RAW
-						 : codecs[(cfg[1] >> 4) % GW_ARRAY_SIZE(codecs)],
+		.up_codec = sk ? GW_CODEC_COUNTSKETCH : codecs[ui],
+		.down_codec = sk ? GW_CODEC_RAW : hq ? GW_CODEC_HQ : codecs[(cfg[1] >> 4) % 4],
 		.mode = f & FC_WK_TOLERANT ? GW_COLL_LOSS_TOLERANT : GW_COLL_RELIABLE,
 		.deadline_us = 1000u * (1u + (cfg[5] >> 3)),
 		.key = f & FC_WK_KEYED ? job_key : NULL,
 	};
 	/* Read when the worker, the shard and the oracle are made below. */
 	uint64_t tens[3];
-	gw_dense_job dj = {.down_momentum = f & FC_WK_MOMENTUM ? 0.9f : 0.0f};
+	/* hq's shard holds no floats to keep momentum in: its jobs refuse it. */
+	gw_dense_job dj = {.down_momentum = f & FC_WK_MOMENTUM && !hq ? 0.9f : 0.0f};
 	if ((f & FC_WK_LAYOUT) && job.dim >= 16) {
 		tens[1] = 1 + (job.dim / 7) % 11;
 		tens[0] = (job.dim - tens[1]) / 2;
@@ -581,7 +622,7 @@ static int setup(struct run *r, const uint8_t *cfg)
 		dj.tensor_elems = tens;
 		dj.min_elems = 12;
 	}
-	if (!(f & FC_WK_SKETCHED) && (dj.ntensors || dj.down_momentum > 0.0f)) {
+	if (!sk && (dj.ntensors || dj.down_momentum > 0.0f)) {
 		job.engine = GW_COLL_DENSE;
 		job.engine_params = &dj;
 	}
@@ -607,14 +648,15 @@ static int setup(struct run *r, const uint8_t *cfg)
 			     .timeout_ms = TIMEOUT_MS, .first_round = r->round};
 	if (!(r->a = gw_agg_create(&r->adp, 1, &ac)) || !(r->c = gw_comm_create(r->wdp, &cc)))
 		return -1;
-	/* A job the device path refuses (Sketched-SGD) stays a CPU job. */
-	if ((f & FC_WK_DEVICE) && !(f & FC_WK_SKETCHED) &&
+	/* A job the device path refuses (Sketched-SGD, a codec it has no
+	 * kernels for: hq) stays a CPU job. */
+	if ((f & FC_WK_DEVICE) && !sk && gw_gpu_takes(job.up_codec) &&
+	    gw_gpu_takes(job.down_codec) &&
 	    (!(r->gpu = gw_gpu_open("emu")) || gw_comm_set_gpu(r->c, r->gpu) < 0))
 		GW_FUZZ_CHECKF(0, "the emulated executor refused a dense job: %s",
 			       gw_error_detail());
 	r->L = &r->a->L;
-	r->pipelined = (f & FC_WK_PIPELINED) && dj.ntensors && !(f & FC_WK_DEVICE) &&
-		       !(f & FC_WK_SKETCHED);
+	r->pipelined = (f & FC_WK_PIPELINED) && dj.ntensors && !r->gpu && !sk;
 	/* The oracle of the job as given: it derives what was left out on
 	 * its own. */
 	if (r->L->eng == &coll_sketched_engine)

@@ -77,7 +77,9 @@ static uint32_t agg_chunks(const struct agg_job *j, uint32_t *phase_a)
 	return j->shard < n ? (n - j->shard + j->shards - 1) / j->shards : 0;
 }
 
-static void up(struct seed *s, uint32_t rank, uint32_t chunk, uint32_t round, uint8_t mode)
+/* An UP; with FM_MUTATE, frame byte off ^= x. */
+static void up_at(struct seed *s, uint32_t rank, uint32_t chunk, uint32_t round,
+		  uint8_t mode, uint32_t off, uint8_t x)
 {
 	put8(s, FA_UP);
 	put8(s, rank);
@@ -85,9 +87,14 @@ static void up(struct seed *s, uint32_t rank, uint32_t chunk, uint32_t round, ui
 	put8(s, round);
 	put8(s, mode);
 	if (mode & FM_MUTATE) {
-		put16(s, 40 + chunk * 7);
-		put8(s, 0x10);
+		put16(s, off);
+		put8(s, x);
 	}
+}
+
+static void up(struct seed *s, uint32_t rank, uint32_t chunk, uint32_t round, uint8_t mode)
+{
+	up_at(s, rank, chunk, round, mode, 40 + chunk * 7, 0x10);
 }
 
 /* Chunks [lo, hi) of round from the ranks in the mask, chunk by chunk, as
@@ -135,6 +142,26 @@ static void agg_hostile(struct seed *s)
 		put8(s, i == 0 ? 'G' : i == 1 ? 'P' : i == 2 ? 1 : 3);
 }
 
+/* hq (wire-format §4.11): in round `round` of the shard's first chunk,
+ * worker 1's frame with its params changed and re-sealed — the scale, the
+ * seed, the rotation flag, the bits — each refused (reliable: a MISMATCH
+ * to it), one changed in transit (not re-sealed: corrupt), then every
+ * rank's genuine frame, which finish it. Frame bytes 36.. are hq's
+ * params: bits, width, flags, reserved, contributors, seed, scale, next. */
+static void hq_refusals(struct seed *s, uint32_t W, uint32_t round)
+{
+	static const struct {
+		uint16_t off;
+		uint8_t x;
+	} bad[] = {{50, 0x01}, {51, 0x40}, {46, 0x02}, {38, 0x01}, {36, 0x04}, {40, 0x01}};
+	up(s, 0, 0, round, 0);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		up_at(s, 1, 0, round, FM_MUTATE | FM_FRAME_SEAL, bad[i].off, bad[i].x);
+	up_at(s, 1, 0, round, FM_MUTATE, 50, 0x01);
+	for (uint32_t r = 1; r < W; r++)
+		up(s, r, 0, round, 0);
+}
+
 static void agg_seed(seed_write_fn write, const char *name, uint8_t flags,
 		     unsigned upc, unsigned downc, uint32_t dim, uint32_t chunk,
 		     uint32_t window, int rounds, int tolerant_tail, uint8_t dp)
@@ -168,6 +195,8 @@ static void agg_seed(seed_write_fn write, const char *name, uint8_t flags,
 		}
 		ups(&s, &j, 0, j.sketched ? a : n, r, all & ~most);
 	}
+	if (upc == FC_HQ && j.W > 1)
+		hq_refusals(&s, j.W, (uint32_t)rounds + !!tolerant_tail);
 	agg_hostile(&s);
 	write("agg_rx", name, s.b, s.n);
 }
@@ -194,6 +223,15 @@ static void seeds_agg(seed_write_fn write)
 		 160, 2, 2, 0, FC_AGG_W8 | FC_ROUND_HIGH);
 	agg_seed(write, "sketched-w2-k5", 1 | FC_AGG_TOLERANT, FC_SKETCHED, 0, 900, 40, 1,
 		 2, 1, 0x40 | FC_SK_CAND_K | FC_ROUND_HIGH);
+	/* hq: integer sums, each round on the scale the last result named. */
+	agg_seed(write, "hq-w4-keyed", 3 | FC_AGG_KEYED, FC_HQ, 0, 1500, 200, 2, 3, 0, 0);
+	agg_seed(write, "hq-w3-shard1-tolerant",
+		 2 | FC_AGG_SHARDS2 | FC_AGG_SHARD1 | FC_AGG_TOLERANT, FC_HQ, 0, 2000, 240, 3,
+		 2, 1, FC_TX1_SHARD);
+	agg_seed(write, "hq-w2-unkeyed-pool2", 1 | FC_AGG_POOL2, FC_HQ, 0, 700, 80, 1, 2, 0,
+		 0);
+	agg_seed(write, "hq-w10-high-rounds", 1 | FC_AGG_KEYED | FC_AGG_TWO_DP, FC_HQ, 0, 900,
+		 120, 2, 2, 0, FC_AGG_W8 | FC_ROUND_HIGH);
 }
 
 /* ---- fuzz_worker_rx ---------------------------------------------------- */
@@ -317,6 +355,18 @@ static void seeds_worker(seed_write_fn write)
 		    FC_RAW, 3000, 400, 4, 1, FC_POOL3_WORKER);
 	worker_seed(write, "pipe-topk-hostile", pipe | k | two, FC_TOPK, FC_RAW, 2000, 120, 2,
 		    1, FC_TX1_WORKER | FC_TX1_SHARD);
+	/* hq both ways: the shard's integer sums, the worker on the scale
+	 * the last result named; with a layout (a raw tensor), pipelined,
+	 * and device tensors (hq stays on the host). */
+	worker_seed(write, "hq-keyed-hostile", k | two, FC_HQ, 0, 2000, 240, 2, 1, 0);
+	worker_seed(write, "hq-tolerant", k | FC_WK_TOLERANT | two, FC_HQ, 0, 1500, 120, 3, 1,
+		    FC_POOL3_WORKER);
+	worker_seed(write, "hq-layout-forged", FC_WK_LAYOUT | k | two, FC_HQ, 0, 2500, 240, 3,
+		    2, 0);
+	worker_seed(write, "pipe-hq-keyed", pipe | k | two, FC_HQ, 0, 3000, 400, 4, 1,
+		    FC_TX1_WORKER | FC_TX1_SHARD);
+	worker_seed(write, "dev-hq-high-rounds", dev | k | two, FC_HQ, 0, 1000, 120, 1, 1,
+		    FC_ROUND_HIGH);
 }
 
 /* fuzz_ctrl: a byte of layout, then fields (kinds, roles, texts). */
