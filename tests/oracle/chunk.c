@@ -18,8 +18,12 @@ gw_encoder *oracle_encoder(int codec, const char *params, uint32_t k)
 		if (!eq)
 			goto fail;
 		*eq = '\0';
+		/* Values as the job's parser reads them: a number, or one of an
+		 * enumerated parameter's names (rounding=stochastic). */
 		int p = gw_param_by_name(kv);
-		if (p < 0 || gw_encoder_set_param(e, (gw_param)p, atof(eq + 1)) < 0)
+		double v;
+		if (p < 0 || gw_param_value((gw_param)p, eq + 1, &v) < 0 ||
+		    gw_encoder_set_param(e, (gw_param)p, v) < 0)
 			goto fail;
 	}
 	if (gw_encoder_set_param(e, GW_PARAM_MAX_FRAME_ELEMS, k) < 0)
