@@ -460,11 +460,15 @@ static void add_values(const struct hq_params *q, const int32_t *codes, uint32_t
 	}
 }
 
-/* Reads and checks a frame's codes into a buffer it allocates (*codes,
- * freed by the caller). */
-static int read_codes(const struct gw_frame_info *h, const struct hq_params *q,
-		      const uint8_t *payload, int32_t **codes)
+/* Reads and checks a frame's params into *q and its codes into a buffer it
+ * allocates (*codes, freed by the caller, NULL when the params fail). */
+static int read_frame(const struct gw_frame_info *h, const uint8_t *params,
+		      const uint8_t *payload, struct hq_params *q, int32_t **codes)
 {
+	*codes = NULL;
+	int rc = hq_params_read(h, params, q);
+	if (rc < 0)
+		return rc;
 	*codes = malloc(((size_t)h->count + 1) * sizeof(int32_t));
 	if (!*codes)
 		return GW_ERR(GW_ENOMEM);
@@ -476,11 +480,8 @@ static int hq_decode(const struct gw_frame_info *h, const uint8_t *params,
 {
 	(void)out_len;   /* the driver checked [start, start + count) */
 	struct hq_params q;
-	int rc = hq_params_read(h, params, &q);
-	if (rc < 0)
-		return rc;
 	int32_t *codes;
-	rc = read_codes(h, &q, payload, &codes);
+	int rc = read_frame(h, params, payload, &q, &codes);
 	if (rc == GW_OK)
 		add_values(&q, codes, h->count, out + h->start, alpha);
 	free(codes);
@@ -491,11 +492,8 @@ static int hq_parts(const struct gw_frame_info *h, const uint8_t *params,
 		    const uint8_t *payload, struct gw_frame_parts *parts)
 {
 	struct hq_params q;
-	int rc = hq_params_read(h, params, &q);
-	if (rc < 0)
-		return rc;
 	int32_t *codes;
-	rc = read_codes(h, &q, payload, &codes);
+	int rc = read_frame(h, params, payload, &q, &codes);
 	free(codes);
 	if (rc < 0)
 		return rc;
@@ -586,7 +584,7 @@ int gw_sum_add(const void *buf, size_t len, int32_t *acc, uint64_t base, uint64_
 		rc = hq_add_codes(payload, fi.count, q.width, code_limit(&q), dst);
 	} else {   /* a sum of sums: rare, the plain reader */
 		int32_t *codes;
-		rc = read_codes(&fi, &q, payload, &codes);
+		rc = read_frame(&fi, params, payload, &q, &codes);
 		for (uint32_t i = 0; rc == GW_OK && i < fi.count; i++)
 			dst[i] = (int32_t)((uint32_t)dst[i] + (uint32_t)codes[i]);   /* wraps */
 		free(codes);

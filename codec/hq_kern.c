@@ -47,23 +47,15 @@ static float block_post(uint32_t b)
  * the post factor. Each butterfly adds the same two values whatever does
  * it (float addition commutes exactly, and a - b is a + (-b)), so the
  * vector kernels below give the scalar code's bits. */
+static inline __attribute__((always_inline)) void wide_body(float *x, uint32_t b, uint32_t from,
+							   float post);
+
 static inline __attribute__((always_inline)) void fwht_body(float *x, uint32_t b, float pre,
 							   float post)
 {
 	for (uint32_t i = 0; i < b; i++)
 		x[i] *= pre;
-	for (uint32_t h = 1; h < b; h *= 2)
-		for (uint32_t i = 0; i < b; i += 2 * h) {
-			float *lo = x + i, *hi = x + i + h;
-			for (uint32_t j = 0; j < h; j++) {
-				float u = lo[j], v = hi[j];
-				lo[j] = u + v;
-				hi[j] = u - v;
-			}
-		}
-	if (post != 1.0f)
-		for (uint32_t i = 0; i < b; i++)
-			x[i] *= post;
+	wide_body(x, b, 1, post);
 }
 
 /* The passes h >= from (to b) and the post factor: contiguous quarters,

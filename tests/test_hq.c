@@ -6,61 +6,7 @@
 #include <math.h>
 
 #include "gw_cpu.h"
-#include "gw_rand.h"
-
-/* ---- the model, from §4.11.1-3 ---- */
-
-static uint32_t block_of(uint32_t left)
-{
-	uint32_t b = 1;
-	while (2 * b <= left && 2 * b <= 4096)
-		b *= 2;
-	return b;
-}
-
-static int sign_bit(uint32_t seed, uint32_t i)
-{
-	uint64_t w = gw_mix64((uint64_t)seed + (uint64_t)(i / 64 + 1) * GW_SPLITMIX_GAMMA);
-	return (int)((w >> (i % 64)) & 1);
-}
-
-/* H of one block, pass by pass, as §4.11.1 writes it. */
-static void model_h(float *x, uint32_t b)
-{
-	int k = 0;
-	while ((1u << k) < b)
-		k++;
-	for (uint32_t i = 0; i < b; i++)
-		x[i] *= ldexpf(1.0f, -(k / 2));
-	for (uint32_t h = 1; h < b; h *= 2)
-		for (uint32_t i = 0; i < b; i++)
-			if (i % (2 * h) < h) {
-				float u = x[i], v = x[i + h];
-				x[i] = u + v;
-				x[i + h] = u - v;
-			}
-	if (k % 2)
-		for (uint32_t i = 0; i < b; i++)
-			x[i] *= 0x1.6a09e6p-1f;
-}
-
-static void model_rotate(float *x, uint32_t n, uint32_t seed)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (sign_bit(seed, i))
-			x[i] = -x[i];
-	for (uint32_t off = 0; off < n; off += block_of(n - off))
-		model_h(x + off, block_of(n - off));
-}
-
-static void model_unrotate(float *x, uint32_t n, uint32_t seed)
-{
-	for (uint32_t off = 0; off < n; off += block_of(n - off))
-		model_h(x + off, block_of(n - off));
-	for (uint32_t i = 0; i < n; i++)
-		if (sign_bit(seed, i))
-			x[i] = -x[i];
-}
+#include "hq_model.h"
 
 static float *gradient(uint32_t n, uint64_t seed, float spread)
 {
@@ -116,7 +62,7 @@ static void test_rotation(void **state)
 		float *x = gradient(n, 11 + s, 40.0f), *y = malloc(n * sizeof(float));
 		GW_CHECK(y, "out of memory");
 		memcpy(y, x, n * sizeof(float));
-		model_rotate(y, n, 0xabcdu);
+		hq_model_rotate(y, n, 0xabcdu);
 		double nx = 0, ny = 0, d = 0;
 		for (uint32_t i = 0; i < n; i++) {
 			nx += (double)x[i] * x[i];
@@ -124,7 +70,7 @@ static void test_rotation(void **state)
 		}
 		GW_CHECK(fabs(sqrt(ny) - sqrt(nx)) <= 1e-6 * sqrt(nx), "n %u: norm %g rotated to %g",
 			 n, sqrt(nx), sqrt(ny));
-		model_unrotate(y, n, 0xabcdu);
+		hq_model_unrotate(y, n, 0xabcdu);
 		for (uint32_t i = 0; i < n; i++)
 			d = fmax(d, fabs((double)y[i] - x[i]));
 		GW_CHECK(d <= 1e-5 * sqrt(nx / n) * 40, "n %u: inverse off by %g", n, d);
@@ -155,7 +101,7 @@ static void test_rotation(void **state)
 		float step = 2.5f / 127.0f;
 		for (uint32_t i = 0; i < n; i++)
 			want[i] = (float)codes[i] * step;
-		model_unrotate(want, n, 77);
+		hq_model_unrotate(want, n, 77);
 		for (uint32_t i = 0; i < n; i++)
 			GW_CHECK(gw_test_bits(out[i]) == gw_test_bits(0.0f + want[i]),
 				 "%s: element %u decoded %a, model %a", gw_cpu_isa_name(isa), i,
@@ -203,7 +149,7 @@ static void test_encode_model(void **state)
 			c[i] = g[i] + e0[i];
 		memcpy(y, c, n * sizeof(float));
 		if (rot)
-			model_rotate(y, n, 1234);
+			hq_model_rotate(y, n, 1234);
 		float mx = 0;
 		for (uint32_t i = 0; i < n; i++)
 			mx = fmaxf(mx, fabsf(y[i]));
@@ -224,7 +170,7 @@ static void test_encode_model(void **state)
 		}
 		GW_CHECK(clipped > 0, "%s: nothing clipped at scale %g", params[p], (double)S);
 		if (rot)
-			model_unrotate(y, n, 1234);
+			hq_model_unrotate(y, n, 1234);
 		for (uint32_t i = 0; i < n; i++)
 			GW_CHECK(gw_test_bits(e[i]) == gw_test_bits(c[i] - y[i]),
 				 "%s: e[%u] = %a, model %a", params[p], i, (double)e[i],
@@ -316,7 +262,7 @@ static void test_sum_exact(void **state)
 			float step = S / (float)((1u << (bits - 1)) - 1);
 			for (uint32_t i = 0; i < n; i++)
 				model[i] = (float)acc[i] * step;
-			model_unrotate(model, n, 4242);
+			hq_model_unrotate(model, n, 4242);
 			for (uint32_t i = 0; i < n; i++)
 				GW_CHECK(gw_test_bits(out[i]) == gw_test_bits(0.0f + model[i]),
 					 "bits %u W %u: element %u decoded %a, model %a", bits, W, i,

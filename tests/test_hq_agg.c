@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "dense.h"
+#include "hq_model.h"
 #include "dp_internal.h"
 
 #define JOB_ID 0x68716167u
@@ -135,58 +136,6 @@ static uint64_t mix64(uint64_t z)
 static uint32_t seed_of(uint32_t round, uint32_t c)
 {
 	return (uint32_t)mix64(mix64((uint64_t)JOB_ID << 32 | round) ^ c);
-}
-
-/* H of one block of 2^k values, in float32, as §4.11.1 says. */
-static void model_h(float *x, uint32_t n)
-{
-	unsigned k = 0;
-	while ((1u << k) < n)
-		k++;
-	float s = ldexpf(1.0f, -(int)(k / 2));
-	for (uint32_t i = 0; i < n; i++)
-		x[i] = x[i] * s;
-	for (uint32_t h = 1; h < n; h *= 2)
-		for (uint32_t i = 0; i < n; i++)
-			if (i % (2 * h) < h) {
-				float a = x[i], b = x[i + h];
-				x[i] = a + b;
-				x[i + h] = a - b;
-			}
-	if (k % 2)
-		for (uint32_t i = 0; i < n; i++)
-			x[i] = x[i] * 0x1.6a09e6p-1f;
-}
-
-/* The inverse rotation of a frame's n values: H per block, then D. */
-static void model_unrotate(float *x, uint32_t n, uint32_t seed)
-{
-	for (uint32_t off = 0; off < n;) {
-		uint32_t b = 1;
-		while (2 * b <= n - off && 2 * b <= 4096)
-			b *= 2;
-		model_h(x + off, b);
-		off += b;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t d = mix64(seed + (uint64_t)(i / 64 + 1) * 0x9e3779b97f4a7c15ull);
-		if (d >> (i % 64) & 1)
-			x[i] = -x[i];
-	}
-}
-
-/* What a decoder adds into zeros for a frame of codes on scale S, bits b:
- * 0 + the inverse rotation of float(code) * (S / Q). */
-static void model_decode(const int32_t *codes, uint32_t n, float S, unsigned bits,
-			 int rotated, uint32_t seed, float *out)
-{
-	float step = S / (float)((1u << (bits - 1)) - 1u);
-	for (uint32_t i = 0; i < n; i++)
-		out[i] = (float)codes[i] * step;
-	if (rotated)
-		model_unrotate(out, n, seed);
-	for (uint32_t i = 0; i < n; i++)
-		out[i] = 0.0f + out[i];
 }
 
 /* The fewest bits in 2..32 whose two's complement range, less its most
@@ -413,7 +362,7 @@ static void check_result(struct t *t, uint32_t round, uint32_t ch, const int32_t
 	float want[CHUNK];
 	memset(out, 0, sizeof(out));
 	assert_int_equal(gw_decode(frame, flen, out, DIM), (int)len);
-	model_decode(sum, len, S, t->bits, t->rotate, seed, want);
+	hq_model_decode(sum, len, S, t->bits, t->rotate, seed, want);
 	for (uint32_t i = 0; i < len; i++)
 		if (memcmp(&out[off + i], &want[i], sizeof(float)))
 			fail_msg("W %u bits %u rotate %u round %u chunk %u: element %u "
