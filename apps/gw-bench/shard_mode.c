@@ -49,19 +49,27 @@ static void usage(FILE *f)
 "  --workers W      frames per chunk (default 4)\n"
 "  --synthetic N    elements of each worker's tensor (default 4194304)\n"
 "  --seed S         gradient seed (default 1)\n"
+"  --dist D         laplace (default) or gauss: the gradients' shape\n"
 "  --mtu BYTES      IP MTU (default 1500): a chunk is one packet's frame\n"
 "  --min-time SEC   time per measurement (default 0.5)\n"
 "  --json           one JSON object per codec, then a summary object\n");
 }
 
-/* Laplace-like gradients (codec mode's shape), one stream per worker. */
-static float *gradient(uint64_t n, uint64_t seed)
+/* Gradients, one stream per worker: Laplace (codec mode's shape: a few
+ * large values, so 3LC quantises most to 0 and its zero runs decode
+ * fast) or Gaussian (Box-Muller: few zeros, 3LC's frames dense). */
+static float *gradient(uint64_t n, uint64_t seed, int gauss)
 {
 	float *g = malloc((n ? n : 1) * sizeof(float));
 	for (uint64_t i = 0; g && i < n; i++) {
 		uint64_t r = gw_splitmix64(&seed);
 		double u = ((r >> 11) + 0.5) / 9007199254740992.0;
-		g[i] = (float)(((r & 4) ? 1e-3 : -1e-3) * -log(u));
+		if (gauss) {
+			double v = ((gw_splitmix64(&seed) >> 11) + 0.5) / 9007199254740992.0;
+			g[i] = (float)(1e-3 * sqrt(-2 * log(u)) * cos(6.283185307179586 * v));
+		} else {
+			g[i] = (float)(((r & 4) ? 1e-3 : -1e-3) * -log(u));
+		}
 	}
 	return g;
 }
@@ -243,14 +251,15 @@ int bench_shard_main(int argc, char **argv)
 		{"codec", required_argument, 0, 'c'}, {"workers", required_argument, 0, 'w'},
 		{"synthetic", required_argument, 0, 'n'}, {"seed", required_argument, 0, 's'},
 		{"mtu", required_argument, 0, 'm'}, {"min-time", required_argument, 0, 't'},
-		{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+		{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'},
+		{"dist", required_argument, 0, 'd'}, {0, 0, 0, 0},
 	};
 	const char *specs[MAX_CODECS];
 	unsigned nspec = 0;
 	uint64_t W = 4, n = 4194304, seed = 1, mtu = 1500;
 	double min_s = 0.5;
 	bool json = false;
-	int o;
+	int o, gauss = 0;
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (o) {
@@ -284,6 +293,13 @@ int bench_shard_main(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'd':
+			if (strcmp(optarg, "laplace") && strcmp(optarg, "gauss")) {
+				fprintf(stderr, "gw-bench: --dist: '%s' is not laplace or gauss\n", optarg);
+				return BENCH_EUSAGE;
+			}
+			gauss = !strcmp(optarg, "gauss");
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -305,7 +321,7 @@ int bench_shard_main(int argc, char **argv)
 	size_t budget = GW_MIN((size_t)(mtu - GW_PKT_RESERVE - (W + 7) / 8), (size_t)GW_FRAME_MAX);
 	float *g[1024] = {0};
 	for (unsigned w = 0; w < W; w++)
-		if (!(g[w] = gradient(n, seed * 1000003u + w))) {
+		if (!(g[w] = gradient(n, seed * 1000003u + w, gauss))) {
 			fprintf(stderr, "gw-bench: out of memory\n");
 			return 1;
 		}
@@ -322,6 +338,7 @@ int bench_shard_main(int argc, char **argv)
 					APP_JS("mode", "shard"), APP_JS("codec", specs[i]),
 					APP_JU("workers", W), APP_JU("elements", n),
 					APP_JU("chunk_elems", r.chunk), APP_JU("mtu", mtu),
+					APP_JS("dist", gauss ? "gauss" : "laplace"),
 					APP_JF("ns_per_element", 4, ns[i]),
 					APP_JF("ns_per_element_per_worker", 4, ns[i] / (double)W),
 					APP_JF("pass_ms", 3, s * 1e3),
