@@ -17,6 +17,7 @@
 #include "../gw_test.h"
 #include "gw_cpu.h"
 #include "refdec.h"
+#include "test_refdec.h"
 
 static const int covered[] = {GW_CODEC_RAW, GW_CODEC_BF16, GW_CODEC_INT8, GW_CODEC_3LC,
 			      GW_CODEC_TERNGRAD, GW_CODEC_ONEBIT, GW_CODEC_TOPK, GW_CODEC_HQ};
@@ -42,7 +43,7 @@ struct tally {
 #define HQ_OFF_SCALE 48
 #define HQ_OFF_NEXT 52
 
-static void st32(uint8_t *p, uint32_t v)
+void td_st32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
@@ -54,17 +55,7 @@ static uint32_t ld32(const uint8_t *p)
 	       (uint32_t)p[3] << 24;
 }
 
-/* Output buffers: the library's and the reference's, equal between
- * decodes; what both start from (not zero: decode adds, and -0/+0 must
- * survive untouched); and a copy of the part a decode may change. A
- * frame set's decodes accumulate, each compared on its header's range,
- * and settle() compares the whole outputs (a write anywhere else shows
- * there) and starts them over. */
-struct bufs {
-	float *lib, *ref, *init, *save;
-	uint64_t cap, used;
-};
-
+/* The output buffers (struct bufs, test_refdec.h). */
 static void bufs_init(struct bufs *b, uint64_t cap, uint64_t seed)
 {
 	b->cap = cap;
@@ -458,19 +449,19 @@ static void mutate_hq(uint8_t *f, gw_test_rng *r)
 	case 3:   /* SUM flipped: a worker's frame read as a sum, or back */
 		f[HQ_OFF_FLAGS] ^= 0x2;
 		if (gw_test_rand(r) & 1)
-			st32(f + HQ_OFF_CONTRIB, 1 + (uint32_t)gw_test_below(r, 4));
+			td_st32(f + HQ_OFF_CONTRIB, 1 + (uint32_t)gw_test_below(r, 4));
 		break;
 	case 4:
 		f[HQ_OFF_RESERVED] = (uint8_t)(1u << gw_test_below(r, 8));
 		break;
 	case 5: {
 		uint32_t e[] = {0, 1, 2, 3, contrib + 1, contrib - 1, 0x80000000u, 0xffffffffu};
-		st32(f + HQ_OFF_CONTRIB, e[gw_test_below(r, GW_ARRAY_SIZE(e))]);
+		td_st32(f + HQ_OFF_CONTRIB, e[gw_test_below(r, GW_ARRAY_SIZE(e))]);
 		break;
 	}
 	default: {
 		uint32_t e[] = {0, 1, ld32(f + HQ_OFF_SEED) ^ 1, (uint32_t)gw_test_rand(r)};
-		st32(f + HQ_OFF_SEED, e[gw_test_below(r, GW_ARRAY_SIZE(e))]);
+		td_st32(f + HQ_OFF_SEED, e[gw_test_below(r, GW_ARRAY_SIZE(e))]);
 		break;
 	}
 	}
@@ -512,7 +503,7 @@ static void one(struct bufs *b, const uint8_t *src, size_t len, size_t extra, ui
 		uint32_t v = ld32(f + off);
 		uint32_t edges[] = {0, 1, v - 1, v + 1, v + 5, v * 2, 0xffffffffu, 65535,
 				    (uint32_t)gw_test_rand(r)};
-		st32(f + off, edges[gw_test_below(r, GW_ARRAY_SIZE(edges))]);
+		td_st32(f + off, edges[gw_test_below(r, GW_ARRAY_SIZE(edges))]);
 		break;
 	}
 	case 4:   /* flags, codec, param_len, version or reserved byte */
@@ -524,10 +515,10 @@ static void one(struct bufs *b, const uint8_t *src, size_t len, size_t extra, ui
 	case 5:   /* a scale's bit pattern (hq: scale or next) */
 		if (f[3] == GW_CODEC_HQ && plen == 20) {
 			size_t at = (gw_test_rand(r) & 1) ? HQ_OFF_NEXT : HQ_OFF_SCALE;
-			st32(f + at, scales[gw_test_below(r, GW_ARRAY_SIZE(scales))]);
+			td_st32(f + at, scales[gw_test_below(r, GW_ARRAY_SIZE(scales))]);
 		} else if (plen >= 4) {
 			size_t at = 36 + (plen >= 8 && (gw_test_rand(r) & 1) ? 4 : 0);
-			st32(f + at, scales[gw_test_below(r, GW_ARRAY_SIZE(scales))]);
+			td_st32(f + at, scales[gw_test_below(r, GW_ARRAY_SIZE(scales))]);
 		}
 		break;
 	case 6:   /* cut short or grown, lengths left or fixed */
@@ -536,7 +527,7 @@ static void one(struct bufs *b, const uint8_t *src, size_t len, size_t extra, ui
 		int grow = gw_test_rand(r) & 1;
 		n = grow ? len + GW_MIN(d, extra) : (len > d ? len - d : 1);
 		if (gw_test_rand(r) & 1)
-			st32(f + OFF_PLEN, ld32(f + OFF_PLEN) + (uint32_t)(n - len));
+			td_st32(f + OFF_PLEN, ld32(f + OFF_PLEN) + (uint32_t)(n - len));
 		break;
 	}
 	case 7:   /* the output smaller than the frame's range */
@@ -585,7 +576,7 @@ static void test_mutated_frames(void **state)
 /* ---- hand-built frames ------------------------------------------------------------- */
 
 /* A frame of codec id: header fields, params, payload; sealed. */
-static size_t build(uint8_t *f, int id, uint16_t flags, uint32_t count, uint64_t start,
+size_t td_build(uint8_t *f, int id, uint16_t flags, uint32_t count, uint64_t start,
 		    uint32_t span, const void *params, uint32_t plen, const void *payload,
 		    uint32_t paylen)
 {
@@ -596,11 +587,11 @@ static size_t build(uint8_t *f, int id, uint16_t flags, uint32_t count, uint64_t
 	f[3] = (uint8_t)id;
 	f[4] = (uint8_t)flags;
 	f[6] = (uint8_t)plen;
-	st32(f + OFF_COUNT, count);
-	st32(f + OFF_START, (uint32_t)start);
-	st32(f + OFF_START + 4, (uint32_t)(start >> 32));
-	st32(f + OFF_SPAN, span);
-	st32(f + OFF_PLEN, paylen);
+	td_st32(f + OFF_COUNT, count);
+	td_st32(f + OFF_START, (uint32_t)start);
+	td_st32(f + OFF_START + 4, (uint32_t)(start >> 32));
+	td_st32(f + OFF_SPAN, span);
+	td_st32(f + OFF_PLEN, paylen);
 	if (plen)   /* memcpy from NULL is undefined even for 0 bytes */
 		memcpy(f + 36, params, plen);
 	if (paylen)
@@ -609,239 +600,18 @@ static size_t build(uint8_t *f, int id, uint16_t flags, uint32_t count, uint64_t
 	return 36 + plen + paylen;
 }
 
-/* hq's 20 bytes of params (§4.11). */
-static void hq_par(uint8_t *p, unsigned bits, unsigned width, unsigned flags, uint32_t contrib,
-		   uint32_t seed, uint32_t scale, uint32_t next)
-{
-	p[0] = (uint8_t)bits;
-	p[1] = (uint8_t)width;
-	p[2] = (uint8_t)flags;
-	p[3] = 0;
-	st32(p + 4, contrib);
-	st32(p + 8, seed);
-	st32(p + 12, scale);
-	st32(p + 16, next);
-}
-
-/* n codes of width bits packed as §4.11 says, LSB first; the rest of the
- * last byte zero. Returns the payload's length. */
-static uint32_t hq_pack(uint8_t *pay, const int64_t *q, uint32_t n, unsigned width)
-{
-	uint32_t len = (uint32_t)(((uint64_t)n * width + 7) / 8);
-	memset(pay, 0, len);
-	for (uint32_t i = 0; i < n; i++)
-		for (unsigned k = 0; k < width; k++) {
-			uint64_t j = (uint64_t)i * width + k;
-			if (((uint64_t)q[i] >> k) & 1)
-				pay[j / 8] |= (uint8_t)(1u << (j % 8));
-		}
-	return len;
-}
-
 /* Both decoders give want (a count or a code) for the frame. */
-static void expect(struct bufs *b, const uint8_t *f, size_t len, uint64_t out_len, int want,
+void td_expect(struct bufs *b, const uint8_t *f, size_t len, uint64_t out_len, int want,
 		   const char *what)
 {
 	struct tally t = {0};
-	/* The last expect() left its own decode in lib. */
+	/* The last td_expect() left its own decode in lib. */
 	memcpy(b->lib, b->ref, b->cap * sizeof(float));
 	compare(b, f, len, out_len, &t, what, 0);
 	settle(b, what);
 	int rc = gw_decode(f, len, b->lib, out_len);
 	GW_CHECK(rc == want, "%s: %s, want %s", what, rc < 0 ? gw_error_name(rc) : "accepted",
 		 want < 0 ? gw_error_name(want) : "accepted");
-}
-
-/* §4.11.2: hq's rules, each alone and in their order, and what an
- * accepted frame adds. */
-static void hand_built_hq(struct bufs *b, uint8_t *f, uint8_t *pay)
-{
-	uint8_t hp[20];
-	int64_t q[8192];
-	uint32_t s7 = 0x40e00000;   /* 7.0f: bits 4 give step 1 */
-	uint32_t one = 0x3f800000, inf = 0x7f800000, nan = 0x7fc00000, zero_neg = 0x80000000;
-	size_t n;
-	uint32_t pl;
-	const unsigned R = 0x1, S = 0x2, P = 0x4;
-	static const int64_t w5[5] = {3, -7, 0, 7, -1};
-
-#define HQ(count, plen_, paylen)                                                              \
-	build(f, GW_CODEC_HQ, 0, (count), 40, (count), hp, (plen_), pay, (paylen))
-
-	/* an unrotated worker frame: code q adds q exactly */
-	pl = hq_pack(pay, w5, 5, 4);
-	hq_par(hp, 4, 4, 0, 1, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, 5, "hq unrotated, bits 4, step 1");
-	for (int i = 0; i < 5; i++)
-		GW_CHECK(gw_test_bits(b->lib[40 + i]) == gw_test_bits(b->init[40 + i] + (float)w5[i]),
-			 "hq: element %d: %a, want %a", i, (double)b->lib[40 + i],
-			 (double)(b->init[40 + i] + (float)w5[i]));
-	/* 1: params length */
-	n = build(f, GW_CODEC_HQ, 0, 5, 40, 5, hp, 19, pay, pl);
-	expect(b, f, n, 100, GW_ELENGTH, "hq params of 19 bytes");
-	n = build(f, GW_CODEC_HQ, 0, 5, 40, 5, NULL, 0, pay, pl);
-	expect(b, f, n, 100, GW_ELENGTH, "hq without params");
-	/* 2 before 3: reserved flag, reserved byte */
-	hq_par(hp, 9, 4, 0x8, 1, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, GW_ERESERVED, "hq reserved flag 3 and bits 9");
-	hq_par(hp, 4, 4, 0x80, 1, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, GW_ERESERVED, "hq reserved flag 7");
-	hq_par(hp, 4, 4, 0, 1, 0, s7, s7);
-	hp[3] = 1;
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, GW_ERESERVED, "hq reserved byte");
-	/* 3: bits, width, contributors */
-	hq_par(hp, 1, 1, 0, 1, 0, s7, s7);
-	n = HQ(5, 20, 1);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq bits 1");
-	hq_par(hp, 9, 9, 0, 1, 0, s7, s7);
-	n = HQ(5, 20, 6);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq bits 9");
-	hq_par(hp, 4, 5, 0, 1, 0, s7, s7);
-	n = HQ(5, 20, 4);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq worker width 5, bits 4");
-	hq_par(hp, 4, 4, 0, 2, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq worker of 2 contributors");
-	hq_par(hp, 4, 4, 0, 0, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq worker of 0 contributors");
-	hq_par(hp, 4, 33, S, 2, 0, s7, s7);
-	n = HQ(5, 20, 21);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq sum width 33");
-	hq_par(hp, 4, 1, S, 2, 0, s7, s7);
-	n = HQ(5, 20, 1);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq sum width 1");
-	hq_par(hp, 4, 4, S, 0, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq sum of 0 contributors");
-	hq_par(hp, 4, 4, S, 1, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, 5, "hq sum of 1 contributor");
-	hq_par(hp, 4, 2, S, 5, 0, s7, s7);
-	n = HQ(5, 20, 2);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq sum width 2 with codes of 4 bits: 7 > 1");
-	/* 3 before 4 before 5 before 6 */
-	hq_par(hp, 4, 5, 0, 1, 9, zero_neg, s7);
-	n = HQ(5, 20, 1);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq width, seed, scale and length wrong");
-	/* 4: a seed without ROTATED */
-	hq_par(hp, 4, 4, 0, 1, 9, s7, s7);
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq seed without ROTATED");
-	hq_par(hp, 4, 4, R, 1, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, 5, "hq ROTATED with seed 0");
-	/* 5: scale and next: finite, sign bit clear */
-	const struct {
-		uint32_t scale, next;
-		int want;
-		const char *what;
-	} sc[] = {
-		{zero_neg, s7, GW_ECORRUPT, "hq scale -0"},
-		{s7, zero_neg, GW_ECORRUPT, "hq next -0"},
-		{nan, s7, GW_ECORRUPT, "hq scale NaN"},
-		{s7, 0xffc00000, GW_ECORRUPT, "hq next -NaN"},
-		{inf, s7, GW_ECORRUPT, "hq scale +Inf"},
-		{s7, inf, GW_ECORRUPT, "hq next +Inf"},
-		{0xbf800000, s7, GW_ECORRUPT, "hq scale -1"},
-		{0, 0, 5, "hq scale and next 0"},
-		{0x00000001, 0x7f7fffff, 5, "hq scale the least subnormal, next FLT_MAX"},
-		{0x7f7fffff, one, 5, "hq scale FLT_MAX"},
-	};
-	for (size_t i = 0; i < GW_ARRAY_SIZE(sc); i++) {
-		hq_par(hp, 4, 4, R, 1, 77, sc[i].scale, sc[i].next);
-		n = HQ(5, 20, pl);
-		expect(b, f, n, 100, sc[i].want, sc[i].what);
-	}
-	/* 5 before 6, 6 before 7 */
-	hq_par(hp, 4, 4, 0, 1, 0, nan, s7);
-	n = HQ(5, 20, pl + 1);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq scale NaN and payload long");
-	pay[0] = 0x08;   /* code 0: -8 */
-	hq_par(hp, 4, 4, 0, 1, 0, s7, s7);
-	n = HQ(5, 20, pl - 1);
-	expect(b, f, n, 100, GW_ELENGTH, "hq payload short, a code -8");
-	n = HQ(5, 20, pl + 1);
-	expect(b, f, n, 100, GW_ELENGTH, "hq payload long, a code -8");
-	/* 7: codes within [-L, L], padding zero */
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq worker code -2^(bits-1)");
-	pl = hq_pack(pay, w5, 5, 4);
-	pay[2] |= 0x10;   /* the first padding bit (bit 20) */
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq padding bit 20");
-	pl = hq_pack(pay, w5, 5, 4);
-	pay[2] |= 0x80;   /* the last padding bit */
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq padding bit 23");
-	hq_par(hp, 4, 4, P, 1, 0, s7, s7);
-	pay[2] = 0x80;
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, GW_ECORRUPT, "hq POISON with a padding bit");
-	pl = hq_pack(pay, w5, 5, 4);
-	n = HQ(5, 20, pl);
-	expect(b, f, n, 100, 5, "hq POISON");
-	for (int i = 0; i < 5; i++)
-		GW_CHECK(isnan(b->lib[40 + i]), "hq POISON: element %d is %a", i,
-			 (double)b->lib[40 + i]);
-	GW_CHECK(gw_test_bits(b->lib[45]) == gw_test_bits(b->init[45]), "hq POISON: beyond");
-	/* L = min(contributors Q, 2^(width-1) - 1) */
-	static const struct {
-		unsigned bits, width;
-		uint32_t contrib;
-		int64_t code;
-		int want;
-	} lim[] = {
-		{2, 4, 2, 2, 1},   {2, 4, 2, -2, 1},  {2, 4, 2, 3, GW_ECORRUPT},
-		{2, 4, 2, -3, GW_ECORRUPT},	      {2, 3, 100, 3, 1},
-		{2, 3, 100, -3, 1}, {2, 3, 100, -4, GW_ECORRUPT},
-		{8, 32, 0xffffffffu, 0x7fffffff, 1},  {8, 32, 0xffffffffu, -0x7fffffff, 1},
-		{8, 32, 0xffffffffu, -0x80000000ll, GW_ECORRUPT},
-		{8, 31, 16909320, 0x3fffffff, 1},     {8, 32, 16909320, 2147483640, 1},
-		{8, 32, 16909320, 2147483641, GW_ECORRUPT},
-		{3, 2, 1, 1, 1},    {3, 2, 1, -2, GW_ECORRUPT},  {3, 3, 1, -3, 1},
-	};
-	for (size_t i = 0; i < GW_ARRAY_SIZE(lim); i++) {
-		char what[120];
-		snprintf(what, sizeof(what), "hq %s bits %u width %u of %u: code %lld",
-			 lim[i].bits == lim[i].width && lim[i].contrib == 1 ? "worker" : "sum",
-			 lim[i].bits, lim[i].width, lim[i].contrib, (long long)lim[i].code);
-		unsigned fl = lim[i].bits == lim[i].width && lim[i].contrib == 1 ? 0 : S;
-		hq_par(hp, lim[i].bits, lim[i].width, fl | R, lim[i].contrib, 5, s7, s7);
-		pl = hq_pack(pay, &lim[i].code, 1, lim[i].width);
-		n = HQ(1, 20, pl);
-		expect(b, f, n, 100, lim[i].want, what);
-	}
-	/* Rotated frames whose blocks are 4096, 2048, ..., 1: every block
-	 * size, odd and even k, sign draws past the first 64 values. */
-	gw_test_rng r = {99};
-	uint32_t counts[] = {1, 2, 3, 7, 64, 65, 4096, 8191, 6000};
-	for (size_t c = 0; c < GW_ARRAY_SIZE(counts); c++)
-		for (unsigned width = 2; width <= 32; width += 10) {
-			uint32_t cnt = counts[c];
-			int64_t L = width == 32 ? 0x7fffffff : ((int64_t)1 << (width - 1)) - 1;
-			for (uint32_t i = 0; i < cnt; i++)
-				q[i] = (int64_t)gw_test_below(&r, 2 * (uint64_t)L + 1) - L;
-			hq_par(hp, 8, width, S | R, 0xffffffffu, (uint32_t)gw_test_rand(&r),
-			       0x3e4ccccd, s7);
-			pl = hq_pack(pay, q, cnt, width);
-			n = build(f, GW_CODEC_HQ, 0, cnt, 3, cnt, hp, 20, pay, pl);
-			/* the library's every ISA path against the one reference */
-			for (int isa = 0; isa <= gw_cpu_best_isa(); isa++) {
-				if (gw_cpu_force_isa(isa) < 0)
-					continue;
-				char what[80];
-				snprintf(what, sizeof(what), "hq rotated sum of %u codes of %u bits, %s",
-					 cnt, width, gw_cpu_isa_name(isa));
-				expect(b, f, n, 1 << 16, (int)cnt, what);
-			}
-			gw_cpu_force_isa(-1);
-		}
-#undef HQ
 }
 
 static void test_hand_built(void **state)
@@ -856,68 +626,68 @@ static void test_hand_built(void **state)
 	size_t n;
 
 	/* 2: a raw frame of 36 + 65532 bytes is longer than GW_FRAME_MAX. */
-	n = build(f, GW_CODEC_RAW, 0, 16383, 0, 16383, NULL, 0, pay, 4 * 16383);
-	expect(&b, f, n, 1 << 16, GW_ELENGTH, "raw frame of 65568 bytes");
-	n = build(f, GW_CODEC_RAW, 0, 16374, 0, 16374, NULL, 0, pay, 4 * 16374);
-	expect(&b, f, n, 1 << 16, 16374, "raw frame of 65532 bytes");
+	n = td_build(f, GW_CODEC_RAW, 0, 16383, 0, 16383, NULL, 0, pay, 4 * 16383);
+	td_expect(&b, f, n, 1 << 16, GW_ELENGTH, "raw frame of 65568 bytes");
+	n = td_build(f, GW_CODEC_RAW, 0, 16374, 0, 16374, NULL, 0, pay, 4 * 16374);
+	td_expect(&b, f, n, 1 << 16, 16374, "raw frame of 65532 bytes");
 	/* 1: dense frames of codecs that write sparse ones only. */
-	n = build(f, GW_CODEC_TOPK, 0, 2, 0, 2, NULL, 0, pay, 8);
-	expect(&b, f, n, 100, GW_EUNSUPPORTED, "dense topk frame");
-	n = build(f, GW_CODEC_SKETCHML, 0, 2, 0, 2, NULL, 0, pay, 8);
-	expect(&b, f, n, 100, GW_EUNSUPPORTED, "dense sketchml frame");
-	n = build(f, GW_CODEC_3LC, GW_FF_SPARSE, 2, 0, 2, &u_one, 4, pay, 1);
-	expect(&b, f, n, 100, GW_EUNSUPPORTED, "sparse 3lc frame");
+	n = td_build(f, GW_CODEC_TOPK, 0, 2, 0, 2, NULL, 0, pay, 8);
+	td_expect(&b, f, n, 100, GW_EUNSUPPORTED, "dense topk frame");
+	n = td_build(f, GW_CODEC_SKETCHML, 0, 2, 0, 2, NULL, 0, pay, 8);
+	td_expect(&b, f, n, 100, GW_EUNSUPPORTED, "dense sketchml frame");
+	n = td_build(f, GW_CODEC_3LC, GW_FF_SPARSE, 2, 0, 2, &u_one, 4, pay, 1);
+	td_expect(&b, f, n, 100, GW_EUNSUPPORTED, "sparse 3lc frame");
 	/* 5: scales' signs. */
 	uint8_t q[5] = {1, 2, 3, 4, 5};
-	n = build(f, GW_CODEC_INT8, 0, 5, 0, 5, &zero_neg, 4, q, 5);
-	expect(&b, f, n, 100, GW_ECORRUPT, "int8 scale -0");
-	n = build(f, GW_CODEC_INT8, 0, 5, 0, 5, &nan_neg, 4, q, 5);
-	expect(&b, f, n, 100, 5, "int8 scale -NaN");
+	n = td_build(f, GW_CODEC_INT8, 0, 5, 0, 5, &zero_neg, 4, q, 5);
+	td_expect(&b, f, n, 100, GW_ECORRUPT, "int8 scale -0");
+	n = td_build(f, GW_CODEC_INT8, 0, 5, 0, 5, &nan_neg, 4, q, 5);
+	td_expect(&b, f, n, 100, 5, "int8 scale -NaN");
 	uint8_t tl[1] = {0};   /* digits 0,0,0,0,0: q = -1 five times */
-	n = build(f, GW_CODEC_3LC, 0, 5, 0, 5, &nan_neg, 4, tl, 1);
-	expect(&b, f, n, 100, 5, "3lc m = -NaN with q = -1 digits");
+	n = td_build(f, GW_CODEC_3LC, 0, 5, 0, 5, &nan_neg, 4, tl, 1);
+	td_expect(&b, f, n, 100, 5, "3lc m = -NaN with q = -1 digits");
 	GW_CHECK(gw_test_bits(b.lib[0]) == 0xffc01234, "3lc NaN m adds m itself: %08x",
 		 gw_test_bits(b.lib[0]));
-	n = build(f, GW_CODEC_TERNGRAD, 0, 5, 0, 5, &nan_neg, 4, tl, 1);
-	expect(&b, f, n, 100, 5, "terngrad m = -NaN with q = -1 digits");
+	n = td_build(f, GW_CODEC_TERNGRAD, 0, 5, 0, 5, &nan_neg, 4, tl, 1);
+	td_expect(&b, f, n, 100, 5, "terngrad m = -NaN with q = -1 digits");
 	GW_CHECK(gw_test_bits(b.lib[2]) == 0xffc01234, "terngrad NaN m adds m itself: %08x",
 		 gw_test_bits(b.lib[2]));
-	n = build(f, GW_CODEC_3LC, 0, 5, 0, 5, &zero_neg, 4, tl, 1);
-	expect(&b, f, n, 100, GW_ECORRUPT, "3lc m = -0");
+	n = td_build(f, GW_CODEC_3LC, 0, 5, 0, 5, &zero_neg, 4, tl, 1);
+	td_expect(&b, f, n, 100, GW_ECORRUPT, "3lc m = -0");
 	/* 12: generic sparse keys from start to start + span - 1. */
 	uint8_t sp[3 * 8] = {0};
-	st32(sp, 10);
-	st32(sp + 4, 12);
-	st32(sp + 8, 14);
-	n = build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 5, NULL, 0, sp, 24);
-	expect(&b, f, n, 100, 3, "raw sparse keys 10..14 in [10, 15)");
-	n = build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 9, 6, NULL, 0, sp, 24);
-	expect(&b, f, n, 100, GW_ECORRUPT, "raw sparse first key above start");
-	n = build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 9, NULL, 0, sp, 24);
-	expect(&b, f, n, 100, GW_ECORRUPT, "raw sparse last key below the span's end");
-	n = build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 9, NULL, 0, sp, 24);
-	expect(&b, f, n, 13, GW_ERANGE, "raw sparse key beyond the output first");
-	n = build(f, GW_CODEC_BF16, GW_FF_SPARSE, 0, 123456789, 77, NULL, 0, NULL, 0);
-	expect(&b, f, n, 100, 0, "bf16 sparse count 0 anywhere");
+	td_st32(sp, 10);
+	td_st32(sp + 4, 12);
+	td_st32(sp + 8, 14);
+	n = td_build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 5, NULL, 0, sp, 24);
+	td_expect(&b, f, n, 100, 3, "raw sparse keys 10..14 in [10, 15)");
+	n = td_build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 9, 6, NULL, 0, sp, 24);
+	td_expect(&b, f, n, 100, GW_ECORRUPT, "raw sparse first key above start");
+	n = td_build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 9, NULL, 0, sp, 24);
+	td_expect(&b, f, n, 100, GW_ECORRUPT, "raw sparse last key below the span's end");
+	n = td_build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 9, NULL, 0, sp, 24);
+	td_expect(&b, f, n, 13, GW_ERANGE, "raw sparse key beyond the output first");
+	n = td_build(f, GW_CODEC_BF16, GW_FF_SPARSE, 0, 123456789, 77, NULL, 0, NULL, 0);
+	td_expect(&b, f, n, 100, 0, "bf16 sparse count 0 anywhere");
 	/* 3: order and span before range, key by key. */
-	st32(sp + 4, 200);
-	n = build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 5, NULL, 0, sp, 24);
-	expect(&b, f, n, 100, GW_ECORRUPT, "raw sparse key past the span and the output");
+	td_st32(sp + 4, 200);
+	n = td_build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 5, NULL, 0, sp, 24);
+	td_expect(&b, f, n, 100, GW_ECORRUPT, "raw sparse key past the span and the output");
 	/* 4: 3lc's order: m before start % 5 before the expansion. */
-	n = build(f, GW_CODEC_3LC, 0, 7, 3, 7, &zero_neg, 4, NULL, 0);
-	expect(&b, f, n, 100, GW_ECORRUPT, "3lc -0 m, bad start, empty payload");
-	n = build(f, GW_CODEC_3LC, 0, 7, 3, 7, &u_one, 4, NULL, 0);
-	expect(&b, f, n, 100, GW_ECORRUPT, "3lc bad start, empty payload");
-	n = build(f, GW_CODEC_3LC, 0, 7, 5, 7, &u_one, 4, NULL, 0);
-	expect(&b, f, n, 100, GW_ELENGTH, "3lc empty payload");
+	n = td_build(f, GW_CODEC_3LC, 0, 7, 3, 7, &zero_neg, 4, NULL, 0);
+	td_expect(&b, f, n, 100, GW_ECORRUPT, "3lc -0 m, bad start, empty payload");
+	n = td_build(f, GW_CODEC_3LC, 0, 7, 3, 7, &u_one, 4, NULL, 0);
+	td_expect(&b, f, n, 100, GW_ECORRUPT, "3lc bad start, empty payload");
+	n = td_build(f, GW_CODEC_3LC, 0, 7, 5, 7, &u_one, 4, NULL, 0);
+	td_expect(&b, f, n, 100, GW_ELENGTH, "3lc empty payload");
 	uint8_t tl2[2] = {121, 0};   /* count 7: the last byte's 3 pad digits 0 */
-	n = build(f, GW_CODEC_3LC, 0, 7, 5, 7, &u_one, 4, tl2, 2);
-	expect(&b, f, n, 100, GW_ECORRUPT, "3lc pad digits not 1");
+	n = td_build(f, GW_CODEC_3LC, 0, 7, 5, 7, &u_one, 4, tl2, 2);
+	td_expect(&b, f, n, 100, GW_ECORRUPT, "3lc pad digits not 1");
 	/* 6: params and payload lengths. */
-	n = build(f, GW_CODEC_BF16, 0, 2, 0, 2, &u_one, 4, pay, 4);
-	expect(&b, f, n, 100, GW_ELENGTH, "bf16 with params");
-	n = build(f, GW_CODEC_INT8, 0, 5, 0, 5, &u_one, 4, q, 4);
-	expect(&b, f, n, 100, GW_ELENGTH, "int8 payload short");
+	n = td_build(f, GW_CODEC_BF16, 0, 2, 0, 2, &u_one, 4, pay, 4);
+	td_expect(&b, f, n, 100, GW_ELENGTH, "bf16 with params");
+	n = td_build(f, GW_CODEC_INT8, 0, 5, 0, 5, &u_one, 4, q, 4);
+	td_expect(&b, f, n, 100, GW_ELENGTH, "int8 payload short");
 	hand_built_hq(&b, f, pay);
 	free(f);
 	bufs_free(&b);
