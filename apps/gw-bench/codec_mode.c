@@ -34,6 +34,10 @@ struct frames {
 
 struct run {
 	gw_encoder *enc;
+	/* --shared-scale: every frame on this scale (summable codecs), as
+	 * an allreduce's workers encode once a round has named it. */
+	bool shared;
+	float scale;
 	gw_tensor t;
 	size_t budget;
 	struct frames fr;
@@ -47,7 +51,8 @@ static void usage(FILE *f)
 "usage: gw-bench codec --codec NAME[:KEY=VALUE,...] [--param KEY=VALUE]...\n"
 "                      (--input FILE.f32 | --keys FILE.u32 --values FILE.f32 [--dim D]\n"
 "                       | --synthetic N [--seed S])\n"
-"                      [--mtu BYTES] [--backend NAME] [--no-ef] [--min-time SEC] [--json]\n\n"
+"                      [--mtu BYTES] [--backend NAME] [--no-ef] [--shared-scale]\n"
+"                      [--min-time SEC] [--json]\n\n"
 "  --codec NAME       a registered codec (");
 	int ids[64], n = gw_codec_list(ids, 64);
 	for (int i = 0; i < n; i++)
@@ -68,6 +73,8 @@ static void usage(FILE *f)
 "                     pays on the wire, reported as wire_bytes and\n"
 "                     wire_bits_per_value (Ethernet header and FCS counted)\n"
 "  --no-ef            encode without error feedback (default: on for lossy codecs)\n"
+"  --shared-scale     hq: every frame on one scale (the input's max |x|), as an\n"
+"                     allreduce's workers encode once a round has named it\n"
 "  --min-time SEC     time per measurement (default 0.5)\n"
 "  --json             one JSON object instead of the table\n", GW_PKT_RESERVE);
 }
@@ -166,6 +173,9 @@ static void encode_all(void *p)
 			rc = GW_ENOMEM;
 			break;
 		}
+		if (r->shared &&
+		    (rc = gw_encoder_set_shared(r->enc, r->scale, (uint32_t)fr->n + 1)) < 0)
+			break;
 		rc = gw_encode_next(r->enc, fr->buf + fr->used, r->budget);
 		if (rc <= 0)
 			break;
@@ -253,10 +263,13 @@ static void errors(const struct input *in, const float *out, struct result *res)
 }
 
 static int run_codec(const struct input *in, int id, char **params, int np,
-		     size_t budget, bool ef, double min_s, struct result *res)
+		     size_t budget, bool ef, bool shared, double min_s, struct result *res)
 {
 	struct run r = {0};
 	r.budget = budget;
+	r.shared = shared;
+	for (uint64_t i = 0; shared && i < in->nnz; i++)
+		r.scale = fmaxf(r.scale, fabsf(in->values[i]));
 	r.t = (gw_tensor){.id = 1, .dim = in->dim, .values = in->values,
 			  .keys = in->keys, .nnz = in->nnz, .key_bits = 32};
 	gw_encoder *enc[2] = {gw_encoder_create(id), gw_encoder_create(id)};
@@ -479,13 +492,13 @@ int bench_codec_main(int argc, char **argv)
 		{"synthetic", required_argument, 0, 's'}, {"seed", required_argument, 0, 'S'},
 		{"mtu", required_argument, 0, 'm'}, {"no-ef", no_argument, 0, 'n'},
 		{"min-time", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
-		{"backend", required_argument, 0, 'b'},
+		{"backend", required_argument, 0, 'b'}, {"shared-scale", no_argument, 0, 'H'},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	const char *codec = NULL, *input = NULL, *kf = NULL, *vf = NULL;
 	char *params[32];
 	int np = 0, c;
 	uint64_t dim = 0, synthetic = 0, seed = 1, mtu = 0;
-	bool json = false, ef = true, have_syn = false;
+	bool json = false, ef = true, have_syn = false, shared = false;
 	const struct link *link = &links[0];
 	double min_s = 0.5;
 
@@ -521,6 +534,7 @@ int bench_codec_main(int argc, char **argv)
 			}
 			break;
 		case 'n': ef = false; break;
+		case 'H': shared = true; break;
 		case 't': ok = bench_num("min-time", optarg, 0.001, 60, &min_s); break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return 0;
@@ -582,6 +596,11 @@ int bench_codec_main(int argc, char **argv)
 		return BENCH_EUSAGE;
 	}
 
+	if (shared && (!id || id != GW_CODEC_HQ)) {
+		fprintf(stderr, "gw-bench: --shared-scale: only for a summable codec (hq), not %s\n",
+			codec);
+		return BENCH_EUSAGE;
+	}
 	struct input in = {0};
 	if (have_syn)
 		synth(&in, synthetic, seed);
@@ -594,7 +613,7 @@ int bench_codec_main(int argc, char **argv)
 	res.input_bytes = (double)in.nnz * (in.keys ? 8 : 4);
 	res.memcpy_gbps = bench_memcpy_gbps((size_t)res.input_bytes, min_s);
 	size_t budget = mtu - link->reserve;
-	int rc = id ? run_codec(&in, id, params, np, budget, ef, min_s, &res)
+	int rc = id ? run_codec(&in, id, params, np, budget, ef, shared, min_s, &res)
 		    : run_zstd(&in, params, np, min_s, &res);
 	/* A frame is a packet; zstd's one blob is cut into budget-sized
 	 * pieces, none of which decodes alone. */
