@@ -1737,6 +1737,7 @@ int main(int argc, char **argv)
 		dr += seeds_dr_value(name, write_file);
 		dr += seeds_coll(name, write_file);
 		dr += seeds_rdma(name, write_file);
+		dr += seeds_hq_kern(name, write_file);
 		if (name && strcmp(name, "frame") && strcmp(name, "roundtrip") &&
 		    strcmp(name, "pkt") && strcmp(name, "libsvm") &&
 		    strcmp(name, "delta_binary") && strcmp(name, "quantile") &&

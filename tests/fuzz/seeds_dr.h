@@ -14,5 +14,7 @@ int seeds_dr_index(const char *name, seed_write_fn write);
 int seeds_dr_value(const char *name, seed_write_fn write);
 /* And those of the RDMA receive harness (seeds_rdma.c). */
 int seeds_rdma(const char *name, seed_write_fn write);
+/* And those of hq's loops (seeds_hq_kern.c). */
+int seeds_hq_kern(const char *name, seed_write_fn write);
 
 #endif
