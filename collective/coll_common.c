@@ -8,6 +8,7 @@
 #include <sodium.h>
 
 #include "coll_internal.h"
+#include "coll_opts.h"
 
 
 /* Applies "name=value,..." to enc (gw_encoder_set_params); the message
@@ -118,8 +119,9 @@ int coll_job_defaults(gw_coll_job *j, const char **why)
 		j->deadline_us = COLL_DEADLINE_DEF_US;
 	if (!j->up_codec)
 		j->up_codec = e->up_codec;
-	if (!j->down_codec)   /* a summable uplink comes down as its own sum */
-		j->down_codec = j->up_codec == GW_CODEC_HQ ? GW_CODEC_HQ : e->down_codec;
+	if (!j->down_codec)
+		j->down_codec = e == &coll_dense_engine ? coll_down_default(j->up_codec)
+							: e->down_codec;
 	const char *w = NULL;
 	if (!j->dim)
 		w = "dim: must be at least 1";

@@ -314,3 +314,8 @@ int coll_opts_dp_open(const struct coll_opt_vals *v, const gw_dp_config *cfg, gw
 	}
 	return rc;
 }
+
+int coll_down_default(int up_codec)
+{
+	return up_codec == GW_CODEC_HQ ? GW_CODEC_HQ : GW_CODEC_RAW;
+}

@@ -71,6 +71,10 @@ struct coll_opt {
 extern const struct coll_opt coll_opt_table[];
 
 /* The entry of name that applies where (COLL_OPT_MEMBER or _CLI), or NULL. */
+/* The downlink codec a job gets when it names none: raw, but an hq
+ * uplink comes down as hq, the shards' integer sum (the CLIs show it, and
+ * gw_coll_job's 0 means it). */
+int coll_down_default(int up_codec);
 const struct coll_opt *coll_opt_find(const char *name, unsigned where);
 
 /* Every field at its entry's default. */

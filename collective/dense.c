@@ -103,16 +103,26 @@ static float *worst_case(uint32_t n)
 	return x;
 }
 
+int coll_hq_params(const char *up_params, unsigned *bits, unsigned *rotate)
+{
+	const char *why = NULL;
+	gw_encoder *enc = coll_encoder(GW_CODEC_HQ, up_params, 0, &why);
+	double b = 0, r = 0;
+	int rc = enc && gw_encoder_get_param(enc, GW_PARAM_BITS, &b) == 0 &&
+			 gw_encoder_get_param(enc, GW_PARAM_ROTATE, &r) == 0
+		 ? GW_OK : GW_ERR(GW_EINVAL);
+	gw_encoder_free(enc);
+	*bits = (unsigned)b;
+	*rotate = r != 0;
+	return rc;
+}
+
 /* The largest sum frame of n elements an hq job's shard may send. */
 static int hq_sum_max(const gw_coll_job *j, uint32_t n)
 {
-	const char *why = NULL;
-	gw_encoder *enc = coll_encoder(j->up_codec, j->up_params, n, &why);
-	double bits = 0;
-	if (!enc || gw_encoder_get_param(enc, GW_PARAM_BITS, &bits) < 0)
-		bits = 0;
-	gw_encoder_free(enc);
-	return bits ? gw_sum_frame_max((unsigned)bits, j->workers, n) : GW_ERR(GW_EINVAL);
+	unsigned bits, rot;
+	int rc = coll_hq_params(j->up_params, &bits, &rot);
+	return rc < 0 ? rc : gw_sum_frame_max(bits, j->workers, n);
 }
 
 static int fits(const gw_coll_job *j, uint32_t n, uint32_t payload_max,

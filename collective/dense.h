@@ -97,6 +97,10 @@ static inline uint32_t coll_hq_seed(const struct coll_layout *L, uint32_t round,
 	return (uint32_t)gw_mix64(gw_mix64(((uint64_t)L->job.job << 32) | round) ^ c);
 }
 
+/* hq's bits and rotation as a job's uplink params give them (the
+ * workers' encoders read them so): 0, or GW_EINVAL for params it refuses. */
+int coll_hq_params(const char *up_params, unsigned *bits, unsigned *rotate);
+
 /* 0 if fi is a frame of chunk ch for direction dir (0 up, 1 down): the
  * chunk's codec (the job's, raw for a tensor below min_elems), its
  * tensor's index, and all of the chunk — dense: exactly its elements,

@@ -78,18 +78,12 @@ int dense_agg_init(gw_agg *a, const gw_agg_config *cfg)
 	if (hq) {
 		/* The job's bits and rotation, as the workers' encoders read
 		 * them: a frame with others is refused. */
-		gw_encoder *u = coll_encoder(j->up_codec, cfg->job.up_params, j->chunk_elems, &why);
-		double bits = 0, rot = 0;
-		if (u) {
-			gw_encoder_get_param(u, GW_PARAM_BITS, &bits);
-			gw_encoder_get_param(u, GW_PARAM_ROTATE, &rot);
-		}
-		gw_encoder_free(u);
-		g->hq_bits = (unsigned)bits;
-		g->hq_rotate = rot != 0;
+		int rc = coll_hq_params(cfg->job.up_params, &g->hq_bits, &g->hq_rotate);
+		if (rc < 0)
+			return rc;   /* the job's check took these params */
 		g->hq_next = calloc(g->local_chunks + 1, sizeof(float));
 		g->hq_known = calloc(g->local_chunks + 1, 1);
-		if (!u || !g->hq_next || !g->hq_known)
+		if (!g->hq_next || !g->hq_known)
 			return GW_ERR(GW_ENOMEM);
 	}
 	for (uint32_t i = 0; i < 2 * g->nslots; i++) {

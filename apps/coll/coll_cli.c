@@ -418,9 +418,7 @@ static void job_of(struct cli *c, gw_coll_job *job)
 		.dim = c->o.dim, .workers = (uint16_t)c->o.workers,
 		.shards = (uint16_t)(c->o.shards ? c->o.shards : 1),
 		.up_codec = up,
-		/* default raw; an hq uplink comes down as its own sum */
-		.down_codec = c->down ? gw_codec_by_name(c->down)
-				      : up == GW_CODEC_HQ ? GW_CODEC_HQ : GW_CODEC_RAW,
+		.down_codec = c->down ? gw_codec_by_name(c->down) : coll_down_default(up),
 		.up_params = c->up_params, .down_params = c->down_params,
 		.key = c->keyed ? c->key : NULL,
 	};
