@@ -325,8 +325,16 @@ static void direct_frame(gw_encoder *enc, struct hq_state *st, float *e, uint32_
 	steps_of(fp->scale, Q, &step, &inv);
 	direct(g, ep, n, inv, step, (float)Q, st->q, &mb);
 	memcpy(&fp->next, &mb, 4);
-	if (mb >= 0x7f800000u)
+	if (mb >= 0x7f800000u) {
 		poison(fp, st, st->q, ep, n);
+		return;
+	}
+	/* code * step rounds above FLT_MAX only when Q * step does (a scale
+	 * near FLT_MAX, §4.11.5): then e = c - Inf, which restarts at 0 as the
+	 * rotated path's residual does. */
+	for (uint32_t i = 0; ep && !isfinite((float)Q * step) && i < n; i++)
+		if (!isfinite(ep[i]))
+			ep[i] = 0.0f;
 }
 
 /* Without a shared scale, a frame's seed comes from the encoder's, the

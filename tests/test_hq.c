@@ -3,6 +3,7 @@
  * here from the spec, bit for bit. */
 #include "gw_test.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "gw_cpu.h"
@@ -203,6 +204,34 @@ static void test_scale_zero_keeps_all(void **state)
 	GW_FREE_ALL(g, e, buf, codes);
 }
 
+/* A scale near FLT_MAX (§4.11.5): Q's code times the step rounds to Inf,
+ * and the error buffer entry that would hold c - Inf restarts at 0, on
+ * the unrotated path (fused) as on the rotated one. */
+static void test_huge_scale_restarts_e(void **state)
+{
+	(void)state;
+	uint32_t n = 600;
+	float *g = malloc(n * sizeof(float)), *e = calloc(n, sizeof(float));
+	uint8_t *buf = malloc(GW_FRAME_MAX);
+	GW_CHECK(g && e && buf, "out of memory");
+	static const char *const params[] = {"bits=8,rotate=0", "bits=8,rotate=0,"
+					     "rounding=stochastic", "bits=8"};
+	for (size_t p = 0; p < GW_ARRAY_SIZE(params); p++) {
+		for (uint32_t i = 0; i < n; i++) {
+			g[i] = i % 2 ? FLT_MAX : -FLT_MAX;
+			e[i] = 0.0f;
+		}
+		encode(params[p], g, n, FLT_MAX, 7, e, buf, GW_FRAME_MAX);
+		uint32_t zeros = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			GW_CHECK(isfinite(e[i]), "%s: e[%u] = %a", params[p], i, (double)e[i]);
+			zeros += e[i] == 0.0f;
+		}
+		GW_CHECK(p == 2 || zeros == n, "%s: %u of %u entries restarted", params[p], zeros, n);
+	}
+	GW_FREE_ALL(g, e, buf);
+}
+
 /* ---- sums ---- */
 
 /* W = 2..8 workers, every width: gw_sum_add of their frames is the sum of
@@ -347,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_rotation),
 		cmocka_unit_test(test_encode_model),
 		cmocka_unit_test(test_scale_zero_keeps_all),
+	     cmocka_unit_test(test_huge_scale_restarts_e),
 		cmocka_unit_test(test_sum_exact),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_stochastic_unbiased),
