@@ -168,10 +168,15 @@ struct dense_worker {
 	uint32_t inflight;         /* sent, no result yet (this call) */
 	uint64_t first_result_ns;  /* this call's first result came (0: none) */
 	/* Device tensors (gw_comm_set_gpu): the executor, the error buffer
-	 * and an aliased gradient's copy in its memory, top-k's fraction, 3lc's sparsity. */
+	 * and an aliased gradient's copy in its memory, top-k's fraction, 3lc's
+	 * sparsity, hq's params and the frames its kernels wrote (stochastic
+	 * rounding's counter, as the host encoder's). */
 	gw_gpu *gpu;
 	float *dev_ef, *dev_gcopy;
 	double fraction, sparsity;
+	unsigned hq_bits, hq_rotate, hq_stochastic;
+	uint32_t hq_seed;
+	uint64_t hq_frames;
 	/* Pipelined rounds (c->pipe): this call's tag (0: gw_allreduce's
 	 * flat grad), a result chunk's decode scratch, results per tensor,
 	 * and a bf16/fp16 tensor widened for its encoder. */

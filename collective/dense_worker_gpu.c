@@ -44,7 +44,7 @@ int dense_set_gpu(gw_comm *c, gw_gpu *g)
 		return GW_ERRF(GW_ESTATE, "gpu: already set");
 	if (!gw_gpu_takes(j->up_codec) || !gw_gpu_takes(j->down_codec))
 		return GW_ERRF(GW_EUNSUPPORTED, "gpu: no kernels for %s %s (raw, bf16, int8, "
-			       "3lc, topk)",
+			       "3lc, topk, hq)",
 			       gw_gpu_takes(j->up_codec) ? "down" : "up",
 			       gw_codec_name(gw_gpu_takes(j->up_codec) ? j->down_codec
 									 : j->up_codec));
@@ -68,6 +68,20 @@ int dense_set_gpu(gw_comm *c, gw_gpu *g)
 	    (j->up_codec == GW_CODEC_3LC &&
 	     gw_encoder_get_param(d->enc, GW_PARAM_SPARSITY, &s) < 0))
 		return GW_ERRF(GW_EPARAM, "gpu: the uplink codec's parameter is missing");
+	if (j->up_codec == GW_CODEC_HQ) {
+		/* The host encoder holds hq's params (this worker's seed
+		 * already mixed in by dense_comm_init): the kernels take the same. */
+		double v[4];
+		const int ids[] = {GW_PARAM_BITS, GW_PARAM_ROTATE, GW_PARAM_ROUNDING,
+				   GW_PARAM_SEED};
+		for (int i = 0; i < 4; i++)
+			if (gw_encoder_get_param(d->enc, ids[i], &v[i]) < 0)
+				return GW_ERRF(GW_EPARAM, "gpu: hq's parameters are missing");
+		d->hq_bits = (unsigned)v[0];
+		d->hq_rotate = (unsigned)v[1];
+		d->hq_stochastic = (unsigned)v[2];
+		d->hq_seed = (uint32_t)v[3];
+	}
 	if (d->ef) {
 		if (!(d->dev_ef = gw_gpu_alloc(g, j->dim * sizeof(float))))
 			return GW_ERRF(GW_ENOMEM, "gpu: no memory for the error buffer");
@@ -172,7 +186,23 @@ static int fill_dev(gw_comm *c, struct call *k, uint64_t now)
 		.g = d->grad + off, .e = d->dev_ef ? d->dev_ef + off : NULL, .dim = dim,
 		.chunk_elems = L->job.chunk_elems, .first = first, .n = n,
 		.bufs = bufs, .room = room, .lens = lens};
+	/* hq: each chunk on the scale the shard named and the round's
+	 * rotation, as the host path's encoder takes them. */
+	uint32_t seeds[DEV_BATCH];
+	if (j.codec == GW_CODEC_HQ) {
+		for (uint32_t i = 0; i < n; i++)
+			seeds[i] = coll_hq_seed(L, c->round, ch0 + i);
+		j.bits = d->hq_bits;
+		j.rotate = d->hq_rotate;
+		j.stochastic = d->hq_stochastic;
+		j.seed = d->hq_seed;
+		j.scales = d->hq_scale + ch0;
+		j.seeds = seeds;
+		j.count0 = d->hq_frames;
+	}
 	int rc = gw_gpu_encode_chunks(d->gpu, &j);
+	if (rc >= 0 && j.codec == GW_CODEC_HQ)
+		d->hq_frames += n;
 	uint32_t i = 0;
 	for (; rc >= 0 && i < n; i++)
 		rc = dense_post_chunk(c, k, pk[i], (int)lens[i], now);

@@ -53,3 +53,13 @@ int gw_emu_decode_3lc(const struct gw_kf_dec *d)
 {
 	return waited(gw_cuda_decode_3lc(d, NULL));
 }
+
+int gw_emu_encode_hq(const struct gw_kh_enc *j)
+{
+	return waited(gw_cuda_encode_hq(j, NULL));
+}
+
+int gw_emu_decode_hq(const struct gw_kf_dec *d)
+{
+	return waited(gw_cuda_decode_hq(d, NULL));
+}

@@ -10,6 +10,7 @@
 #define GW_GPUDIRECT_EMU_H
 
 #include "kern/dense.h"
+#include "kern/hq.h"
 #include "kern/tlc.h"
 #include "kern/topk.h"
 
@@ -40,6 +41,12 @@ int gw_emu_decode_topk(const struct gw_kf_dec *d);
 
 /* Decode-accumulates d->n 3lc frames. */
 int gw_emu_decode_3lc(const struct gw_kf_dec *d);
+
+/* Encodes j->frames hq frames. */
+int gw_emu_encode_hq(const struct gw_kh_enc *j);
+
+/* Decode-accumulates d->n hq frames (a worker's or a shard's sum). */
+int gw_emu_decode_hq(const struct gw_kf_dec *d);
 
 #ifdef __cplusplus
 }

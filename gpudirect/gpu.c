@@ -3,6 +3,7 @@
  * launches, and reads the verdicts from mapped memory, so the collective
  * sees a synchronous call; one stream keeps the launches of a batch (and
  * the scratch they share) in order. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,12 +121,20 @@ static void tlc_free(gw_gpu *g, int all)
 		t->words = words;
 }
 
+static void hq_free(gw_gpu *g)
+{
+	g->ops->free(g, g->hq.y);
+	g->ops->free(g, g->hq.q);
+	memset(&g->hq, 0, sizeof(g->hq));
+}
+
 void gw_gpu_close(gw_gpu *g)
 {
 	if (!g)
 		return;
 	topk_free(g);
 	tlc_free(g, 1);
+	hq_free(g);
 	if (g->par.host)
 		g->ops->free_mapped(g, g->par.host);
 	for (unsigned i = 0; i < g->map.n; i++)
@@ -216,18 +225,21 @@ int gw_gpu_takes(int codec)
 }
 
 
-/* Mapped parameters for n frames: pointers, lengths, verdicts, counts.
- * *h and *d: the host's and the kernels' view of the same block. */
+/* Mapped parameters for n frames: pointers, lengths, verdicts, counts,
+ * hq's shared scales and seeds. *h and *d: the host's and the kernels'
+ * view of the same block. */
 struct par_view {
 	uint8_t **ptr;
 	uint32_t *len;
 	int32_t *rc;
 	uint32_t *cnt;
+	float *scale;
+	uint32_t *seed;
 };
 
 static int params(gw_gpu *g, uint32_t n, struct par_view *h, struct par_view *d)
 {
-	size_t per = sizeof(void *) + 3 * sizeof(uint32_t);
+	size_t per = sizeof(void *) + 5 * sizeof(uint32_t);
 	if (n > g->par.cap) {
 		uint32_t cap = GW_MAX(n, 2 * g->par.cap);
 		void *dev, *host = g->ops->alloc_mapped(g, (size_t)cap * per, &dev);
@@ -245,6 +257,8 @@ static int params(gw_gpu *g, uint32_t n, struct par_view *h, struct par_view *d)
 		v[i]->len = (uint32_t *)(void *)(b[i] + cap * sizeof(void *));
 		v[i]->rc = (int32_t *)(void *)(b[i] + cap * (sizeof(void *) + 4));
 		v[i]->cnt = (uint32_t *)(void *)(b[i] + cap * (sizeof(void *) + 8));
+		v[i]->scale = (float *)(void *)(b[i] + cap * (sizeof(void *) + 12));
+		v[i]->seed = (uint32_t *)(void *)(b[i] + cap * (sizeof(void *) + 16));
 	}
 	return GW_OK;
 }
@@ -424,6 +438,49 @@ static int encode_3lc(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view 
 	return GW_OK;
 }
 
+/* A batch of hq chunks, one frame each (codec/'s hq encoder with
+ * max_frame_elems = chunk_elems, on each chunk's shared scale and seed
+ * when given): the rotated values and codes wait in scratch. */
+static int encode_hq(gw_gpu *g, const struct gw_gpu_chunks *j, struct par_view *h,
+		     struct par_view *d)
+{
+	uint32_t need = (uint32_t)GW_MIN((uint64_t)j->chunk_elems, j->dim);
+	if (j->bits < 2 || j->bits > 8 || j->rotate > 1 || j->stochastic > 1)
+		return GW_ERRF(GW_EPARAM, "gpu: hq bits %u, rotate %u, stochastic %u (bits "
+			       "2-8, the others 0 or 1)", j->bits, j->rotate, j->stochastic);
+	if (gw_kh_per_frame(j->bits, j->room, need) != need)
+		return GW_ERRF(GW_EBUDGET, "gpu: a chunk of %u elements does not fit one hq "
+			       "frame of %u bytes at %u bits", need, j->room, j->bits);
+	uint64_t base = (uint64_t)j->first * j->chunk_elems;
+	uint64_t dim = GW_MIN((uint64_t)j->n * j->chunk_elems, j->dim - base);
+	if (g->hq.n < dim) {
+		hq_free(g);
+		g->hq.y = g->ops->alloc(g, (size_t)dim * sizeof(float));
+		g->hq.q = g->ops->alloc(g, (size_t)dim);
+		if (!g->hq.y || !g->hq.q) {
+			hq_free(g);
+			return GW_ERRF(GW_ENOMEM, "gpu: no memory for hq batches of %llu "
+				       "elements", (unsigned long long)dim);
+		}
+		g->hq.n = dim;
+	}
+	for (uint32_t i = 0; j->scales && i < j->n; i++) {
+		if (!(j->scales[i] >= 0.0f && j->scales[i] <= FLT_MAX))
+			return GW_ERRF(GW_EINVAL, "gpu: hq chunk %u: shared scale %g is not a "
+				       "finite value >= 0", j->first + i, (double)j->scales[i]);
+		h->scale[i] = j->scales[i];
+		h->seed[i] = j->seeds ? j->seeds[i] : 0;
+	}
+	struct gw_kh_enc k = {.g = j->g + base, .e = j->e ? j->e + base : NULL, .dim = dim,
+		.tensor = j->tensor, .per_frame = j->chunk_elems, .frames = j->n,
+		.slots = d->ptr, .lens = d->len, .base = base, .bits = j->bits,
+		.rotate = j->rotate, .stochastic = j->stochastic, .seed = j->seed,
+		.scales = j->scales ? d->scale : NULL, .seeds = j->scales ? d->seed : NULL,
+		.count0 = j->count0, .y = g->hq.y, .q = g->hq.q};
+	int rc = g->ops->encode(g, GW_WIRE_CODEC_HQ, &k);
+	return rc == GW_OK ? g->ops->sync(g) : drained(g, rc);
+}
+
 int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j)
 {
 	if (!g || !j || !j->g || !j->bufs || !j->lens || !j->n || !j->chunk_elems)
@@ -447,6 +504,8 @@ int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j)
 		rc = encode_topk(g, j, &h, &d);
 	} else if (j->codec == GW_WIRE_CODEC_3LC) {
 		rc = encode_3lc(g, j, &d);
+	} else if (j->codec == GW_WIRE_CODEC_HQ) {
+		rc = encode_hq(g, j, &h, &d);
 	} else {
 		/* §4.1's sizing: every chunk must be one frame of room bytes
 		 * (a tensor shorter than a chunk is one chunk of its length:

@@ -12,6 +12,7 @@
 #include <gw/gpudirect.h>
 
 #include "kern/dense.h"
+#include "kern/hq.h"
 #include "kern/tlc.h"
 #include "kern/topk.h"
 #include "map.h"
@@ -72,6 +73,13 @@ struct gpu_tlc {
 	uint32_t *runs, *tok, *tok_byte, *tiles, *words;   /* words: mx, ntok, err */
 };
 
+/* hq's scratch for batches of up to n elements: rotated values, codes. */
+struct gpu_hq {
+	uint64_t n;
+	float *y;
+	int8_t *q;
+};
+
 struct gw_gpu {
 	const struct gw_gpu_ops *ops;
 	void *priv;
@@ -79,6 +87,7 @@ struct gw_gpu {
 	struct gpu_params par;
 	struct gpu_topk tk;
 	struct gpu_tlc tl;
+	struct gpu_hq hq;
 };
 
 /* An executor announces itself when the library loads (gpu_cuda.c). */

@@ -5,12 +5,15 @@
  * spelled GW_LAUNCH and GW_SHARED (gw_cuda_lang.h).
  * Dense raw/bf16/int8: one frame per block (grid-stride over the frames),
  * GW_KD_THREADS threads. 3lc: the launches of kern/tlc.h, on one stream,
- * with no host round trip (the frame count stays on the device). */
+ * with no host round trip (the frame count stays on the device). hq: one
+ * frame per block, its rotation blocks one after another through shared
+ * memory, a barrier between butterfly passes. */
 #include <cuda_runtime.h>
 
 #include "gw_cuda.h"
 #include "gw_cuda_lang.h"
 #include "kern/dense.h"
+#include "kern/hq.h"
 #include "kern/tlc.h"
 #include "kern/topk.h"
 
@@ -354,6 +357,111 @@ extern "C" cudaError_t gw_cuda_decode_topk(const struct gw_kf_dec *d, cudaStream
 	return cudaGetLastError();
 }
 
+/* ---- hq (kern/hq.h) ----------------------------------------------------------- */
+
+__global__ void __launch_bounds__(GW_KH_THREADS) gw_kh_encode_kernel(struct gw_kh_enc j)
+{
+	GW_SHARED(struct gw_kh_shared, s);
+	uint32_t t = threadIdx.x;
+	for (uint32_t f = blockIdx.x; f < j.frames; f += gridDim.x) {
+		uint32_t n = gw_kh_frame_elems(&j, f);
+		if (t == 0)
+			gw_kh_enc_start(&j, f, &s);
+		__syncthreads();
+		if (!j.rotate)
+			gw_kh_enc_plain(&j, f, t, &s);
+		for (uint32_t off = 0, b; j.rotate && off < n; off += b) {
+			b = gw_kh_block(n - off);
+			gw_kh_enc_load(&j, f, off, b, t, &s);
+			__syncthreads();
+			for (uint32_t h = 1; h < b; h *= 2) {
+				gw_kh_pass(&s, b, h, t);
+				__syncthreads();
+			}
+			gw_kh_enc_store(&j, f, off, b, t, &s);
+			__syncthreads();
+		}
+		__syncthreads();
+		if (t == 0)
+			gw_kh_enc_scale(&j, f, &s);
+		__syncthreads();
+		if (!j.rotate || !j.e || s.bad)
+			gw_kh_enc_codes(&j, f, t, &s);
+		for (uint32_t off = 0, b; j.rotate && j.e && !s.bad && off < n; off += b) {
+			b = gw_kh_block(n - off);
+			gw_kh_enc_quant(&j, f, off, b, t, &s);
+			__syncthreads();
+			for (uint32_t h = 1; h < b; h *= 2) {
+				gw_kh_pass(&s, b, h, t);
+				__syncthreads();
+			}
+			gw_kh_enc_residual(&j, f, off, b, t, &s);
+			__syncthreads();
+		}
+		__syncthreads();
+		gw_kh_enc_pack(&j, f, t);
+		__syncthreads();
+		if (t == 0)
+			gw_kh_enc_seal(&j, f, &s);
+		__syncthreads();
+	}
+}
+
+__global__ void __launch_bounds__(GW_KH_THREADS) gw_kh_decode_kernel(struct gw_kf_dec d)
+{
+	GW_SHARED(struct gw_kh_shared, s);
+	uint32_t t = threadIdx.x;
+	for (uint32_t f = blockIdx.x; f < d.n; f += gridDim.x) {
+		if (t == 0)
+			gw_kh_dec_check(&d, f, &s);
+		__syncthreads();
+		gw_kh_dec_scan(t, &s);
+		__syncthreads();
+		if (t == 0)
+			gw_kh_dec_verdict(&s);
+		__syncthreads();
+		int rotated = !s.rc && (s.flags & GW_KH_F_ROTATED) && !(s.flags & GW_KH_F_POISON);
+		if (!rotated)
+			gw_kh_dec_plain(&d, t, &s);
+		for (uint32_t off = 0, b; rotated && off < s.count; off += b) {
+			b = gw_kh_block(s.count - off);
+			gw_kh_dec_load(off, b, t, &s);
+			__syncthreads();
+			for (uint32_t h = 1; h < b; h *= 2) {
+				gw_kh_pass(&s, b, h, t);
+				__syncthreads();
+			}
+			gw_kh_dec_add(&d, off, b, t, &s);
+			__syncthreads();
+		}
+		__syncthreads();
+		if (t == 0)
+			gw_kh_dec_done(&d, f, &s);
+		__syncthreads();
+	}
+}
+
+extern "C" cudaError_t gw_cuda_encode_hq(const struct gw_kh_enc *j, cudaStream_t stream)
+{
+	if (!j || !j->frames || !j->g || !j->y || !j->q || j->bits < 2 || j->bits > 8 ||
+	    !j->per_frame || (uint64_t)(j->frames - 1) * j->per_frame >= j->dim ||
+	    (uint64_t)j->frames * j->per_frame < j->dim || !j->slots || !j->lens ||
+	    !j->scales != !j->seeds)
+		return cudaErrorInvalidValue;
+	fresh();
+	GW_LAUNCH(gw_kh_encode_kernel, grid_for(j->frames), GW_KH_THREADS, stream)(*j);
+	return cudaGetLastError();
+}
+
+extern "C" cudaError_t gw_cuda_decode_hq(const struct gw_kf_dec *d, cudaStream_t stream)
+{
+	if (!d || !d->n)
+		return cudaErrorInvalidValue;
+	fresh();
+	GW_LAUNCH(gw_kh_decode_kernel, grid_for(d->n), GW_KH_THREADS, stream)(*d);
+	return cudaGetLastError();
+}
+
 /* ---- error buffers ------------------------------------------------------------ */
 
 __global__ void gw_finite_kernel(float *p, uint64_t n)
@@ -391,12 +499,18 @@ static cudaError_t enc_topk(const void *j, cudaStream_t s)
 	return gw_cuda_encode_topk(static_cast<const struct gw_kk_enc *>(j), s);
 }
 
+static cudaError_t enc_hq(const void *j, cudaStream_t s)
+{
+	return gw_cuda_encode_hq(static_cast<const struct gw_kh_enc *>(j), s);
+}
+
 static const struct gw_cuda_kern kerns[] = {
 	{GW_WIRE_CODEC_RAW, "raw", enc_dense, gw_cuda_decode_dense},
 	{GW_WIRE_CODEC_BF16, "bf16", enc_dense, gw_cuda_decode_dense},
 	{GW_WIRE_CODEC_INT8, "int8", enc_dense, gw_cuda_decode_dense},
 	{GW_WIRE_CODEC_3LC, "3lc", enc_3lc, gw_cuda_decode_3lc},
 	{GW_WIRE_CODEC_TOPK, "top-k", enc_topk, gw_cuda_decode_topk},
+	{GW_WIRE_CODEC_HQ, "hq", enc_hq, gw_cuda_decode_hq},
 };
 
 extern "C" const struct gw_cuda_kern *gw_cuda_kernels(int codec)

@@ -19,11 +19,14 @@
 #define gw_cuda_decode_3lc gw_hcu_k_decode_3lc
 #define gw_cuda_encode_topk gw_hcu_k_encode_topk
 #define gw_cuda_decode_topk gw_hcu_k_decode_topk
+#define gw_cuda_encode_hq gw_hcu_k_encode_hq
+#define gw_cuda_decode_hq gw_hcu_k_decode_hq
 #define gw_cuda_finite gw_hcu_k_finite
 #define gw_cuda_kernels gw_hcu_k_kernels
 #endif
 
 #include "kern/dense.h"
+#include "kern/hq.h"
 #include "kern/tlc.h"
 #include "kern/topk.h"
 
@@ -46,9 +49,14 @@ cudaError_t gw_cuda_decode_3lc(const struct gw_kf_dec *d, cudaStream_t stream);
 cudaError_t gw_cuda_encode_topk(const struct gw_kk_enc *j, cudaStream_t stream);
 /* One thread per top-k frame (its varints come in sequence). */
 cudaError_t gw_cuda_decode_topk(const struct gw_kf_dec *d, cudaStream_t stream);
+/* hq: j's y and q scratch in device memory (dim entries each); frames
+ * as codec/hq.c writes them with max_frame_elems = per_frame. */
+cudaError_t gw_cuda_encode_hq(const struct gw_kh_enc *j, cudaStream_t stream);
+/* hq frames, sum frames too: one frame per block. */
+cudaError_t gw_cuda_decode_hq(const struct gw_kf_dec *d, cudaStream_t stream);
 /* The kernels of one codec (wire-format §3 id): encode takes the job
  * struct of its kind (gw_kd_enc for raw, bf16 and int8, gw_kt_enc for
- * 3lc, gw_kk_enc for top-k). */
+ * 3lc, gw_kk_enc for top-k, gw_kh_enc for hq). */
 struct gw_cuda_kern {
 	int codec;
 	const char *name;

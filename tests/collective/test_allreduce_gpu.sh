@@ -6,8 +6,9 @@
 # in rank order), alone and beside CPU workers the shard cannot tell
 # apart; error buffers byte-identical to a CPU run's; a loss-tolerant job
 # loses no mass (frames left out go back into the device's error buffer);
-# what has no kernels is refused by name. Over RDMA (GW_LINK=rdma, the
-# soft-RoCE guest) a subset: the packets the kernels write are the slots
+# what has no kernels is refused by name. hq too: its kernels quantise on
+# the shards' scales, and its sum frames decode on the device. Over RDMA
+# (GW_LINK=rdma, the soft-RoCE guest) a subset: the packets the kernels write are the slots
 # the backend's MR covers. GW_GPU=cuda runs every case on the GPU instead
 # (scripts/gpu-check.sh does, on the GPU machine); the default is emu.
 set -u
@@ -71,6 +72,14 @@ else
 fi
 exact "int8, rank 1 on the device beside CPU ranks" 3 4 --dim 150000 --up int8 --down int8 \
   --rank-args "1:--gpu $GPU" --
+# hq: the kernels quantise each chunk on the scale the shard's last result
+# named and the round's rotation; the shard sums their codes as a CPU
+# worker's; the sum frames decode on the device.
+exact "hq W=4 S=2" 4 4 --dim 200000 --shards 2 --up hq -- --gpu "$GPU"
+exact "hq 2 bits, stochastic, a layout, min-elems 64, W=4" 4 4 --dim 200000 --up hq \
+  --up-params bits=2,rounding=stochastic --layout $layout --min-elems 64 -- --gpu "$GPU"
+exact "hq unrotated, rank 1 on the device beside CPU ranks" 3 4 --dim 150000 --up hq \
+  --up-params rotate=0 --rank-args "1:--gpu $GPU" --
 
 # Reliable mode through loss, reordering, duplicates and corruption on
 # every receiver: corrupt RESULTs fail the decode kernel's checksum and are
@@ -90,7 +99,10 @@ fi
 
 # The error buffers: a device run's residuals are the CPU run's, byte for byte.
 for codec in int8 3lc "topk --up-params fraction=0.02" \
-             "3lc --layout 5,40000,17,49978 --min-elems 64"; do
+             "3lc --layout 5,40000,17,49978 --min-elems 64" "hq --down hq" \
+             "hq --down hq --up-params bits=3,rotate=0,rounding=stochastic"; do
+  down=(--down raw)
+  [[ $codec = *--down* ]] && down=()
   bad=0
   for side in cpu dev; do
     mkdir -p "$LOGS/$side"
@@ -98,7 +110,7 @@ for codec in int8 3lc "topk --up-params fraction=0.02" \
     dev=()
     [ $side = dev ] && dev=(--gpu "$GPU")
     # shellcheck disable=SC2086
-    job --workers 2 --dim 90000 --up $codec --down raw -- --rounds 3 --dump "$LOGS/$side" \
+    job --workers 2 --dim 90000 --up $codec "${down[@]}" -- --rounds 3 --dump "$LOGS/$side" \
       "${dev[@]}" || { echo "FAIL: $codec $side: the job failed"; bad=1; }
   done
   for r in 0 1; do
@@ -114,11 +126,13 @@ fi   # full
 
 # Loss-tolerant under 10% loss: left-out frames decode back into the
 # device's error buffer; nothing is lost over all rounds.
-codecs="int8 3lc topk"
+codecs="int8 3lc topk hq"
 full || codecs=3lc
 for codec in $codecs; do
   rm -f "$LOGS"/*.f32
-  if job --workers 4 --dim 60000 --mode loss-tolerant --deadline-us 2000 --up $codec --down raw \
+  down=raw
+  [ "$codec" = hq ] && down=hq
+  if job --workers 4 --dim 60000 --mode loss-tolerant --deadline-us 2000 --up $codec --down $down \
        --agg-args "--opts impair_loss=0.1,impair_seed=5" \
        -- --rounds 5 --opts impair_loss=0.1 --dump "$LOGS" --gpu "$GPU"; then
     left=$(grep -o '[0-9]* without this rank' "$LOGS"/w.*.out | awk -F: '{split($2, a, " "); s += a[1]} END {print s + 0}')

@@ -238,7 +238,7 @@ static void against_gpu(const uint8_t *f, size_t len, const float *out, const fl
 		return;
 	unsigned codec = f[3];
 	if (codec != GW_CODEC_RAW && codec != GW_CODEC_BF16 && codec != GW_CODEC_INT8 &&
-	    codec != GW_CODEC_3LC && codec != GW_CODEC_TOPK)
+	    codec != GW_CODEC_3LC && codec != GW_CODEC_TOPK && codec != GW_CODEC_HQ)
 		return;
 	float *g = malloc(out_len * sizeof(float));
 	GW_FUZZ_CHECK(g);
@@ -250,6 +250,8 @@ static void against_gpu(const uint8_t *f, size_t len, const float *out, const fl
 		gw_emu_decode_3lc(&d);
 	else if (codec == GW_CODEC_TOPK)
 		gw_emu_decode_topk(&d);
+	else if (codec == GW_CODEC_HQ)
+		gw_emu_decode_hq(&d);
 	else
 		gw_emu_decode_dense(&d);
 	int sparse = f[4] & 1;

@@ -1,6 +1,6 @@
 /* gpudirect's kernels on a real GPU: the frames the device writes for real
- * traces (raw, bf16, int8, 3lc; with and without an error buffer; several
- * budgets; and top-k) are byte for byte those of the same kernels run on
+ * traces (raw, bf16, int8, 3lc, hq; with and without an error buffer;
+ * several budgets; and top-k) are byte for byte those of the same kernels run on
  * the CPU by hostcuda (emu.h), hence codec/'s (test_gpu_emu holds that run
  * to codec/), the error buffers bit for bit; the decode kernels give the
  * CPU run's verdicts and sums. Exits 77 where no CUDA device answers
@@ -120,6 +120,11 @@ static void same_decode(int codec, const struct dslots *d, uint8_t **h, const ui
 		struct gw_kf_dec de = {df, d->lens, n, dout, dim, drc};
 		gw_emu_decode_topk(&he);
 		rc = gw_cuda_decode_topk(&de, 0);
+	} else if (codec == GW_WIRE_CODEC_HQ) {
+		struct gw_kf_dec he = {hf, hlens, n, want, dim, hrc};
+		struct gw_kf_dec de = {df, d->lens, n, dout, dim, drc};
+		gw_emu_decode_hq(&he);
+		rc = gw_cuda_decode_hq(&de, 0);
 	} else {
 		struct gw_kf_dec he = {hf, hlens, n, want, dim, hrc};
 		struct gw_kf_dec de = {df, d->lens, n, dout, dim, drc};
@@ -334,6 +339,88 @@ static void topk_case(const float *v, uint64_t dim, size_t budget, int with_e, s
 	GW_FREE_ALL(e, back, sel, cost, first, count, val, eh, tiles, hl);
 }
 
+/* hq at 4 bits, rotated (on shared scales, as the allreduce encodes) or
+ * not (each frame its own scale), rounded stochastically without
+ * feedback: in two launches, the second starting mid-tensor. */
+static void hq_case(const float *v, uint64_t dim, size_t budget, int with_e, int rotate,
+		    size_t *frames)
+{
+	size_t room = budget < GW_WIRE_FRAME_MAX ? budget : GW_WIRE_FRAME_MAX;
+	uint32_t per = gw_kh_per_frame(4, budget, 0), nf = (uint32_t)((dim + per - 1) / per);
+	float *e = malloc(dim * sizeof(float)), *back = malloc(dim * sizeof(float));
+	float *y = malloc(dim * sizeof(float)), *scales = malloc(nf * sizeof(float));
+	int8_t *q = malloc(dim);
+	uint32_t *seeds = malloc(nf * sizeof(uint32_t));
+	GW_CHECK(e && back && y && scales && q && seeds, "out of memory");
+	gw_test_rng r = {dim + 3};
+	for (uint64_t i = 0; i < dim; i++)
+		e[i] = gw_test_uniform(&r, -1e-3f, 1e-3f);
+	for (uint32_t f = 0; f < nf; f++) {
+		scales[f] = f % 3 ? gw_test_uniform(&r, 0.0f, 0.05f) : 0.0f;
+		seeds[f] = (uint32_t)gw_test_rand(&r);
+	}
+	struct gw_kh_enc j = {.dim = dim, .tensor = 7, .per_frame = per, .bits = 4,
+			      .rotate = (uint32_t)rotate, .stochastic = !with_e, .seed = 99};
+	struct dslots ds;
+	dslots_make(&ds, nf, room);
+	float *dg = dev_copy(v, dim * sizeof(float)), *de = dev_copy(e, dim * sizeof(float));
+	float *dsc = dev_copy(scales, nf * sizeof(float));
+	uint32_t *dse = dev_copy(seeds, nf * sizeof(uint32_t));
+	float *dy;
+	int8_t *dq;
+	CU(cudaMalloc((void **)&dy, dim * sizeof(float)));
+	CU(cudaMalloc((void **)&dq, dim));
+	uint8_t **hs = hslots(nf, room);
+	uint32_t *hl = calloc(nf, sizeof(*hl));
+	GW_CHECK(hl, "out of memory");
+	uint32_t cut[] = {0, nf / 2, nf};
+	for (int p = 0; p < 2; p++) {
+		uint32_t f0 = cut[p], n = cut[p + 1] - cut[p];
+		if (!n)
+			continue;
+		uint64_t base = (uint64_t)f0 * per;
+		struct gw_kh_enc dj = j, hj = j;
+		dj.dim = hj.dim = GW_MIN((uint64_t)n * per, dim - base);
+		dj.frames = hj.frames = n;
+		dj.base = hj.base = base;
+		dj.count0 = hj.count0 = f0;
+		dj.g = dg + base;
+		dj.e = with_e ? de + base : NULL;
+		dj.slots = ds.ptrs + f0;
+		dj.lens = ds.lens + f0;
+		dj.scales = rotate ? dsc + f0 : NULL;
+		dj.seeds = rotate ? dse + f0 : NULL;
+		dj.y = dy;
+		dj.q = dq;
+		GW_CHECK(gw_cuda_encode_hq(&dj, 0) == 0, "hq launch");
+		hj.g = v + base;
+		hj.e = with_e ? e + base : NULL;
+		hj.slots = hs + f0;
+		hj.lens = hl + f0;
+		hj.scales = rotate ? scales + f0 : NULL;
+		hj.seeds = rotate ? seeds + f0 : NULL;
+		hj.y = y;
+		hj.q = q;
+		GW_CHECK(gw_emu_encode_hq(&hj) == 0, "emulation");
+		CU(cudaDeviceSynchronize());
+	}
+	char what[96];
+	snprintf(what, sizeof(what), "hq budget %zu%s%s", budget, rotate ? " rotated" : "",
+		 with_e ? " feedback" : " stochastic");
+	same_frames(&ds, hs, hl, nf, room, what);
+	same_decode(GW_WIRE_CODEC_HQ, &ds, hs, hl, nf, dim, what);
+	CU(cudaMemcpy(back, de, dim * sizeof(float), cudaMemcpyDeviceToHost));
+	if (with_e)
+		GW_CHECK(!memcmp(back, e, dim * sizeof(float)), "%s: error buffers differ", what);
+	*frames += nf;
+	void *dptrs[] = {dg, de, dsc, dse, dy, dq};
+	for (size_t k = 0; k < sizeof(dptrs) / sizeof(dptrs[0]); k++)
+		cudaFree(dptrs[k]);
+	dslots_free(&ds);
+	hslots_free(hs, nf);
+	GW_FREE_ALL(e, back, y, scales, q, seeds, hl);
+}
+
 /* GW_GPU_DEVICE_QUICK=1: one trace (cnn it010 fc.weight, 20,480
  * floats) at budgets 100 and 8924, every codec, with and without feedback;
  * =2: that trace at budget 1424 with feedback only. What
@@ -358,6 +445,8 @@ static void test_encode_on_device(void **state)
 					dense_case(dense[c], d.v, d.n, budgets[k], with_e, &frames);
 				tlc_case(d.v, d.n, budgets[k], with_e, &frames);
 				topk_case(d.v, d.n, budgets[k], with_e, &frames);
+				hq_case(d.v, d.n, budgets[k], with_e, (int)(k % 2) ^ with_e,
+					&frames);
 			}
 		gw_test_dense_free(&d);
 	}

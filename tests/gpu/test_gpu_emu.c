@@ -13,39 +13,10 @@
 
 #include <xxhash.h>
 
-#include "../gw_test.h"
-#include "emu.h"
+#include "emu_check.h"
 
 static const int codecs[] = {GW_WIRE_CODEC_RAW, GW_WIRE_CODEC_BF16, GW_WIRE_CODEC_INT8};
 
-/* Where frames hold a few elements each (tiny budgets, a limit of 5 or 7
- * elements) a kernel runs a block of fibers per handful of elements: those
- * cases take the tensor's first TINY elements, which reach every branch
- * the whole tensor would, at a small fraction of the schedule. */
-#define TINY 3001u
-
-static uint64_t tiny_dim(uint64_t dim, int tiny)
-{
-	return tiny && dim > TINY ? TINY : dim;
-}
-
-/* The suite runs this test under two schedules (GW_HCU_SEED 1 and 2): each
- * takes every other real trace, the seed's parity saying which, so the
- * two runs cover every trace between them. */
-static int trace_parity(void)
-{
-	const char *e = getenv("GW_HCU_SEED");
-	return e && *e ? (int)(strtoull(e, NULL, 0) % 2) : 1;
-}
-
-/* GW_GPU_EMU_BRIEF=1 (the sanitizer build, where a fiber costs several
- * times more): every eighth trace, and the long synthetic 3lc tensors a
- * fifth as long. The release build's two runs are the full check. */
-static int brief(void)
-{
-	const char *e = getenv("GW_GPU_EMU_BRIEF");
-	return e && !strcmp(e, "1");
-}
 static const size_t budgets[] = {64, 100, 1424, 8924, 65535, 100000};
 
 static void test_xxh3(void **state)
@@ -73,19 +44,6 @@ static void test_xxh3(void **state)
 	}
 	free(buf);
 	printf("XXH3: %zu lengths and seeds agree with libxxhash\n", checked);
-}
-
-/* Frames of one encoding, with their slots. */
-struct gpu_frames {
-	uint8_t **slots;
-	uint32_t *lens, n;
-};
-
-static void gpu_frames_free(struct gpu_frames *g)
-{
-	for (uint32_t i = 0; g->slots && i < g->n; i++)
-		free(g->slots[i] ? g->slots[i] - i % 4 : NULL);
-	GW_FREE_ALL(g->slots, g->lens);
 }
 
 /* Encodes v with the emulated kernel; e (may be NULL) is updated. */
@@ -117,29 +75,6 @@ static void emu_encode(int codec, const float *v, float *e, uint64_t dim, size_t
 			 out->lens[f], room);
 }
 
-/* The library's frames for the same input, with params; e (may be NULL)
- * goes in as the error buffer and comes back as the library leaves it. */
-static void lib_encode_with(int codec, const char *params, const float *v, float *e,
-			    uint64_t dim, size_t budget, gw_test_frames *fr)
-{
-	gw_encoder *enc = gw_test_encoder_with(codec, params);
-	gw_ef *ef = NULL;
-	if (e) {
-		ef = gw_ef_create(dim);
-		GW_CHECK(ef, "out of memory");
-		memcpy(gw_ef_data(ef), e, dim * sizeof(float));
-		GW_CHECK(gw_encoder_set_ef(enc, ef) == 0, "set_ef");
-	}
-	gw_tensor t = gw_test_dense_tensor(42, v, dim);
-	int rc = gw_test_encode_all(enc, &t, budget, fr);
-	GW_CHECK(rc == 0, "%s: library encode at %zu: %s", gw_codec_name(codec), budget,
-		 gw_error_name(rc));
-	if (e)
-		memcpy(e, gw_ef_data(ef), dim * sizeof(float));
-	gw_encoder_free(enc);
-	gw_ef_free(ef);
-}
-
 static void lib_encode(int codec, const float *v, float *e, uint64_t dim, size_t budget,
 		       uint32_t mfe, gw_test_frames *fr)
 {
@@ -147,108 +82,6 @@ static void lib_encode(int codec, const float *v, float *e, uint64_t dim, size_t
 	if (mfe)
 		snprintf(params, sizeof(params), "max_frame_elems=%u", mfe);
 	lib_encode_with(codec, params, v, e, dim, budget, fr);
-}
-
-/* n frames of the emulation against the library's, and the buffers. */
-static void same_as_library(uint8_t *const *slots, const uint32_t *lens, uint32_t n,
-			    const gw_test_frames *fr, const float *e_emu, const float *e_lib,
-			    uint64_t dim, const char *what)
-{
-	GW_CHECK(n == fr->n, "%s: %u frames, library %zu", what, n, fr->n);
-	for (uint32_t f = 0; f < n; f++)
-		GW_CHECK(lens[f] == fr->f[f].len && !memcmp(slots[f], fr->f[f].data, lens[f]),
-			 "%s: frame %u differs (%u bytes, library %zu)", what, f, lens[f],
-			 fr->f[f].len);
-	for (uint64_t i = 0; e_emu && i < dim; i++)
-		GW_CHECK(gw_test_bits(e_emu[i]) == gw_test_bits(e_lib[i]),
-			 "%s: error buffer %llu: %08x, library %08x", what, (unsigned long long)i,
-			 gw_test_bits(e_emu[i]), gw_test_bits(e_lib[i]));
-}
-
-static void same_out(const float *a, const float *b, uint64_t dim, const char *what)
-{
-	for (uint64_t i = 0; i < dim; i++)
-		GW_CHECK(gw_test_bits(a[i]) == gw_test_bits(b[i]) || (isnan(a[i]) && isnan(b[i])),
-			 "%s: element %llu decoded %08x, library %08x", what, (unsigned long long)i,
-			 gw_test_bits(a[i]), gw_test_bits(b[i]));
-}
-
-/* Decodes n frames with the emulated kernel for codec (dense or 3lc). */
-static void emu_decode(int codec, const uint8_t *const *frames, const uint32_t *lens,
-		       uint32_t n, float *out, uint64_t out_len, int32_t *rcs)
-{
-	if (codec == GW_CODEC_3LC) {
-		struct gw_kf_dec d = {frames, lens, n, out, out_len, rcs};
-		gw_emu_decode_3lc(&d);
-	} else if (codec == GW_CODEC_TOPK) {
-		struct gw_kf_dec d = {frames, lens, n, out, out_len, rcs};
-		gw_emu_decode_topk(&d);
-	} else {
-		struct gw_kf_dec d = {frames, lens, n, out, out_len, rcs};
-		gw_emu_decode_dense(&d);
-	}
-}
-
-/* The emulated decode of the library's frames, and of mutations of them,
- * against gw_decode. */
-static void compare_decode(int codec, const gw_test_frames *fr, uint64_t dim, gw_test_rng *r,
-			   const char *what)
-{
-	float *a = malloc(dim * sizeof(float)), *b = malloc(dim * sizeof(float));
-	const uint8_t **frames = malloc(fr->n * sizeof(*frames));
-	uint32_t *lens = malloc(fr->n * sizeof(*lens));
-	int32_t *rcs = malloc(fr->n * sizeof(*rcs));
-	GW_CHECK(a && b && frames && lens && rcs, "out of memory");
-	for (uint64_t i = 0; i < dim; i++)
-		a[i] = b[i] = (i % 5) ? gw_test_uniform(r, -1, 1) : ((i & 8) ? -0.0f : 0.0f);
-	for (size_t f = 0; f < fr->n; f++) {
-		frames[f] = fr->f[f].data;
-		lens[f] = (uint32_t)fr->f[f].len;
-	}
-	emu_decode(codec, frames, lens, (uint32_t)fr->n, a, dim, rcs);
-	for (size_t f = 0; f < fr->n; f++) {
-		int rc = gw_decode(fr->f[f].data, fr->f[f].len, b, dim);
-		GW_CHECK(rcs[f] == rc, "%s frame %zu: emulated decode %d, library %d", what, f,
-			 rcs[f], rc);
-	}
-	same_out(a, b, dim, what);
-	/* Mutations, one frame at a time: the same verdict, nothing written on
-	 * a reject (the GPU declines sparse frames and other codecs, which the
-	 * library may take). */
-	size_t every = fr->n > 32 ? fr->n / 32 : 1;
-	for (size_t f = 0; f < fr->n; f += every) {
-		for (int m = 0; m < 12; m++) {
-			size_t len = fr->f[f].len;
-			uint8_t *c = malloc(len);
-			GW_CHECK(c, "out of memory");
-			memcpy(c, fr->f[f].data, len);
-			size_t at = m < 4 ? gw_test_below(r, 36) : gw_test_below(r, len);
-			c[at] = (uint8_t)gw_test_rand(r);
-			if (m & 1)
-				gw_frame_seal(c, len);
-			const uint8_t *one = c;
-			uint32_t l32 = (uint32_t)len;
-			int32_t rc1;
-			memcpy(b, a, dim * sizeof(float));
-			emu_decode(codec, &one, &l32, 1, a, dim, &rc1);
-			int rc2 = gw_decode(c, len, b, dim);
-			/* Whether the kernel takes the mutated frame's kind. */
-			int takes = codec == GW_CODEC_TOPK ? c[3] == 7 && (c[4] & 1)
-							   : c[3] == (uint8_t)codec && !(c[4] & 1);
-			if (rc1 == GW_EUNSUPPORTED && rc2 != GW_EUNSUPPORTED) {
-				GW_CHECK(!takes,
-					 "%s: emulated decode declined a dense %u frame", what,
-					 c[3]);
-				memcpy(a, b, dim * sizeof(float));   /* the library's sum stands */
-			} else {
-				GW_CHECK(rc1 == rc2, "%s frame %zu, byte %zu: emulated %d, library %d",
-					 what, f, at, rc1, rc2);
-			}
-			same_out(a, b, dim, what);
-			free(c);
-		}
-	}
-	GW_FREE_ALL(a, b, frames, lens, rcs);
 }
 
 /* One tensor through every codec, budget, feedback and frame limit. */

@@ -65,7 +65,7 @@ int gw_gpu_registered(const gw_gpu *g, const void *p, size_t len);
  * for device N), else GW_EINVAL with a detail naming what is wrong. */
 int gw_gpu_name_valid(const char *name);
 /* Whether the kernels encode and decode this codec (raw, bf16, int8,
- * 3lc, topk). */
+ * 3lc, topk, hq). */
 int gw_gpu_takes(int codec);
 
 /* Frames of chunks [first, first + n) of a tensor, one frame per chunk,
@@ -91,6 +91,16 @@ struct gw_gpu_chunks {
 	uint8_t *const *bufs;
 	uint32_t room;
 	uint32_t *lens;
+	/* hq: its params (bits 2-8, rotate, rounding=stochastic, seed); per
+	 * chunk of the batch the shared scale and rotation seed that
+	 * gw_encoder_set_shared would give (host memory, n each; NULL: each
+	 * frame its own, §4.11.3); count0: frames the encoder wrote before
+	 * (stochastic rounding's counter). */
+	unsigned bits, rotate, stochastic;
+	uint32_t seed;
+	const float *scales;
+	const uint32_t *seeds;
+	uint64_t count0;
 };
 int gw_gpu_encode_chunks(gw_gpu *g, const struct gw_gpu_chunks *j);
 
