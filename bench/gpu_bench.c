@@ -1,5 +1,5 @@
 /* gpudirect's kernels on a GPU: encode and decode-accumulate throughput of
- * raw, bf16, int8, 3lc and top-k (1%) on a tensor in device memory (the real cnn
+ * raw, bf16, int8, 3lc, top-k (1%) and hq (4 bits, rotated or not) on a tensor in device memory (the real cnn
  * traces tiled to --elems floats), against device-to-device cudaMemcpy of
  * the same bytes in the same run; frames into device memory or, with
  * --host-slots, into pinned host memory mapped for the device (what a
@@ -265,6 +265,58 @@ int main(int argc, char **argv)
 		printf(",\"topk\":{\"k\":%u,\"frames\":%u,\"encode_gbs\":%.2f,\"decode_gbs\":%.2f,"
 		       "\"encode_x_memcpy\":%.3f,\"decode_x_memcpy\":%.3f}", k, nf, enc_gbs, dec_gbs,
 		       enc_gbs / memcpy_gbs, dec_gbs / memcpy_gbs);
+	}
+	/* hq, 4 bits, error feedback on, every chunk on a shared scale (as
+	 * the allreduce runs it): rotated, and unrotated */
+	for (int rot = 1; rot >= 0; rot--) {
+		uint32_t per = gw_kh_per_frame(4, budget, 0);
+		uint32_t nf = (uint32_t)((n + per - 1) / per);
+		float *sc = malloc(nf * sizeof(float));
+		uint32_t *sd = malloc(nf * sizeof(uint32_t));
+		if (!sc || !sd)
+			return 1;
+		for (uint32_t f = 0; f < nf; f++) {
+			sc[f] = 0.05f;
+			sd[f] = f * 2654435761u;
+		}
+		struct gw_kh_enc hj = {.g = dg, .e = de, .dim = n, .tensor = 1, .per_frame = per,
+				       .frames = nf, .slots = dptr, .lens = dlens, .bits = 4,
+				       .rotate = (uint32_t)rot};
+		CU(cudaMalloc((void **)&hj.scales, nf * sizeof(float)));
+		CU(cudaMalloc((void **)&hj.seeds, nf * sizeof(uint32_t)));
+		CU(cudaMemcpy((void *)hj.scales, sc, nf * sizeof(float), cudaMemcpyHostToDevice));
+		CU(cudaMemcpy((void *)hj.seeds, sd, nf * sizeof(uint32_t), cudaMemcpyHostToDevice));
+		CU(cudaMalloc((void **)&hj.y, bytes));
+		CU(cudaMalloc((void **)&hj.q, n));
+		CU(gw_cuda_encode_hq(&hj, 0) ? cudaErrorUnknown : cudaSuccess);
+		CU(cudaDeviceSynchronize());
+		CU(cudaEventRecord(t.a, 0));
+		for (unsigned r = 0; r < reps; r++)
+			gw_cuda_encode_hq(&hj, 0);
+		CU(cudaEventRecord(t.b, 0));
+		double enc_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
+		int32_t *drcs;
+		CU(cudaMalloc((void **)&drcs, (size_t)nf * sizeof(int32_t)));
+		struct gw_kf_dec dd = {(const uint8_t *const *)dptr, dlens, nf, dcopy, n, drcs};
+		CU(cudaEventRecord(t.a, 0));
+		for (unsigned r = 0; r < reps; r++)
+			gw_cuda_decode_hq(&dd, 0);
+		CU(cudaEventRecord(t.b, 0));
+		double dec_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
+		CU(cudaGetLastError());
+		int32_t rc0 = 0;
+		CU(cudaMemcpy(&rc0, drcs, sizeof(rc0), cudaMemcpyDeviceToHost));
+		printf(",\"%s\":{\"frames\":%u,\"encode_gbs\":%.2f,\"decode_gbs\":%.2f,"
+		       "\"encode_x_memcpy\":%.3f,\"decode_x_memcpy\":%.3f,\"first_frame_rc\":%d}",
+		       rot ? "hq" : "hq_rotate0", nf, enc_gbs, dec_gbs, enc_gbs / memcpy_gbs,
+		       dec_gbs / memcpy_gbs, rc0);
+		cudaFree(drcs);
+		cudaFree((void *)hj.scales);
+		cudaFree((void *)hj.seeds);
+		cudaFree(hj.y);
+		cudaFree(hj.q);
+		free(sc);
+		free(sd);
 	}
 	printf("},\"note\":\"GB/s of float32 input (encode) and of the tensor the frames "
 	       "cover (decode); frames byte-identical to codec/'s is test_gpu_device's check\"}\n");

@@ -30,7 +30,7 @@
 #         allreduce_gpu_cases  tests/collective/test_allreduce_gpu.sh with
 #                              GW_GPU=cuda: every case against the model
 #         allreduce_1m         gw-allreduce --gpu cuda, W = 2, 1M floats,
-#                              raw, bf16, int8, 3lc and top-k, 3 rounds
+#                              raw, bf16, int8, 3lc, top-k and hq, 3 rounds
 #                              each, every round bit-exact
 #         bench_gpu            bench/gpu.sh at 16M floats only
 #       One JSON object (each step: name, status ok/fail/skipped, seconds,
@@ -228,7 +228,7 @@ step() {
       ;;
     allreduce_1m)
       local logs bad=0 done_=()
-      for c in raw bf16 int8 3lc topk; do
+      for c in raw bf16 int8 3lc topk hq; do
         logs=$(mktemp -d /tmp/gw-gpu-check.XXXXXX)
         echo "== $c: W=2, $DIM floats, --gpu $EXEC"
         "$PACK/gw-launch" --link udp --quiet --logs "$logs" --timeout "$JOB_TIMEOUT" \

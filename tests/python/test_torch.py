@@ -9,7 +9,7 @@ and checks how it ended:
                            gradwire's error naming it within the timeout
                            and exit with it (status 1, no abort)
   test_torch.py bad 1      bad State arguments, in this process
-  test_torch.py gpu 2      the exact case, and learning with int8 and top-k,
+  test_torch.py gpu 2      the exact case, and learning with int8, top-k, hq,
                            through the device path (State(gpu="emu"): the
                            kernels emulated on the host); 3LC's training
                            on it equals the CPU path's bit for bit
@@ -210,7 +210,7 @@ def gpu(W):
     rc = torchrun("exact", W, GW_TEST_STATE=emu)
     # The kernels run on hostcuda's fibers, a thread each: 80 steps learn.
     rc |= torchrun("learn", W, GW_TEST_STATE=emu, GW_TEST_STEPS="80",
-                   GW_TEST_CODECS="int8/int8;topk:fraction=0.05/raw;int8/3lc")
+                   GW_TEST_CODECS="int8/int8;topk:fraction=0.05/raw;int8/3lc;hq/hq")
     # Each parameter a tensor of the job with its own 3LC context on the
     # device path too: 100 steps of 3LC end with the CPU path's replicas,
     # bit for bit (one m over the whole buffer would not).
