@@ -72,6 +72,20 @@ static double ms_of(struct timer *t)
 	return ms;
 }
 
+/* GB/s of reps decode-accumulates of dd's frames (bytes: the tensor they
+ * cover), timed on the device. */
+static double time_decode(cudaError_t (*dec)(const struct gw_kf_dec *, cudaStream_t),
+			  const struct gw_kf_dec *dd, struct timer *t, unsigned reps, size_t bytes)
+{
+	CU(cudaEventRecord(t->a, 0));
+	for (unsigned r = 0; r < reps; r++)
+		dec(dd, 0);
+	CU(cudaEventRecord(t->b, 0));
+	double gbs = (double)bytes * reps / (ms_of(t) * 1e6);
+	CU(cudaGetLastError());
+	return gbs;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = NULL;
@@ -199,25 +213,9 @@ int main(int argc, char **argv)
 		/* decode-accumulate the frames just written, into dcopy */
 		int32_t *drcs;
 		CU(cudaMalloc((void **)&drcs, frames * sizeof(int32_t)));
-		double dec_gbs = 0;
-		if (c < 3) {
-			struct gw_kf_dec dd = {(const uint8_t *const *)dptr, dlens, frames, dcopy, n,
-					       drcs};
-			CU(cudaEventRecord(t.a, 0));
-			for (unsigned r = 0; r < reps; r++)
-				gw_cuda_decode_dense(&dd, 0);
-			CU(cudaEventRecord(t.b, 0));
-			dec_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
-		} else {
-			struct gw_kf_dec dd = {(const uint8_t *const *)dptr, dlens, frames, dcopy, n,
-					       drcs};
-			CU(cudaEventRecord(t.a, 0));
-			for (unsigned r = 0; r < reps; r++)
-				gw_cuda_decode_3lc(&dd, 0);
-			CU(cudaEventRecord(t.b, 0));
-			dec_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
-		}
-		CU(cudaGetLastError());
+		struct gw_kf_dec dd = {(const uint8_t *const *)dptr, dlens, frames, dcopy, n, drcs};
+		double dec_gbs = time_decode(c < 3 ? gw_cuda_decode_dense : gw_cuda_decode_3lc, &dd,
+					     &t, reps, bytes);
 		int32_t rc0 = 0;
 		CU(cudaMemcpy(&rc0, drcs, sizeof(rc0), cudaMemcpyDeviceToHost));
 		cudaFree(drcs);
@@ -256,12 +254,7 @@ int main(int argc, char **argv)
 		int32_t *drcs;
 		CU(cudaMalloc((void **)&drcs, (size_t)nf * sizeof(int32_t)));
 		struct gw_kf_dec dd = {(const uint8_t *const *)dptr, dlens, nf, dcopy, n, drcs};
-		CU(cudaEventRecord(t.a, 0));
-		for (unsigned r = 0; r < reps; r++)
-			gw_cuda_decode_topk(&dd, 0);
-		CU(cudaEventRecord(t.b, 0));
-		double dec_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
-		CU(cudaGetLastError());
+		double dec_gbs = time_decode(gw_cuda_decode_topk, &dd, &t, reps, bytes);
 		printf(",\"topk\":{\"k\":%u,\"frames\":%u,\"encode_gbs\":%.2f,\"decode_gbs\":%.2f,"
 		       "\"encode_x_memcpy\":%.3f,\"decode_x_memcpy\":%.3f}", k, nf, enc_gbs, dec_gbs,
 		       enc_gbs / memcpy_gbs, dec_gbs / memcpy_gbs);
@@ -298,12 +291,7 @@ int main(int argc, char **argv)
 		int32_t *drcs;
 		CU(cudaMalloc((void **)&drcs, (size_t)nf * sizeof(int32_t)));
 		struct gw_kf_dec dd = {(const uint8_t *const *)dptr, dlens, nf, dcopy, n, drcs};
-		CU(cudaEventRecord(t.a, 0));
-		for (unsigned r = 0; r < reps; r++)
-			gw_cuda_decode_hq(&dd, 0);
-		CU(cudaEventRecord(t.b, 0));
-		double dec_gbs = (double)bytes * reps / (ms_of(&t) * 1e6);
-		CU(cudaGetLastError());
+		double dec_gbs = time_decode(gw_cuda_decode_hq, &dd, &t, reps, bytes);
 		int32_t rc0 = 0;
 		CU(cudaMemcpy(&rc0, drcs, sizeof(rc0), cudaMemcpyDeviceToHost));
 		printf(",\"%s\":{\"frames\":%u,\"encode_gbs\":%.2f,\"decode_gbs\":%.2f,"
