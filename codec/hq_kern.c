@@ -407,6 +407,48 @@ static inline __attribute__((always_inline)) void add4_body(const uint8_t *src, 
 GW_ISA_LOOP(add4, (const uint8_t *src, uint32_t n, int32_t lim, int32_t *acc, int32_t sign,
 		   int *bad), (src, n, lim, acc, sign, bad))
 
+#if defined(__x86_64__)
+/* add4 in AVX2 by hand, 32 codes a step: nibbles split, sign-extended by
+ * (v ^ 8) - 8 and interleaved in byte lanes, checked there (|v| <= lim),
+ * then widened to int32 eight at a time. The compiler's add4_body moves
+ * int32 lanes in pairs and is twice as slow. The rest, and the tail, go
+ * through add4_body. */
+__attribute__((target("avx2"))) static void add4_x(const uint8_t *src, uint32_t n,
+						    int32_t lim, int32_t *acc, int32_t sign,
+						    int *bad)
+{
+	const __m128i lo4 = _mm_set1_epi8(0x0f), e8 = _mm_set1_epi8(8);
+	const __m128i l8 = _mm_set1_epi8((char)GW_MIN(lim, 127));
+	const __m256i sg = _mm256_set1_epi32(sign);
+	__m128i over = _mm_setzero_si128();
+	uint32_t i = 0;
+	for (; i + 32 <= n; i += 32) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(src + i / 2));
+		__m128i lo = _mm_sub_epi8(_mm_xor_si128(_mm_and_si128(x, lo4), e8), e8);
+		__m128i hi = _mm_sub_epi8(_mm_xor_si128(_mm_and_si128(_mm_srli_epi16(x, 4), lo4),
+							e8), e8);
+		__m128i c[2] = {_mm_unpacklo_epi8(lo, hi), _mm_unpackhi_epi8(lo, hi)};
+		for (int k = 0; k < 2; k++) {
+			over = _mm_or_si128(over, _mm_cmpgt_epi8(_mm_abs_epi8(c[k]), l8));
+			__m256i a0 = _mm256_cvtepi8_epi32(c[k]);
+			__m256i a1 = _mm256_cvtepi8_epi32(_mm_srli_si128(c[k], 8));
+			int32_t *p = acc + i + 16 * k;
+			_mm256_storeu_si256((__m256i *)(void *)p,
+				_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(void *)p),
+						 _mm256_sign_epi32(a0, sg)));
+			_mm256_storeu_si256((__m256i *)(void *)(p + 8),
+				_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(void *)(p + 8)),
+						 _mm256_sign_epi32(a1, sg)));
+		}
+	}
+	int b = !_mm_testz_si128(over, over);
+	int rest = 0;
+	if (i < n)
+		add4_body(src + i / 2, n - i, lim, acc + i, sign, &rest);
+	*bad = b | rest;
+}
+#endif
+
 #define ADD_W(W)                                                                      \
 	static inline __attribute__((always_inline)) void add##W##_body(                  \
 		const uint8_t *src, uint32_t n, int32_t lim, int32_t *acc, int32_t sign, int *bad) \
@@ -424,7 +466,15 @@ static int add_any(const uint8_t *src, uint32_t n, unsigned w, int32_t lim, int3
 	switch (w) {
 	case 2: add2(src, n, lim, acc, sign, &bad); break;
 	case 3: add3(src, n, lim, acc, sign, &bad); break;
-	case 4: add4(src, n, lim, acc, sign, &bad); break;
+	case 4:
+#if defined(__x86_64__)
+		if (gw_cpu_isa() >= GW_ISA_AVX2) {
+			add4_x(src, n, lim, acc, sign, &bad);
+			break;
+		}
+#endif
+		add4(src, n, lim, acc, sign, &bad);
+		break;
 	case 5: add5(src, n, lim, acc, sign, &bad); break;
 	case 6: add6(src, n, lim, acc, sign, &bad); break;
 	case 7: add7(src, n, lim, acc, sign, &bad); break;
