@@ -33,6 +33,7 @@
 #   --out    results folder (default BUILD_DIR/3lc-paper)
 # Needs root (namespaces), python3-torch and dataset-fashion-mnist (cnn).
 # About 17 minutes on two cores (30 with --long-steps 3000).
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 json=0 only="" epochs=5 steps=300 long_steps=0 out=""
 bench_args "json only= epochs= steps= long-steps= out=" "$@"

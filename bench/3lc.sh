@@ -3,7 +3,9 @@
 # and encode/decode GB/s (one core, error feedback on) next to memcpy of the
 # same bytes measured in the same run, at s in {1.00, 1.50, 1.75, 1.90}.
 # Usage: bench/3lc.sh [BUILD_DIR] [--json]    (table for docs/codecs.md)
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
+json=0   # flags bench_args sets (shellcheck cannot see printf -v)
 bench_args "json" "$@"
 bench_codec_inputs
 

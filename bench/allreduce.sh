@@ -59,8 +59,10 @@
 #
 # This script checks the command line; bench/allreduce.py makes the runs
 # and bench/allreduce_report.py the JSON object and the table.
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 elems="" out=""
+quick=0 window_check=0   # flags bench_args sets (shellcheck cannot see printf -v)
 bench_args "elems= quick out= window-check" "$@"
 if [ -z "$elems" ]; then
   if [ "$quick" = 1 ]; then elems=1048576; else elems=16777216; fi

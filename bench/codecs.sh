@@ -5,8 +5,10 @@
 # tensor that does not fit in cache. One table per input, JSON lines with
 # --json.
 # Usage: bench/codecs.sh [BUILD_DIR] [--json] [--mtu N]
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 mtu=1500
+json=0   # flags bench_args sets (shellcheck cannot see printf -v)
 bench_args "json mtu=" "$@"
 bench_codec_inputs
 codecs=$("$bench" codec --help | sed -n 's/.*a registered codec (\(.*\)), or zstd.*/\1/p' | tr -d ',' | tr ' ' '\n' | grep -vx countsketch | tr '\n' ' ')

@@ -32,8 +32,10 @@
 # budget (--mtu 140), its largest fills --mtu 1500. Each JSON row says the
 # mean payload it really moved. Needs root for the namespaces; without them
 # the veth rows say why they are missing.
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 duration=3
+no_veth=0   # flags bench_args sets (shellcheck cannot see printf -v)
 bench_args "duration= no-veth" "$@"
 veth=$((1 - no_veth))
 bench=$build/apps/gw-bench
@@ -134,11 +136,11 @@ testpmd=$(command -v dpdk-testpmd || true)
 testpmd_note=""
 [ -n "$testpmd" ] || testpmd_note="dpdk-testpmd not found (Debian package dpdk-dev; scripts/install-deps.sh installs it)"
 testpmd_run() {  # TAG FRAME-BYTES
-  local tag=$1 len=$2 sock=$out/memif-tp-$1.sock try
+  local tag=$1 len=$2 sock=$out/memif-tp-$1.sock
   local common=(--no-huge --no-pci -m 256 --no-shconf --log-level=lib.eal:error)
   local pmd=(--nb-cores=1 --auto-start --stats-period 1 --total-num-mbufs=16384)
   echo "bench/dataplane.sh: testpmd_$tag" >&2
-  for try in 1 2 3; do   # a client that starts too early is refused: try again
+  for _ in 1 2 3; do   # a client that starts too early is refused: try again
     rm -f "$sock"
     timeout $((duration + 40)) "$testpmd" -l 0,1 --main-lcore 0 "${common[@]}" \
       "--file-prefix=${prefix}tt$tag" "--vdev=net_memif0,role=server,socket=$sock,socket-abstract=no" \

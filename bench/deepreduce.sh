@@ -9,8 +9,10 @@
 #     top-r at 1%, every index codec with every value codec: index and value
 #     bytes separately, encode and decode time, error.
 # Usage: bench/deepreduce.sh [BUILD_DIR] [--json] [--mtu N]
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 mtu=1500
+json=0   # flags bench_args sets (shellcheck cannot see printf -v)
 bench_args "json mtu=" "$@"
 bench_codec_inputs
 

@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # what it sets is for the bench that sources it
 # What every bench/*.sh shares; each sources it first:
 #
 #   source "$(dirname "$0")/lib.sh"     # set -euo pipefail, cd to the source
@@ -73,6 +75,7 @@ bench_need() {
 bench_root() {
   [ "$(id -u)" = 0 ] || bench_die "needs root (network namespaces)"
 }
+# shellcheck disable=SC2120  # SUBDIR is optional
 bench_traces() {
   traces=${GW_TRACES:-../shared/data/grads}
   [ -d "$traces/${1:-}" ] || bench_die "no traces at $traces${1:+/$1}"

@@ -25,6 +25,7 @@
 #
 # Run nothing else meanwhile: the load is the point, and it must be the
 # bench's. Exit 2 on a bad command line, 1 when a job failed.
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 elems=16777216 runs=3 out=""
 bench_args "elems= runs= out=" "$@"

@@ -27,6 +27,7 @@
 # which lets W=2 fill both directions of its one link at once.
 #
 # Exit 2 on a bad command line, 1 when the run cannot start or fails.
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 usage() { echo "$prog: $*" >&2; bench_usage 2; }
 

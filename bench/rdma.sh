@@ -22,6 +22,7 @@
 #   --seconds  each measurement's duration (default 4)
 #   --dev, --ip, --gid  the device, its IP, the RoCEv2 GID index of that IP
 #              (ib_send_bw -x); defaults: the guest's rxe0, 10.0.0.1, 1
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 json=0 sizes="1024 4096" seconds=4 dev=rxe0 ip=10.0.0.1 gid=1
 bench_args "json sizes= seconds= dev= ip= gid=" "$@"

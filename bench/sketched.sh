@@ -7,7 +7,9 @@
 # (UDP), the default sizes (k = d/100, P = 4, a 1 x 2Pk sketch), for
 # d = 100K and 1M; raw allreduce of the same tensor for the time.
 # Usage: bench/sketched.sh [BUILD_DIR] [--json]
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
+json=0   # flags bench_args sets (shellcheck cannot see printf -v)
 bench_args "json" "$@"
 apps=$build/apps
 bench_need "$apps/gw-launch" "$apps/gw-aggregator" "$apps/gw-allreduce"

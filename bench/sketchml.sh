@@ -6,7 +6,9 @@
 # against memcpy — at the paper's defaults (q 256, r 8, s 2, t = n/5) for
 # three frame sizes, and at r = 4. raw and topk rows for reference.
 # Usage: bench/sketchml.sh [BUILD_DIR] [--json]
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
+json=0   # flags bench_args sets (shellcheck cannot see printf -v)
 bench_args "json" "$@"
 bench=$build/apps/gw-bench
 bench_need "$bench"

@@ -24,8 +24,10 @@
 #   --minutes M   the whole run (default 10; the reliable phase takes 30 %,
 #                 at least 15 s); --minutes 1 is the test suite's short one
 #   --out DIR     soak.json, soak.png and the logs (default build/soak)
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 minutes=10 out=""
+json=0   # flags bench_args sets (shellcheck cannot see printf -v)
 bench_args "json minutes= out=" "$@"
 [[ $minutes =~ ^[0-9]+(\.[0-9]+)?$ ]] || bench_die "--minutes: '$minutes' is not a number"
 out=${out:-$build/soak}
@@ -77,7 +79,7 @@ agg() {  # phase mode-options
   [ -n "$EP" ] || bench_die "the $1 phase's aggregator did not start"
 }
 worker() {  # phase rank name options...
-  local ph=$1 r=$2 name=$3
+  local r=$2 name=$3   # $1, the phase, names the call only
   shift 3
   "$apps/gw-allreduce" --rank "$r" --workers $W --dim $dim --agg "$EP" --local 127.0.0.1:0 \
     --no-verify --train-lr 0.5 --param-file "$out/params.bin" --json --stats-interval 1000 \
@@ -117,6 +119,7 @@ kills=0
 for frac in 35 70; do
   at=$((t_tol + tol_s * frac / 100))
   while [ "$(date +%s)" -lt "$at" ]; do sleep 1; done
+  # shellcheck disable=SC2154  # P_tol_w2: set by worker() through eval
   if [ $kills -eq 0 ]; then victim=$P_tol_w2; else victim=$(eval echo "\$P_tol_w2_r$kills"); fi
   kill -KILL "$victim" 2>/dev/null || true
   sleep 1

@@ -40,6 +40,7 @@
 # (scripts/install-deps.sh). 10 Mbit/s is not in the default rates: the
 # default allreduce moves 6.5 MB per rank and step there (5 s a step, 25
 # minutes for 300 steps), beyond the 30 minutes the whole run may take.
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 quick=0 json=0 rates="100mbit 1gbit 10gbit unlimited" steps="" out="" only="" plan="" extra=""
 bench_args "quick json rates= steps= out= only= plan= extra=" "$@"
@@ -58,7 +59,8 @@ rm -f "$out"/*.json "$out"/*.log "$out"/*.error "$out"/*.plan
 W=4
 star=scripts/netns-star.sh
 dim=$(PYTHONPATH=python "$py" bench/torch_ddp.py --hook noop --print-dim)
-export GRADWIRE_LIB=$(cd "$build" && pwd)/libgradwire.so.0
+GRADWIRE_LIB=$(cd "$build" && pwd)/libgradwire.so.0
+export GRADWIRE_LIB
 agg_pids=()
 cleanup() {
   stop_hubs
@@ -142,7 +144,8 @@ stop_hubs() {
 # (bench/torch_ddp.py --plan); a run that fails ends the group, is
 # reported, and the group starts again after it.
 run_rate() {  # rate
-  local rate=$1 first=0 n=${#runs[@]} i rc pids port name plan=$out/$rate.plan
+  local rate=$1
+  local first=0 n=${#runs[@]} i rc pids port name plan=$out/$rate.plan
   window=$(window_of "$rate")
   : >"$plan"
   for ((i = 0; i < n; i++)); do

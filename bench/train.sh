@@ -16,6 +16,7 @@
 # dense codec that is not one of the 3LC paper's baselines: bf16,
 # terngrad, onebit, topk), RESULTS (default
 # docs/results), REPORT (default docs/results.md).
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 bench_args "" "$@"
 root=$(pwd)
@@ -23,8 +24,8 @@ train=$build/apps/gw-train/gw-train
 star=$root/scripts/netns-star.sh
 results=${RESULTS:-$root/docs/results}
 report=${REPORT:-$root/docs/results.md}
-rates=(${RATES:-10mbit 100mbit 1gbit})
-workloads=(${WORKLOADS:-mlp logreg})
+read -ra rates <<<"${RATES:-10mbit 100mbit 1gbit}"
+read -ra workloads <<<"${WORKLOADS:-mlp logreg}"
 W=4
 
 bench_root
@@ -58,7 +59,7 @@ codec_opts() {  # NAME -> gw-train options
   esac
 }
 if [ -n "${CODECS:-}" ]; then
-  codecs=($CODECS)
+  read -ra codecs <<<"$CODECS"
 else
   codecs=(raw int8 3lc-s1.00 3lc-s1.75 topk-1pct)
   while read -r name kind; do

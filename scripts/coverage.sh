@@ -12,7 +12,7 @@
 # release build so that assert() adds no lines of its own. Counts are reset
 # before the run, so a second run measures that run only.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 bash scripts/install-deps.sh || exit 1
 
 dir=${1:-build-cov}

@@ -26,6 +26,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bd=$root/build-fuzz
 cc=${CC:-clang}
 cxx=${CXX:-${cc/clang/clang++}}   # of the same family: gpudirect's kernels are C++
+# shellcheck disable=SC2054  # address,undefined is one meson value
 opts=(-Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
       -Dbuildtype=debugoptimized -Dtests=enabled
       -Ddpdk=disabled -Dibverbs=disabled -Dcuda=disabled)

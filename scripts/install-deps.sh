@@ -20,6 +20,7 @@ PKGS=(
   libopenblas-dev libjansson-dev   # gw-train's MLP (sgemm), MNIST's JSON
   gnuplot-nox                      # gw-train --plot, bench/train.sh
   gcovr                            # line coverage per layer (scripts/coverage.sh)
+  shellcheck                       # every script, in the test command (tests/test_shellcheck.sh)
   python3-torch                    # DDP hook (python/gradwire), tests/python, bench/torch.sh
   python3-venv python3-pip         # pip install ./python into a venv (tests/python/test_pip.py)
   python3-setuptools python3-wheel # the package's build backend, offline (--no-build-isolation)

@@ -192,6 +192,6 @@ if [ ! -f "$out/rc" ]; then
     tail -n 20 "$out/console"; cat "$out/hang" 2>/dev/null; } >&2 \
     || { echo "rdma-vm.sh: the guest stopped without a result (qemu exit $qrc); its console:" >&2
          tail -n 20 "$out/console" >&2; }
-  exit $([ $qrc = 124 ] && echo 124 || echo 1)
+  exit "$([ $qrc = 124 ] && echo 124 || echo 1)"
 fi
 exit "$(cat "$out/rc")"

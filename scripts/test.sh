@@ -5,7 +5,7 @@
 # line "N passed, N failed, N skipped" over all suites.
 # Env: GW_FUZZ_SECONDS (per harness, default 20; 0 skips fuzzing).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 bash scripts/install-deps.sh || exit 1
 
 status=0

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # have_dpdk APPS_DIR: 0 when this build's gw-aggregator has the DPDK
 # backend and this machine's DPDK can load its vdev drivers (memif tests
 # need both), 1 when not, with the reason in HAVE_DPDK_WHY. The drivers

@@ -64,7 +64,8 @@ int main(void)
 	return 0;
 }
 C
-export PKG_CONFIG_PATH=$(dirname "$pc")
+PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH
 prefix=$(pkg-config --variable=prefix gradwire)
 flags=$(pkg-config --define-variable=prefix="$tmp/root$prefix" --cflags --libs gradwire)
 cc -std=c11 -Wall -Werror "$tmp/consumer.c" -o "$tmp/consumer" $flags

@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # what it sets is for the script that sources it
 # Shared by the allreduce tests: a job is one gw-launch of gw-allreduce
 # workers over UDP on 127.0.0.1, bounded in time, with its logs in $LOGS.
 # GW_LINK=rdma runs them over the RDMA backend instead, on GW_RDMA_IP

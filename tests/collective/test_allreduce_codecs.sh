@@ -6,6 +6,7 @@
 # with its own error feedback), and round 0 lies within the codecs' error
 # bounds of the exact sum.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
 for codec in int8 3lc "3lc --up-params sparsity=1.75 --down-params sparsity=1.75" \

@@ -5,6 +5,7 @@
 # with a dataplane per shard on each worker (--ports S, as memif workers
 # have), where every result arrives on its own shard's port.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
 check() {  # W S dim [worker options]

@@ -12,6 +12,7 @@
 # the backend's MR covers. GW_GPU=cuda runs every case on the GPU instead
 # (scripts/gpu-check.sh does, on the GPU machine); the default is emu.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 GPU=${GW_GPU:-emu}
 case $GPU in
@@ -61,6 +62,7 @@ exact "int8 with a layout, rank 1 on the device beside CPU ranks" 3 4 --dim 2000
   --down 3lc --layout $layout --rank-args "1:--gpu $GPU" --
 # DPDK memif: the kernels write into the mempool's mbufs (its memory
 # chunks are the registered regions), a port per shard on each worker.
+# shellcheck source=../have_dpdk.sh
 source "$(dirname "$0")/../have_dpdk.sh"
 if ! have_dpdk "$APPS"; then
   echo "skip: memif: ${HAVE_DPDK_WHY:-this build has no DPDK backend}"
@@ -130,9 +132,9 @@ codecs="int8 3lc topk hq"
 full || codecs=3lc
 for codec in $codecs; do
   rm -f "$LOGS"/*.f32
-  down=raw
-  [ "$codec" = hq ] && down=hq
-  if job --workers 4 --dim 60000 --mode loss-tolerant --deadline-us 2000 --up $codec --down $down \
+  down_codec=raw
+  [ "$codec" = hq ] && down_codec=hq
+  if job --workers 4 --dim 60000 --mode loss-tolerant --deadline-us 2000 --up $codec --down $down_codec \
        --agg-args "--opts impair_loss=0.1,impair_seed=5" \
        -- --rounds 5 --opts impair_loss=0.1 --dump "$LOGS" --gpu "$GPU"; then
     left=$(grep -o '[0-9]* without this rank' "$LOGS"/w.*.out | awk -F: '{split($2, a, " "); s += a[1]} END {print s + 0}')

@@ -4,6 +4,7 @@
 # netem): the result is still bit-identical to a loss-free run, every
 # worker finishes, corrupted packets are counted and dropped.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
 imp="impair_loss=0.05,impair_reorder=0.05,impair_dup=0.02,impair_corrupt=0.01"

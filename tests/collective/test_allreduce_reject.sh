@@ -6,6 +6,7 @@
 # their packets, the intruders get no result (they time out), and the real
 # workers' results stay bit-exact.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
 key=$LOGS/job.key; other=$LOGS/other.key

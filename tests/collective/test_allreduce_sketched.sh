@@ -11,6 +11,7 @@
 #    bytes up are equal, result bytes down within 5%;
 #  - a worker sketching with another seed is rejected, never summed.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
 sk="--up sketched-sgd"

@@ -5,6 +5,7 @@
 # residual = sum of every gradient  (nothing lost), with every worker
 # having received the same sums.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
 for codec in raw int8 topk hq; do

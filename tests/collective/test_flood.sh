@@ -7,6 +7,7 @@
 # and the job's slowdown is reported. The same job without the flood is
 # the baseline.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
 key=$LOGS/job.key

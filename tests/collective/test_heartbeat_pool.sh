@@ -6,6 +6,7 @@
 # packet, and a long job at the default pool (4096) ran out after about
 # two minutes (its shards then "dead": silent); here round 1 failed.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 if job --workers 2 --shards 2 --dim 4000 --window 4 --pool 96 --liveness-ms 100 \
      -- --rounds 5 --lag-ms 500; then

@@ -11,6 +11,7 @@ launch=$apps/gw-launch
 fail=0
 # Without the DPDK backend the shard says so at once; with it, it serves
 # a null device until timeout stops it.
+# shellcheck source=../have_dpdk.sh
 source "$(dirname "$0")/../have_dpdk.sh"
 if ! have_dpdk "$apps"; then
   echo "SKIP: this build has no DPDK backend"; exit 77

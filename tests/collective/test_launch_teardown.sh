@@ -6,6 +6,7 @@
 # gw-launch itself is killed outright, --idle-exit lets the shards leave
 # by themselves once the workers are done.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 apps=$APPS logs=$LOGS
 launch=$apps/gw-launch

@@ -6,6 +6,7 @@
 # and stderr); --rank-args reach their rank only; without --quiet the
 # console shows each worker's lines prefixed with its rank.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 apps=$APPS dir=$LOGS
 launch=$apps/gw-launch

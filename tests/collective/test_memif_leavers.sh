@@ -11,6 +11,7 @@
 # backend.
 set -u
 apps=$1
+# shellcheck source=../have_dpdk.sh
 source "$(dirname "$0")/../have_dpdk.sh"
 if ! have_dpdk "$apps"; then
   echo "SKIP: this build has no DPDK backend"; exit 77

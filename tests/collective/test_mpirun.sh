@@ -20,7 +20,7 @@ for W in 2 4; do
   # The PMIx server in mpirun must be reachable from the namespaces: run it
   # in the hub, on the bridge's address (see bench/mpi_netns.sh).
   wrap=(sh -c 'exec ip netns exec "gwn$OMPI_COMM_WORLD_RANK" "$0" "$@"')
-  job=(--mpi --workers $W --dim 200000 --backend udp)
+  job=(--mpi --workers "$W" --dim 200000 --backend udp)
   # Under ASan: Open MPI unloads its components at MPI_Finalize and what
   # they allocated shows up as leaks of "<unknown module>" that no
   # suppression can name; leaks of the apps themselves are checked by the

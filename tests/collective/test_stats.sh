@@ -6,6 +6,7 @@
 # dataplane's lines say which kernel paths it takes. A bad interval is
 # refused by name.
 set -u
+# shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
 

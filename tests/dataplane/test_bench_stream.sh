@@ -51,7 +51,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ran=0
-for try in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
   port=$(( 20000 + (RANDOM % 30000) ))
   "$bench" stream --backend udp --role rx --local 127.0.0.1:$port --codec int8 \
     --synthetic 200000 --rounds 3 --timeout-ms 20000 \
@@ -93,7 +93,7 @@ cat "$tmp/tx.json" "$tmp/rx.json"
 # A timed run of pre-encoded frames (lossy codec, so the frames repeat
 # without feedback): rx stops at tx's end-of-run marker, counts the same
 # rounds as tx, and its sum is bit-exact against the repeated frames.
-for try in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
   port=$(( 20000 + (RANDOM % 30000) ))
   "$bench" stream --backend udp --role rx --local 127.0.0.1:$port --codec int8 \
     --synthetic 50000 --preencode --timeout-ms 20000 --json >"$tmp/rx2.json" 2>"$tmp/rx2.err" &

@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # what it sets is for the script that sources it
 # Tiny synthetic inputs for the gw-dataprep tests (sourced). The npm data
 # is not needed: CI may run before scripts/fetch-data.sh.
 

@@ -6,6 +6,7 @@
 set -u
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=fixtures.sh
 . "$here/fixtures.sh"
 
 mnist_fixture "$t/in"
@@ -24,7 +25,7 @@ rmdir "$t/o.test.svm.tmp"
 # SIGTERM then must remove it and end the process by that signal.
 mkfifo "$t/o.train.svm.tmp"
 "$bin" mnist --in "$t/in" --out "$t/o" --seed 9 2>/dev/null & pid=$!
-for i in $(seq 100); do  # until the handler is in (SIGTERM caught)
+for _ in $(seq 100); do  # until the handler is in (SIGTERM caught)
   cgt=$(awk '/^SigCgt/ {print $2}' /proc/$pid/status 2>/dev/null)
   [ -n "$cgt" ] && [ $(( 0x$cgt & 0x4000 )) -ne 0 ] && break
   sleep 0.05

@@ -5,6 +5,7 @@
 set -u
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=fixtures.sh
 . "$here/fixtures.sh"
 expect() {  # rc word args...
   local want=$1 word=$2; shift 2

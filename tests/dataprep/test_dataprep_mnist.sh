@@ -5,6 +5,7 @@
 set -u
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=fixtures.sh
 . "$here/fixtures.sh"
 
 mnist_fixture "$t/in"

@@ -7,6 +7,7 @@
 set -u
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=fixtures.sh
 . "$here/fixtures.sh"
 
 spam_fixture "$t/in"

@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # what it sets is for the script that sources it
 # Sourced by the DPDK test scripts: skip checks, EAL arguments, clean-up of
 # the processes and files a test made, even when it fails.
 # usage in a script:  . "$(dirname "$0")/lib.sh" "$@"

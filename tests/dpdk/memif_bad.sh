@@ -4,6 +4,7 @@
 # wrong destination IP, bad IPv4 or UDP checksum, payload flipped after
 # the checksum, fragment, UDP length) are dropped and counted in rx_bad;
 # the same frame built correctly (also with UDP checksum 0) is delivered.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh" "$@"
 memif_eal gwi
 memif_server 100 --local 10.9.1.2:7100 --timeout 80

@@ -4,6 +4,7 @@
 # echoed back intact, a windowed run of 100000 mixed-size packets arrives
 # complete and intact, and gw-bench raw moves a bounded count at 64 B and at
 # the MTU with none lost or corrupt.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh" "$@"
 memif_eal gwm
 memif_server 150 --local 10.9.0.2:7000 --timeout 120

@@ -7,6 +7,7 @@
 # offers no checksum offload — and the server sleeps in gw_dp_wait() on the tap
 # queue's rx interrupt between packets. Skips (77) without namespaces or
 # python3.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh" "$@"
 netns=$(dirname "$0")/../net/netns.sh
 "$netns" check || exit 77

@@ -4,6 +4,7 @@
 # if AF_XDP cannot be used here): every payload size is echoed back intact
 # and a windowed run of mixed sizes arrives complete. Skips (77) when
 # namespaces cannot be made.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh" "$@"
 netns=$(dirname "$0")/../net/netns.sh
 "$netns" check || exit 77

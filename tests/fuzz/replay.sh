@@ -5,7 +5,7 @@
 set -eu
 make_corpus=$1 regress=$2 name=$3 corpus=$4 committed=${5:-}
 
-rm -rf "$corpus/$name"
+rm -rf "${corpus:?}/$name"
 mkdir -p "$corpus"
 "$make_corpus" "$corpus" "$name"
 set -- "$corpus/$name"

@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # what it sets is for the script that sources it
 # What every gw-train test starts with, and small synthetic LIBSVM data
 # (the real data sets need scripts/fetch-data.sh and the network; these
 # tests must not).

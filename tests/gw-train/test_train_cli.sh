@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gw-train refuses bad arguments with exit 2 and a message naming the
 # argument, before it starts any process.
+# shellcheck source=gen.sh
 source "$(dirname "$0")/gen.sh" "$1"
 gen_blobs "$tmp"
 D=(--train "$tmp/blobs.train.svm" --test "$tmp/blobs.test.svm" --features 20 --classes 3)

@@ -4,6 +4,7 @@
 # codec and per value codec, each combination learns and the replicas end
 # identical; a bad codec string is refused with a message naming the
 # parameter before anything starts.
+# shellcheck source=gen.sh
 source "$(dirname "$0")/gen.sh" "$1"
 gen_sparse "$tmp"
 for combo in index=raw,value=f32 index=rle,value=deflate index=delta,value=dexp \

@@ -11,6 +11,7 @@
 #  3. loss-tolerant over memif (fixed addresses; skipped without DPDK):
 #     rank 2 killed and restarted rejoins at the round, as over UDP.
 # Nothing is left behind: no process of the job, no replica folder.
+# shellcheck source=gen.sh
 source "$(dirname "$0")/gen.sh" "$1"
 gen_blobs "$tmp"
 job=(--link udp --workers 3 --model mlp --train "$tmp/blobs.train.svm"
@@ -91,6 +92,7 @@ fi
 # 3. loss-tolerant over memif, where a rank's address is fixed: the shard
 # tells the restarted process from the dead one by its incarnation
 # (wire-format §5.10), and the rejoined replica again ends as rank 0's.
+# shellcheck source=../have_dpdk.sh
 source "$(dirname "$0")/../have_dpdk.sh"
 if ! have_dpdk "$apps"; then
   echo "skip: memif: this build has no DPDK backend"

@@ -3,6 +3,7 @@
 # aggregator (W = 2, UDP on 127.0.0.1) on small synthetic sparse data:
 # each learns, and the replicas end identical — with raw, 3LC and top-k
 # (sparse chunk frames) and SketchML on the uplink.
+# shellcheck source=gen.sh
 source "$(dirname "$0")/gen.sh" "$1"
 gen_sparse "$tmp"
 for model in logreg svm linreg; do

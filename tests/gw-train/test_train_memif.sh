@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # gw-train over its default link, memif (DPDK, no hugepages): W = 2 train
 # the MLP on synthetic data to the end, with 3LC both ways.
+# shellcheck source=gen.sh
 source "$(dirname "$0")/gen.sh" "$1"
 # Without the DPDK backend the shard says so at once (as in test_launch).
+# shellcheck source=../have_dpdk.sh
 source "$(dirname "$0")/../have_dpdk.sh"
 if ! have_dpdk "$apps"; then
   echo "SKIP: this build has no DPDK backend (memif)"; exit 77

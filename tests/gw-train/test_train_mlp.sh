@@ -3,6 +3,7 @@
 # on small synthetic data: it learns, raw training is reproducible to the
 # bit, the replicas end identical, a 3LC run compresses and is compared
 # with its raw baseline, and --plot writes a PNG.
+# shellcheck source=gen.sh
 source "$(dirname "$0")/gen.sh" "$1"
 gen_blobs "$tmp"
 O=("${mlp_job[@]}")

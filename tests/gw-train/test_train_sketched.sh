@@ -5,6 +5,7 @@
 # records carry bytes down as well as up, the summary's traffic_ratio is
 # the baseline's bytes up + down over this run's, and bad Sketched-SGD
 # jobs are refused by gw-train, naming the option, before anything starts.
+# shellcheck source=gen.sh
 source "$(dirname "$0")/gen.sh" "$1"
 gen_blobs "$tmp"
 O=("${mlp_job[@]}")
