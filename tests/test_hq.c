@@ -214,8 +214,8 @@ static void test_huge_scale_restarts_e(void **state)
 	float *g = malloc(n * sizeof(float)), *e = calloc(n, sizeof(float));
 	uint8_t *buf = malloc(GW_FRAME_MAX);
 	GW_CHECK(g && e && buf, "out of memory");
-	static const char *const params[] = {"bits=8,rotate=0", "bits=8,rotate=0,"
-					     "rounding=stochastic", "bits=8"};
+	static const char *const params[] = {
+		"bits=8,rotate=0", "bits=8,rotate=0,rounding=stochastic", "bits=8"};
 	for (size_t p = 0; p < GW_ARRAY_SIZE(params); p++) {
 		for (uint32_t i = 0; i < n; i++) {
 			g[i] = i % 2 ? FLT_MAX : -FLT_MAX;

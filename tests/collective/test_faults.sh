@@ -53,7 +53,7 @@ start() {
     [ -n "$ep" ] && break
     sleep 0.05
   done
-  [ -n "$ep" ] || { echo "FAIL: the aggregator did not start"; cat "$T/agg.err"; return 1; }
+  [ -n "$ep" ] || { echo "FAIL: the aggregator did not start"; cat "$T/agg.err"; fail=1; return 1; }
   local per=("$@")
   for ((r = 0; r < w; r++)); do
     local extra=${per[$r]:-}
@@ -115,9 +115,15 @@ tolerant() {
     fi
   done
   kill -INT "$AGG" 2>/dev/null; wait "$AGG" 2>/dev/null
+  # Every survivor that ends its job leaves (counted gone too): the
+  # victim is counted only if gone reaches all W.
   gone=$(sed -n 's/.*"gone":\([0-9]*\).*/\1/p' "$T/agg.out" | tail -n1)
-  [ "${gone:-0}" -ge 1 ] && echo "ok: $label, loss-tolerant: the shard counted $gone worker(s) gone" ||
-    { echo "FAIL: $label, loss-tolerant: the shard counted no worker gone"; cat "$T/agg.out"; fail=1; }
+  if [ "${gone:-0}" -ge "$w" ]; then
+    echo "ok: $label, loss-tolerant: the shard counted $gone of $w workers gone, the victim among them"
+  else
+    echo "FAIL: $label, loss-tolerant: the shard counted ${gone:-0} of $w workers gone (the $((w - 1)) survivors leave; the victim was not counted)"
+    cat "$T/agg.out"; fail=1
+  fi
 }
 
 # 1, 2. the dense allreduce and Sketched-SGD's two rounds, both ways.
