@@ -1,6 +1,8 @@
 /* Parameter names and bounds: the generic ones every codec accepts, then
  * whatever the codec's ops table lists. */
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +159,30 @@ const char *gw_param_value_name(gw_param p, double v)
 }
 
 /* The names p accepts, "a|b|c", for messages. */
+/* b's range as a reader takes it: "[1, 2)" for a bound kept just below a
+ * round number (3LC's sparsity stops short of 2), "(0, 1]" for one kept
+ * just above 0 (top-k's fraction starts at DBL_MIN), else "[lo, hi]". */
+static void range_text(const gw_bounds *b, char *buf, size_t len)
+{
+	double lo = b->lo, hi = b->hi;
+	const char *open = "[", *close = "]";
+	if (lo > 0.0 && lo <= DBL_MIN) {
+		lo = 0.0;
+		open = "(";
+	}
+	char t[32];
+	double up = nextafter(hi, INFINITY);
+	snprintf(t, sizeof(t), "%g", up);
+	if (strtod(t, NULL) == up) {
+		snprintf(t, sizeof(t), "%g", hi);
+		if (strtod(t, NULL) != hi) {
+			hi = up;
+			close = ")";
+		}
+	}
+	snprintf(buf, len, "%s%g, %g%s", open, lo, hi, close);
+}
+
 static void list_names(gw_param p, char *buf, size_t len)
 {
 	buf[0] = '\0';
@@ -167,7 +193,12 @@ static void list_names(gw_param p, char *buf, size_t len)
 }
 
 /* One "name=value" of length n at kv. */
-static int set_one(gw_encoder *enc, const char *kv, size_t n)
+_Static_assert(GW_PARAM_COUNT_ <= 64, "set_one's bit per parameter");
+
+/* One "name=value" of a list; *seen (a bit per parameter) refuses a
+ * parameter the list gave before: the last one silently winning hides a
+ * typo. */
+static int set_one(gw_encoder *enc, const char *kv, size_t n, uint64_t *seen)
 {
 	char item[128];
 	if (n >= sizeof(item)) {
@@ -187,6 +218,9 @@ static int set_one(gw_encoder *enc, const char *kv, size_t n)
 		return GW_ERRF(GW_EPARAM, "parameter '%s': not a parameter of codec %s", item,
 		    enc->ops->name);
 	}
+	if ((*seen >> p) & 1u)
+		return GW_ERRF(GW_EINVAL, "parameter %s: given twice", item);
+	*seen |= 1ull << p;
 	double v;
 	char names_buf[96];
 	list_names((gw_param)p, names_buf, sizeof(names_buf));
@@ -200,10 +234,12 @@ static int set_one(gw_encoder *enc, const char *kv, size_t n)
 	if (rc == GW_EBOUNDS && *names_buf)
 		return gw__detail(rc, "parameter %s: '%s' is not one of %s", item, val,
 				  names_buf);
-	if (rc == GW_EBOUNDS)
-		return gw__detail(rc, "parameter %s: %s is outside [%g, %g]%s", item, val,
-				  s->bounds.lo, s->bounds.hi,
+	if (rc == GW_EBOUNDS) {
+		char range[80];
+		range_text(&s->bounds, range, sizeof(range));
+		return gw__detail(rc, "parameter %s: %s is outside %s%s", item, val, range,
 				  s->bounds.integer ? " or not a whole number" : "");
+	}
 	if (rc < 0)
 		return gw__detail(rc, "parameter %s: %s", item, gw_strerror(rc));
 	return rc;
@@ -215,12 +251,13 @@ int gw_encoder_set_params(gw_encoder *enc, const char *list)
 	if (!enc || !list) {
 		return GW_ERRF(GW_EINVAL, "no encoder or no parameter list");
 	}
+	uint64_t seen = 0;
 	for (const char *p = list; *p;) {
 		size_t n = strcspn(p, ",");
 		if (n == 0) {
 			return GW_ERRF(GW_EINVAL, "empty parameter in '%s'", list);
 		}
-		int rc = set_one(enc, p, n);
+		int rc = set_one(enc, p, n, &seen);
 		if (rc < 0)
 			return rc;
 		p += n;
@@ -266,6 +303,11 @@ gw_encoder *gw_encoder_from_string(const char *spec)
 	gw_encoder *enc = gw_encoder_create(id);
 	if (!enc) {
 		gw__detail(0, "out of memory");
+		return NULL;
+	}
+	if (spec[n] == ':' && !spec[n + 1]) {
+		gw__detail(0, "'%s': no parameters after ':'", spec);
+		gw_encoder_free(enc);
 		return NULL;
 	}
 	if ((spec[n] == ':' && gw_encoder_set_params(enc, spec + n + 1) < 0) ||

@@ -7,7 +7,7 @@
  * hashes; this is XXH3's 4-to-8-byte path (xxhash.h, XXH3_len_4to8_64b
  * and XXH3_rrmxmx) written out for len = 4, where both input words are x:
  * straight-line 64-bit arithmetic that vectorizes. Bit for bit
- * XXH3's value (tests/test_dr_index_roundtrip.c compares). Private to the
+ * XXH3's value (tests/codec/test_dr_index_roundtrip.c compares). Private to the
  * codecs that hash u32 keys. */
 #ifndef GW_XXH3_U32_H
 #define GW_XXH3_U32_H

@@ -4,7 +4,7 @@
  * bytes, hashed once per key and row), and for long ones (frames)
  * dispatched at run time to the widest vector path of this CPU (AVX-512,
  * AVX2, else SSE2; GW_FORCE_ISA as for 3LC). Every path returns XXH3's
- * value, the library's bit for bit (tests/test_hash.c). Private to
+ * value, the library's bit for bit (tests/codec/test_hash.c). Private to
  * gradwire. */
 #ifndef GW_HASH_H
 #define GW_HASH_H

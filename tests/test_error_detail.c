@@ -17,12 +17,34 @@ static void test_layers_say_where(void **state)
 	gw_encoder *e = gw_encoder_create(GW_CODEC_3LC);
 	GW_EXPECT_RC(gw_encoder_set_params(e, "sparsity=7"), GW_EBOUNDS, "3lc sparsity=7");
 	GW_CHECK(strstr(gw_error_detail(), "parameter sparsity"), "codec: '%s'", gw_error_detail());
+	/* Ranges as they are: 3LC's sparsity stops short of 2, top-k's
+	 * fraction starts above 0. */
+	GW_EXPECT_RC(gw_encoder_set_params(e, "sparsity=2"), GW_EBOUNDS, "3lc sparsity=2");
+	GW_CHECK(strstr(gw_error_detail(), "2 is outside [1, 2)"), "3lc: '%s'", gw_error_detail());
 	GW_OK_CALL(gw_encoder_set_params(e, "sparsity=1.5"));
 	GW_CHECK(!strcmp(gw_error_detail(), ""), "a call that succeeds leaves no detail: '%s'",
 		 gw_error_detail());
 	gw_encoder_free(e);
+	e = gw_encoder_create(GW_CODEC_TOPK);
+	GW_EXPECT_RC(gw_encoder_set_params(e, "fraction=0"), GW_EBOUNDS, "top-k fraction=0");
+	GW_CHECK(strstr(gw_error_detail(), "0 is outside (0, 1]"), "top-k: '%s'",
+		 gw_error_detail());
+	gw_encoder_free(e);
+	e = gw_encoder_create(GW_CODEC_HQ);
+	GW_EXPECT_RC(gw_encoder_set_params(e, "bits=9"), GW_EBOUNDS, "hq bits=9");
+	GW_CHECK(strstr(gw_error_detail(), "9 is outside [2, 8] or not a whole number"),
+		 "hq: '%s'", gw_error_detail());
+	gw_encoder_free(e);
 	GW_CHECK(!gw_encoder_from_string("raw:nosuch=1"), "unknown parameter accepted");
 	GW_CHECK(strstr(gw_error_detail(), "nosuch"), "codec string: '%s'", gw_error_detail());
+	/* One parser of codec strings for the CLIs and the member API: no
+	 * empty list after ':', no parameter twice. */
+	GW_CHECK(!gw_encoder_from_string("3lc:"), "'3lc:' accepted");
+	GW_CHECK(strstr(gw_error_detail(), "no parameters after ':'"), "'3lc:': '%s'",
+		 gw_error_detail());
+	GW_CHECK(!gw_encoder_from_string("3lc:sparsity=1.5,sparsity=1.2"), "a repeat accepted");
+	GW_CHECK(strstr(gw_error_detail(), "parameter sparsity: given twice"), "repeat: '%s'",
+		 gw_error_detail());
 
 	gw_dp_config dc = {.backend = "nosuch"};
 	gw_dp *dp;

@@ -39,6 +39,11 @@ out=$("$bench" codec --codec raw --input /nonexistent.f32 2>&1); rc=$?
 if [ $rc -ne 1 ] || ! printf '%s' "$out" | grep -q nonexistent; then
   echo "FAIL: missing --input file: rc=$rc $out"; fail=1
 fi
+# An empty input is nothing to measure, not a table of zeros.
+out=$("$bench" codec --codec raw --input /dev/null 2>&1); rc=$?
+if [ $rc -ne 1 ] || ! printf '%s' "$out" | grep -q "empty: nothing to measure"; then
+  echo "FAIL: an empty --input measured: rc=$rc $out"; fail=1
+fi
 
 json=$("$bench" codec --codec int8 --synthetic 10000 --min-time 0.01 --json); rc=$?
 for k in codec elements frames bytes bits_per_value encode_gbps decode_gbps \

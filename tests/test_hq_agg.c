@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "dense.h"
-#include "hq_model.h"
+#include "codec/hq_model.h"
 #include "dp_internal.h"
 
 #define JOB_ID 0x68716167u

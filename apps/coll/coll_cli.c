@@ -426,6 +426,28 @@ static void job_of(struct cli *c, gw_coll_job *job)
 		      &c->sk, &c->dense, job);
 }
 
+/* A job check's detail ("down_codec: ...", "chunk_elems: ...") as the
+ * CLI names the field: its option (--down, --chunk-elems), so a user
+ * reads back what they typed. A field with no option stays as it is. */
+static void say_job(const struct cli *c)
+{
+	const char *d = gw_error_detail();
+	size_t n = strspn(d, "abcdefghijklmnopqrstuvwxyz_");
+	char opt[40];
+	if (n && n < sizeof(opt) && d[n] == ':') {
+		snprintf(opt, sizeof(opt), "%.*s", (int)n, d);
+		if (!strcmp(opt, "up_codec") || !strcmp(opt, "down_codec"))
+			opt[strcspn(opt, "_")] = '\0';   /* --up, --down */
+		for (char *q = opt; *q; q++)
+			*q = *q == '_' ? '-' : *q;
+		if (coll_opt_find(opt, COLL_OPT_CLI)) {
+			fprintf(stderr, "%s: --%s:%s\n", c->prog, opt, d + n + 1);
+			return;
+		}
+	}
+	fprintf(stderr, "%s: %s\n", c->prog, d);
+}
+
 int cli_job_check(struct cli *c)
 {
 	gw_coll_job probe;
@@ -433,7 +455,7 @@ int cli_job_check(struct cli *c)
 	if (!probe.chunk_elems)   /* the smallest (above min_elems): checks the rest */
 		probe.chunk_elems = (c->dense.min_elems > 40 ? (c->dense.min_elems + 39u) / 40u * 40u : 40u);
 	if (gw_coll_job_check(&probe) < 0) {
-		fprintf(stderr, "%s: %s\n", c->prog, gw_error_detail());
+		say_job(c);
 		return -1;
 	}
 	return 0;
@@ -461,7 +483,7 @@ int cli_job(struct cli *c, gw_dp *dp, gw_coll_job *job)
 		job->chunk_elems = (uint32_t)k;
 	}
 	if (gw_coll_job_check(job) < 0) {
-		fprintf(stderr, "%s: %s\n", c->prog, gw_error_detail());
+		say_job(c);
 		return -1;
 	}
 	return 0;

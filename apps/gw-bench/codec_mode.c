@@ -103,8 +103,9 @@ static int load(struct input *in, const char *input, const char *kf,
 		in->values = bench_read_file(input, &len);
 		if (!in->values)
 			return -1;
-		if (len % 4) {
-			fprintf(stderr, "gw-bench: --input: %s: size %zu is not a multiple of 4\n", input, len);
+		if (len % 4 || !len) {
+			fprintf(stderr, "gw-bench: --input: %s: size %zu is %s\n", input, len,
+				len ? "not a multiple of 4" : "empty: nothing to measure");
 			return -1;
 		}
 		in->dim = in->nnz = len / 4;
@@ -116,6 +117,10 @@ static int load(struct input *in, const char *input, const char *kf,
 	in->values = in->keys ? bench_read_file(vf, &len) : NULL;
 	if (!in->values)
 		return -1;
+	if (!klen) {
+		fprintf(stderr, "gw-bench: --keys: %s is empty: nothing to measure\n", kf);
+		return -1;
+	}
 	if (klen % 4 || len != klen) {
 		fprintf(stderr, "gw-bench: --keys/--values: %zu key bytes and %zu value bytes do not pair up\n", klen, len);
 		return -1;

@@ -26,7 +26,9 @@ expect gw-aggregator --local "${A[@]}" --local here
 expect gw-aggregator --key-file "${A[@]}" --key-file /nonexistent
 expect gw-aggregator --window "${A[@]}" --window 0
 expect gw-aggregator --chunk-elems "${A[@]}" --chunk-elems 10
-expect gw-aggregator chunk_elems "${A[@]}" --chunk-elems 100
+expect gw-aggregator "--chunk-elems: must be a multiple of 40" "${A[@]}" --chunk-elems 100
+# A job check names the option, not the job's field (down_codec, ...).
+expect gw-aggregator "--down: an hq uplink comes down as hq" "${A[@]}" --up hq --down raw
 expect gw-aggregator "codec params" "${A[@]}" --up topk --up-params fraction=0
 expect gw-aggregator "codec params" "${A[@]}" --up 3lc --up-params sparsity=5
 expect gw-aggregator "codec params" "${A[@]}" --up 3lc --up-params nosuch=1

@@ -4,7 +4,7 @@
  * 64-bit keys), one key, no keys. */
 #include "gw_test.h"
 
-#include "../codec/delta_binary.h"
+#include "../../codec/delta_binary.h"
 
 static void roundtrip(const uint64_t *k, uint32_t n, uint64_t base, int wide,
 		      size_t want_len, const char *what)

@@ -11,7 +11,7 @@
 
 #include <math.h>
 
-#include "../codec/deepreduce/dr.h"
+#include "../../codec/deepreduce/dr.h"
 
 #define W 4096u
 static const double fprs[] = {0.01, 0.05, 0.1};

@@ -16,8 +16,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "../codec/deepreduce/dr.h"
-#include "../codec/xxh3_u32.h"
+#include "../../codec/deepreduce/dr.h"
+#include "../../codec/xxh3_u32.h"
 
 static const struct dr_index_ops *const lossless[] = {
 	&dr_index_raw, &dr_index_delta, &dr_index_rle, &dr_index_bloom,

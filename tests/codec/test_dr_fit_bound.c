@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "../codec/deepreduce/dr.h"
+#include "../../codec/deepreduce/dr.h"
 
 struct fit_stat {
 	double maxerr, rms, bytes_per_value;

@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "../codec/deepreduce/dr.h"
+#include "../../codec/deepreduce/dr.h"
 
 static const struct dr_value_ops *const codecs[] = {
 	&dr_value_f32, &dr_value_deflate, &dr_value_qsgd, &dr_value_poly,

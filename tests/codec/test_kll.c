@@ -7,7 +7,7 @@
 
 #include <math.h>
 
-#include "../codec/quantile.h"
+#include "../../codec/quantile.h"
 
 #define Q 256u
 #define EPS 0.0131

@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "gw_cpu.h"
-#include "../codec/threelc_internal.h"
+#include "../../codec/threelc_internal.h"
 
 /* Inputs of the kernels: random floats of a few shapes. */
 static void fill(gw_test_rng *r, float *x, size_t n, int shape, float scale)

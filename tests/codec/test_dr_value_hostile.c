@@ -4,7 +4,7 @@
 #include <math.h>
 #include <zlib.h>
 
-#include "../codec/deepreduce/dr.h"
+#include "../../codec/deepreduce/dr.h"
 
 /* Decodes sec[0..len) as n values from exact-size guarded buffers and
  * expects rc; bound(), where the codec has one, must give rc too or accept

@@ -3,8 +3,8 @@
 
 #include <math.h>
 
-#include "../codec/deepreduce/bits.h"
-#include "../codec/deepreduce/dr.h"
+#include "../../codec/deepreduce/bits.h"
+#include "../../codec/deepreduce/dr.h"
 
 #define SEEDS 2000
 #define DELTA 1e-9

@@ -380,7 +380,7 @@ static void test_payload_attacks(void **state)
 		for (size_t i = 0; i < hostile_npayloads; i++)
 			if (!strcmp(hostile_payloads[i].codec, name))
 				hp = &hostile_payloads[i];
-		GW_CHECK(hp, "codec \"%s\" has no entry in tests/hostile_payloads.c: "
+		GW_CHECK(hp, "codec \"%s\" has no entry in tests/codec/hostile_payloads.c: "
 			 "add its payload forgeries there (or say why it has none)",
 			 name);
 		if (!hp->attack) {

@@ -14,7 +14,7 @@
 
 #include <math.h>
 
-#include "../codec/deepreduce/dr.h"
+#include "../../codec/deepreduce/dr.h"
 
 static const struct dr_index_ops *const all[] = {
 	&dr_index_raw, &dr_index_bloom, &dr_index_rle, &dr_index_delta,
