@@ -609,8 +609,11 @@ int bench_codec_main(int argc, char **argv)
 	struct input in = {0};
 	if (have_syn)
 		synth(&in, synthetic, seed);
-	else if (load(&in, input, kf, vf, dim) < 0)
+	else if (load(&in, input, kf, vf, dim) < 0) {
+		free(in.values);   /* what load read before it refused it */
+		free(in.keys);
 		return 1;
+	}
 	densify(&in);
 
 	struct result res = {.codec = codec, .link = link, .elements = in.nnz,
