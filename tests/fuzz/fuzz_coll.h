@@ -142,7 +142,7 @@ enum {
 #define FW_HOLDS_MAX 4u
 
 /* Writes the seeds of harness name if it is one of these two (NULL: both)
- * through write (make_corpus's write_file); 1 if it was, 0 if not.
+ * through write (make_corpus's mc_write_file); 1 if it was, 0 if not.
  * seeds_coll.c. */
 int seeds_coll(const char *name, void (*write)(const char *harness, const char *file,
 					       const void *data, size_t len));

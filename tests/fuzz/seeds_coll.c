@@ -4,7 +4,7 @@
  * Sketched-SGD both phases) runs, then mutations, crafted and raw packets;
  * each fuzz_worker_rx seed completes its calls, some with every kind of
  * hostile packet injected. Written by make_corpus through its
- * write_file(). */
+ * mc_write_file(). */
 #include <stdio.h>
 #include <string.h>
 

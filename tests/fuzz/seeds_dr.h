@@ -1,5 +1,5 @@
 /* Seeds of the DeepReduce section harnesses (fuzz_dr_*.c), written by
- * make_corpus through its write_file(). */
+ * make_corpus through its mc_write_file(). */
 #ifndef GW_SEEDS_DR_H
 #define GW_SEEDS_DR_H
 
