@@ -57,6 +57,14 @@ struct gw_dp {
 	/* When rx_burst last returned packets (gw_now_ns; dp.c keeps it):
 	 * gw_dp_wait_any() spins before it sleeps only on an active link. */
 	uint64_t last_rx_ns;
+	/* gw_dp_wait_any() calls over two or more dataplanes that slept out
+	 * their timeout with nothing ready (poll() or the stepped sleep ran
+	 * to the end), counted on each of them. Why it exists: gw_dp_wait_any()
+	 * returns GW_OK either way, and a test must tell a wait that woke for
+	 * a packet from one that slept its time out without timing it
+	 * (tests/dataplane/test_dp_wait_any.c). Internal, not in gw_dp_stats,
+	 * whose layout is public. */
+	uint64_t wait_any_timeouts;
 	/* gw_dp_set_wait(GW_DP_WAIT_SLEEP): waits skip their polling phase
 	 * (dp_wait.c, and a backend's wait that polls before it sleeps). */
 	bool wait_sleep;

@@ -49,16 +49,24 @@ static int in_turn(gw_dp *const *dps, unsigned n, unsigned timeout_us)
 	return GW_OK;
 }
 
-/* Sleeps in growing steps until a packet is ready or end (gw_now_ns). */
-static void steps(gw_dp *const *dps, unsigned n, uint64_t end, bool active)
+/* Sleeps in growing steps until a packet is ready (true) or end
+ * (gw_now_ns; false). */
+static bool steps(gw_dp *const *dps, unsigned n, uint64_t end, bool active)
 {
 	unsigned step = 0, cap = active ? STEP_ACTIVE_MAX_US : STEP_MAX_US;
 	for (uint64_t now = gw_now_ns(); now < end; now = gw_now_ns()) {
 		step = step ? GW_MIN(2 * step, cap) : STEP_MIN_US;
 		sleep_us((unsigned)GW_MAX(1u, GW_MIN((end - now) / 1000u, (uint64_t)step)));
 		if (any_ready(dps, n))
-			return;
+			return true;
 	}
+	return false;
+}
+
+static void timed_out(gw_dp *const *dps, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		dps[i]->wait_any_timeouts++;
 }
 
 int gw_dp_wait_any(gw_dp *const *dps, unsigned n, unsigned timeout_us)
@@ -103,8 +111,10 @@ int gw_dp_wait_any(gw_dp *const *dps, unsigned n, unsigned timeout_us)
 		pfd[armed] = (struct pollfd){.fd = fd, .events = POLLIN};
 	}
 	int r = 0;
+	bool polled = false;
 	/* A packet that came before its port was armed raised nothing. */
 	if (armed == n && !any_ready(dps, n)) {
+		polled = true;
 		for (unsigned i = 0; i < n; i++)
 			dps[i]->stats.idle_waits++;
 		/* One reading of the clock: a second one past end would
@@ -118,9 +128,12 @@ int gw_dp_wait_any(gw_dp *const *dps, unsigned n, unsigned timeout_us)
 		dps[i]->ops->disarm(dps[i]);
 	if (r < 0 && errno != EINTR)
 		return GW_ERRF(GW_EIO, "gw_dp_wait_any: poll: %s", strerror(errno));
+	if (polled && r == 0)
+		timed_out(dps, n);
 	if (armed < n && !any_ready(dps, n)) {
 		dps[0]->stats.idle_waits++;
-		steps(dps, n, end, active);
+		if (!steps(dps, n, end, active))
+			timed_out(dps, n);
 	}
 	return GW_OK;
 }

@@ -20,6 +20,20 @@ case $GPU in
   *) echo "test_allreduce_gpu: GW_GPU: '$GPU' is not emu or cuda" >&2; exit 2 ;;
 esac
 fail=0
+# A section this machine cannot run is skipped out loud: a SKIP line when
+# it is passed over and again at the end, beside the sections that ran;
+# the exit status is theirs. (Every other section here runs everywhere,
+# or fails: so the whole script never ends as a skip.)
+skipped=()
+skip_section() {  # NAME WHY
+  skipped+=("$1 ($2)")
+  # Lower case: scripts/gpu-check.sh puts the '^skip:' lines in its
+  # step's detail.
+  echo "skip: $1: $2 (this section only; the others run)"
+}
+skips_summary() {
+  [ ${#skipped[@]} -eq 0 ] || echo "SKIP: ${#skipped[@]} section(s) not run here: ${skipped[*]}"
+}
 full() { [ "$LINK" = udp ]; }
 exact() {  # label rounds W [job options] -- [worker options]
   local label=$1 rounds=$2 w=$3
@@ -65,7 +79,7 @@ exact "int8 with a layout, rank 1 on the device beside CPU ranks" 3 4 --dim 2000
 # shellcheck source=../have_dpdk.sh
 source "$(dirname "$0")/../have_dpdk.sh"
 if ! have_dpdk "$APPS"; then
-  echo "skip: memif: ${HAVE_DPDK_WHY:-this build has no DPDK backend}"
+  skip_section memif "${HAVE_DPDK_WHY:-this build has no DPDK backend}"
 else
   saved=$LINK LINK=memif
   exact "int8 up, 3lc down over memif W=2 S=2" 3 2 --dim 100000 --shards 2 --up int8 \
@@ -168,4 +182,5 @@ refused "Sketched-SGD on the device" "no device path" --up countsketch -- --gpu 
 if [ ! -e /dev/nvidia0 ]; then
   refused "cuda without a GPU" "gpu: cuda" -- --gpu cuda
 fi
+skips_summary
 exit $fail

@@ -9,6 +9,18 @@ set -u
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
+# A section this machine cannot run is skipped out loud: a SKIP line when
+# it is passed over and again at the end, beside the sections that ran;
+# the exit status is theirs. (Every other section here runs everywhere,
+# or fails: so the whole script never ends as a skip.)
+skipped=()
+skip_section() {  # NAME WHY
+  skipped+=("$1 ($2)")
+  echo "SKIP: $1: $2 (this section only; the others run)"
+}
+skips_summary() {
+  [ ${#skipped[@]} -eq 0 ] || echo "SKIP: ${#skipped[@]} section(s) not run here: ${skipped[*]}"
+}
 
 if job --workers 2 --dim 400000 --stats-interval 100 -- --rounds 20 --lag-ms 30; then
   for f in agg.0.out w.0.out w.1.out; do
@@ -45,7 +57,7 @@ echo "$out" | grep -q -- "--stats-interval: '5'" && echo "ok: --stats-interval 5
 tel=$(command -v dpdk-telemetry.py)
 pre=gwtel$$
 if [ -z "$tel" ]; then
-  echo "skip: telemetry: dpdk-telemetry.py not installed"
+  skip_section telemetry "dpdk-telemetry.py not installed"
 else
   "$APPS/gw-aggregator" -l 0 --no-huge --no-pci -m 256 --no-shconf --file-prefix=$pre \
     --vdev=net_null0 --log-level=lib.eal:error -- --backend dpdk --shard 0 --workers 1 \
@@ -60,7 +72,7 @@ else
   done
   kill -INT $p 2>/dev/null; wait $p 2>/dev/null
   if grep -q "not built" "$LOGS/tel.err"; then
-    echo "skip: telemetry: this build has no DPDK backend"
+    skip_section telemetry "this build has no DPDK backend"
   elif echo "$ans" | grep -q '"/gradwire/ports": \[0\]' &&
        echo "$ans" | grep -q '"published": [1-9]' &&
        echo "$ans" | grep -q '"ups": 0' && echo "$ans" | grep -q '"rx_pkts": '; then
@@ -69,4 +81,5 @@ else
     echo "FAIL: telemetry answered: $ans"; cat "$LOGS/tel.err"; fail=1
   fi
 fi
+skips_summary
 exit $fail

@@ -4,21 +4,24 @@
  * packets, and all at once, applied to
  * what each end receives (data at the receiver, acks at the sender). The
  * decoded tensors stay bit-exact, every corrupted packet is dropped and
- * counted (by the packet checksum, or by the frame's own at decode), no chunk is delivered twice, and each run ends in bounded time. */
+ * counted (by the packet checksum, or by the frame's own at decode), no
+ * chunk is delivered twice, and each run ends by itself: every
+ * gw_stream_send and gw_stream_recv returned within its own timeout
+ * (timeout_ms; a call that gives up makes stream_peer exit non-zero) and
+ * no peer had to be killed at the harness's hang deadline — sh_run_pair
+ * fails the test on either. The wall time is printed, never checked: a
+ * loaded machine stretches it without anything being wrong. */
 #include "stream_harness.h"
 
 #include "../gw_test.h"
 
 static const char *peer;
 
-#define BOUND_S 60.0
-
 static void run_cfg(const char *codec, const char *opts, int no_frames, sh_result *res)
 {
 	sh_cfg cfg = {.peer = peer, .codec = codec, .opts = opts, .timeout_ms = 30000,
 		      .no_frames = no_frames};
 	sh_check_run(&cfg, res);
-	GW_CHECK(res->wall_s < BOUND_S, "%s took %.1f s", opts, res->wall_s);
 	print_message("  %s %s: %llu chunks, %llu retransmits, rx dup %llu, "
 		      "bad+corrupt rx %llu tx %llu, %.2f s\n", codec, opts,
 		      (unsigned long long)sh_stat(&res->tx, "chunks"),

@@ -5,6 +5,8 @@
 # bench/gpu.sh's end-to-end jobs, all on the host emulation). The JSON must
 # name every step, each ok or skipped, the emulated ones ok, the bench's
 # ten jobs with their rounds; the pack must hold every trace of GW_TRACES.
+# Then the bench's ten jobs again with the model on (the bench itself
+# cannot verify what it times: see below), every round bit-exact.
 # It guards the one command the GPU machine runs; nothing here is timed.
 #   test_gpu_e2e_script.sh BUILD_DIR SCRIPT
 set -u
@@ -69,3 +71,42 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 echo "ok: the dry run: every step ok or skipped, the bench's 10 jobs timed"
+
+# The bench's end-to-end jobs, verified. bench/gpu.sh runs them with
+# --no-verify --same-grad (since edcd693, which made them): every round
+# sends round 0's gradient, so that a profile sees the allreduce and not
+# the synthesis of the next gradient, and those rounds are timed. The
+# model cannot check such rounds (it expects a new gradient every round:
+# gw-allreduce refuses --same-grad with verification), so the bench's
+# figures are times, not checks. Here the same jobs, read from its JSON
+# (the pack's programs, the codec, the path: the emulated device or the
+# CPU, W and the dim), run again with the model on and a new gradient
+# each round: all 3 rounds bit-exact on every rank. (The dry run's
+# allreduce_1m checks --gpu emu so too, at its own dim, hq among them.)
+jobs=$(python3 - "$tmp/out/gpu-check.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+bench = next(s["bench"] for s in r["steps"] if s["name"] == "bench_gpu")
+for j in bench["e2e"]:
+    print(j["codec"], j["path"], j["workers"], j["dim"])
+PY
+) || fail "the bench's jobs: not in its JSON"
+n=0
+while read -r codec path w dim; do
+  logs=$tmp/verify/$codec.$path
+  mkdir -p "$logs"
+  dev=()
+  [ "$path" = cpu ] || dev=(--gpu "$path")
+  LD_LIBRARY_PATH="$tmp/pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$tmp/pack/gw-launch" --link udp --quiet --logs "$logs" --timeout 300 --idle-exit 30000 \
+    --workers "$w" --dim "$dim" --up "$codec" --down "$codec" -- "$tmp/pack/gw-allreduce" \
+    --rounds 3 --json "${dev[@]}" >/dev/null 2>&1 ||
+    fail "$codec on $path, verified: gw-launch exit $?: $(head -c 300 "$logs/w.0.err" 2>/dev/null)"
+  for ((r = 0; r < w; r++)); do
+    k=$(grep -c '"verdict":"bit-exact"' "$logs/w.$r.out" 2>/dev/null)
+    [ "${k:-0}" -eq 3 ] || fail "$codec on $path, verified: rank $r: ${k:-0} of 3 rounds bit-exact"
+  done
+  n=$((n + 1))
+done <<< "$jobs"
+[ "$n" -eq 10 ] || fail "the bench's jobs, verified: $n of 10"
+echo "ok: the bench's $n end-to-end jobs again with the model: 3 rounds bit-exact on every rank"
