@@ -193,6 +193,23 @@ void gw_test_sparse_free(gw_test_sparse *s)
 	s->vals = NULL;
 }
 
+void gw_test_each_trace(void (*dense)(const gw_test_dense *d, void *arg),
+			void (*sparse)(const gw_test_sparse *s, void *arg), void *arg)
+{
+	for (int i = 0; dense && i < GW_TEST_N_DENSE; i++) {
+		gw_test_dense d;
+		gw_test_load_dense(i, &d);
+		dense(&d, arg);
+		gw_test_dense_free(&d);
+	}
+	for (int i = 0; sparse && i < GW_TEST_N_SPARSE; i++) {
+		gw_test_sparse s;
+		gw_test_load_sparse(i, &s);
+		sparse(&s, arg);
+		gw_test_sparse_free(&s);
+	}
+}
+
 float *gw_test_load_cnn_iter(int it, size_t *n)
 {
 	GW_CHECK(it >= 0 && it < GW_TEST_CNN_ITERS, "cnn iteration %d", it);
@@ -487,6 +504,18 @@ gw_encoder *gw_test_encoder_fraction(int id, const char *params, double f)
 		return e;
 	gw_encoder_free(e);   /* e.g. no sparsifier: no fraction either */
 	return gw_test_encoder_with(id, params);
+}
+
+gw_ef *gw_test_ef_set(gw_encoder *enc, const float *e, uint64_t n)
+{
+	if (!e)
+		return NULL;
+	gw_ef *ef = gw_ef_create(n);
+	GW_CHECK(ef, "gw_ef_create(%llu): out of memory", (unsigned long long)n);
+	memcpy(gw_ef_data(ef), e, n * sizeof(float));
+	int rc = gw_encoder_set_ef(enc, ef);
+	GW_CHECK(rc == 0, "gw_encoder_set_ef: %s", gw_error_name(rc));
+	return ef;
 }
 
 /* ---- forged frames ---------------------------------------------------------- */

@@ -135,6 +135,12 @@ void gw_test_load_sparse(int i, gw_test_sparse *s);
 void gw_test_dense_free(gw_test_dense *d);
 void gw_test_sparse_free(gw_test_sparse *s);
 
+/* Calls dense on each dense trace in turn, then sparse on each sparse one
+ * (either may be NULL: none), each loaded (fails the test on an error) and
+ * freed after. */
+void gw_test_each_trace(void (*dense)(const gw_test_dense *d, void *arg),
+			void (*sparse)(const gw_test_sparse *s, void *arg), void *arg);
+
 /* All six cnn tensors of iteration it (0..3) concatenated: 25,290 floats. */
 float *gw_test_load_cnn_iter(int it, size_t *n);
 
@@ -255,6 +261,10 @@ void gw_test_encode_with(int id, const char *params, const gw_tensor *t,
 /* The same, and where the codec sends a fraction (GW_PARAM_FRACTION) that
  * params leave open and the combination allows it, fraction f. */
 gw_encoder *gw_test_encoder_fraction(int id, const char *params, double f);
+
+/* An error buffer holding e[0..n), set as enc's (fails the test on an
+ * error); NULL, and nothing set, where e is NULL. Caller frees. */
+gw_ef *gw_test_ef_set(gw_encoder *enc, const float *e, uint64_t n);
 
 /* ---- what each codec promises -------------------------------------------- */
 

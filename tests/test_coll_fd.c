@@ -35,6 +35,14 @@ static uint64_t beats(struct coll_fd *f, const struct coll_fd_cfg *c, uint64_t t
 	return t;
 }
 
+/* A fresh detector of a steady peer: n heartbeats every 125 +- 2 ms from
+ * 1 s; returns the time of the last. */
+static uint64_t steady(struct coll_fd *f, const struct coll_fd_cfg *c, unsigned n)
+{
+	coll_fd_reset(f);
+	return beats(f, c, 1000 * MS, 125, 2, n);
+}
+
 static void never_heard_is_never_suspected(void **st)
 {
 	(void)st;
@@ -50,8 +58,7 @@ static void steady_peer_suspected_soon_after_the_floor(void **st)
 	(void)st;
 	struct coll_fd_cfg c = cfg();
 	struct coll_fd f;
-	coll_fd_reset(&f);
-	uint64_t t = beats(&f, &c, 1000 * MS, 125, 2, 100);
+	uint64_t t = steady(&f, &c, 100);
 	/* Even a peer like a clock is not suspected before the floor... */
 	assert_int_equal(coll_fd_suspect(&f, &c, t + 999 * MS), 0);
 	/* ...and is at it: 1 s is far out in its distribution. */
@@ -78,8 +85,7 @@ static void starved_peer_gets_longer_but_not_past_the_ceiling(void **st)
 	assert_int_equal(coll_fd_suspect(&f, &c, t + 1600 * MS), 0);
 	/* ...where the steady peer's would be one. */
 	struct coll_fd g;
-	coll_fd_reset(&g);
-	uint64_t u = beats(&g, &c, 1000 * MS, 125, 2, 64);
+	uint64_t u = steady(&g, &c, 64);
 	assert_int_equal(coll_fd_suspect(&g, &c, u + 1600 * MS), 1);
 	/* The ceiling holds whatever the history. */
 	assert_int_equal(coll_fd_suspect(&f, &c, t + 5000 * MS), 1);
@@ -105,8 +111,7 @@ static void rebase_restarts_the_silence(void **st)
 	(void)st;
 	struct coll_fd_cfg c = cfg();
 	struct coll_fd f;
-	coll_fd_reset(&f);
-	uint64_t t = beats(&f, &c, 1000 * MS, 125, 2, 50);
+	uint64_t t = steady(&f, &c, 50);
 	uint32_t n = f.n;
 	/* Ten seconds not read (between calls): not the peer's silence. */
 	coll_fd_rebase(&f, t + 10000 * MS);
@@ -125,8 +130,7 @@ static void suspect_probed_then_dead_unless_heard(void **st)
 	(void)st;
 	struct coll_fd_cfg c = cfg();
 	struct coll_fd f;
-	coll_fd_reset(&f);
-	uint64_t t = beats(&f, &c, 1000 * MS, 125, 2, 64);
+	uint64_t t = steady(&f, &c, 64);
 	assert_int_equal(coll_fd_judge(&f, &c, t + 900 * MS), COLL_FD_FINE);
 	uint64_t s0 = t + 1000 * MS;
 	assert_int_equal(coll_fd_judge(&f, &c, s0), COLL_FD_SUSPECT);
@@ -141,8 +145,7 @@ static void suspect_probed_then_dead_unless_heard(void **st)
 	/* Heard while suspected (a probe's answer): cleared, fine again,
 	 * and the probes it took still readable. */
 	struct coll_fd g;
-	coll_fd_reset(&g);
-	uint64_t u = beats(&g, &c, 1000 * MS, 125, 2, 64);
+	uint64_t u = steady(&g, &c, 64);
 	assert_int_equal(coll_fd_judge(&g, &c, u + 1000 * MS), COLL_FD_SUSPECT);
 	assert_int_equal(coll_fd_heard(&g, &c, u + 1500 * MS, NULL), 1);
 	assert_int_equal(g.probes, 1);

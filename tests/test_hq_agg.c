@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "gw_test.h"
+
 #include "dense.h"
 #include "codec/hq_model.h"
 #include "dp_internal.h"
@@ -681,13 +683,8 @@ static void test_deadline_sums_those_who_came(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_result_is_exact_integer_sum),
-		cmocka_unit_test(test_round_two_holds_workers_to_the_scale),
-		cmocka_unit_test(test_corrupt_scale_is_not_a_mismatch),
-		cmocka_unit_test(test_deadline_sums_those_who_came),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("hq_agg", 0,
+	     cmocka_unit_test(test_result_is_exact_integer_sum),
+	     cmocka_unit_test(test_round_two_holds_workers_to_the_scale),
+	     cmocka_unit_test(test_corrupt_scale_is_not_a_mismatch),
+	     cmocka_unit_test(test_deadline_sums_those_who_came))

@@ -132,6 +132,19 @@ static void sides_init(struct side *s, struct job *j, int dtype, float scale)
 	}
 }
 
+/* Two members with opts, and their sides: f32, scale 1, every tensor
+ * zero, the round tagged tag. */
+static void zero_sides(struct job *j, struct side *s, const char *const *opts, uint32_t tag)
+{
+	job_open(j, 2, DIM, opts);
+	sides_init(s, j, GW_DTYPE_F32, 1.0f);
+	for (unsigned r = 0; r < 2; r++) {
+		s[r].tag = tag;
+		for (unsigned t = 0; t < NT; t++)
+			memset(s[r].t[t], 0, sizes[t] * sizeof(float));
+	}
+}
+
 static void sides_free(struct side *s, unsigned w)
 {
 	for (unsigned r = 0; r < w; r++)
@@ -331,14 +344,8 @@ static void test_cancel_fails_round_and_waiters(void **state)
 	static const char *const opts[] = {"up", "raw", "down", "raw", "chunk-elems", "200",
 					   "layout", LAYOUT, "timeout-ms", "1500", NULL};
 	struct job j;
-	job_open(&j, 2, DIM, opts);
 	struct side s[2];
-	sides_init(s, &j, GW_DTYPE_F32, 1.0f);
-	for (unsigned r = 0; r < 2; r++) {
-		s[r].tag = 3;
-		for (unsigned t = 0; t < NT; t++)
-			memset(s[r].t[t], 0, sizes[t] * sizeof(float));
-	}
+	zero_sides(&j, s, opts, 3);
 	s[0].cancel_after = 2;
 	uint64_t t0 = now_ns();
 	pipe_round(s, 2);
@@ -361,15 +368,9 @@ static void test_missing_tensor_named(void **state)
 	static const char *const opts[] = {"up", "raw", "down", "raw", "chunk-elems", "200",
 					   "layout", LAYOUT, "timeout-ms", "800", NULL};
 	struct job j;
-	job_open(&j, 2, DIM, opts);
 	struct side s[2];
-	sides_init(s, &j, GW_DTYPE_F32, 1.0f);
-	for (unsigned r = 0; r < 2; r++) {
-		s[r].tag = 9;
-		s[r].skip = 3;
-		for (unsigned t = 0; t < NT; t++)
-			memset(s[r].t[t], 0, sizes[t] * sizeof(float));
-	}
+	zero_sides(&j, s, opts, 9);
+	s[0].skip = s[1].skip = 3;
 	pipe_round(s, 2);
 	for (unsigned r = 0; r < 2; r++) {
 		assert_int_equal(s[r].rc_round, GW_ETIMEDOUT);

@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "gw_test.h"
+
 #include "sketched.h"
 
 /* A whole pass of ascending chunks starts one pass, at its first chunk. */
@@ -21,14 +23,32 @@ static void one_answer_per_pass(void **st)
 	assert_int_equal(starts, 3);
 }
 
+/* One shard's chunks in the order given: each a new pass (want 1) or not,
+ * from a fresh state. */
+struct chunk {
+	uint32_t round;
+	int phase;
+	uint32_t chunk;
+	int want;
+};
+
+static void expect_passes(const struct chunk *c, size_t n)
+{
+	uint64_t last = 0;
+	for (const struct chunk *e = c; e < c + n; e++) {
+		if (e->want)
+			assert_true(coll_sketch_new_pass(&last, e->round, e->phase, e->chunk));
+		else
+			assert_false(coll_sketch_new_pass(&last, e->round, e->phase, e->chunk));
+	}
+}
+
 /* A pass may lose its first chunks: it starts wherever it is first seen. */
 static void pass_starts_where_it_is_first_seen(void **st)
 {
 	(void)st;
-	uint64_t last = 0;
-	assert_true(coll_sketch_new_pass(&last, 7, 0, 5));
-	assert_false(coll_sketch_new_pass(&last, 7, 0, 9));
-	assert_true(coll_sketch_new_pass(&last, 7, 0, 2));
+	static const struct chunk c[] = {{7, 0, 5, 1}, {7, 0, 9, 0}, {7, 0, 2, 1}};
+	expect_passes(c, GW_ARRAY_SIZE(c));
 }
 
 /* After a receipt a worker sends only its phase's last chunk: each is a
@@ -45,21 +65,14 @@ static void single_chunk_passes(void **st)
 static void new_stage_starts_a_pass(void **st)
 {
 	(void)st;
-	uint64_t last = 0;
-	assert_true(coll_sketch_new_pass(&last, 3, 0, 1));
-	assert_true(coll_sketch_new_pass(&last, 3, 1, 2));
-	assert_true(coll_sketch_new_pass(&last, 4, 1, 3));
-	assert_false(coll_sketch_new_pass(&last, 4, 1, 4));
-	assert_true(coll_sketch_new_pass(&last, UINT32_MAX, 1, 5));
+	static const struct chunk c[] = {
+		{3, 0, 1, 1}, {3, 1, 2, 1}, {4, 1, 3, 1}, {4, 1, 4, 0}, {UINT32_MAX, 1, 5, 1},
+	};
+	expect_passes(c, GW_ARRAY_SIZE(c));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(one_answer_per_pass),
-		cmocka_unit_test(pass_starts_where_it_is_first_seen),
-		cmocka_unit_test(single_chunk_passes),
-		cmocka_unit_test(new_stage_starts_a_pass),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("sketch_pass", 0,
+	     cmocka_unit_test(one_answer_per_pass),
+	     cmocka_unit_test(pass_starts_where_it_is_first_seen),
+	     cmocka_unit_test(single_chunk_passes),
+	     cmocka_unit_test(new_stage_starts_a_pass))

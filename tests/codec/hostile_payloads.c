@@ -486,6 +486,35 @@ static void terngrad_lengths(int id)
 	free(orig);
 }
 
+/* From the pristine copy, key i of a sparse frame (keys of kb bytes from
+ * f + keys_at) set to key: expects want. */
+static void forge_key(uint8_t *f, const uint8_t *orig, size_t len, size_t keys_at,
+		      unsigned kb, uint32_t i, uint64_t key, int want, const char *what)
+{
+	memcpy(f, orig, len);
+	if (kb == 8)
+		gw_test_st64(f + keys_at + 8 * (size_t)i, key);
+	else
+		gw_test_st32(f + keys_at + 4 * (size_t)i, (uint32_t)key);
+	hostile_forged(f, len, OUT_LEN, 1, want, what);
+}
+
+/* count 0: "nothing in this range", valid only without a payload (hdr: the
+ * bytes before the payload). */
+static void count_zero(uint8_t *f, const uint8_t *orig, size_t len, size_t hdr,
+		       const char *codec)
+{
+	char what[80];
+	for (uint32_t pay = 0; pay < 2; pay++) {
+		memcpy(f, orig, len);
+		gw_test_st32(f + GW_TEST_OFF_COUNT, 0);
+		gw_test_st32(f + GW_TEST_OFF_PAYLOAD_LEN, pay);
+		snprintf(what, sizeof(what), "%s count 0%s", codec,
+			 pay ? " with a payload byte" : "");
+		hostile_forged(f, hdr + pay, OUT_LEN, 1, pay ? GW_ELENGTH : 0, what);
+	}
+}
+
 static void terngrad_keys(int id)
 {
 	static const uint32_t keys[7] = {3, 5, 6, 20, 21, 40, 63};
@@ -495,31 +524,16 @@ static void terngrad_keys(int id)
 	GW_CHECK(len == GW_FRAME_HDR_LEN + 4 + 7 * 4 + 2, "frame of %zu bytes", len);
 	hostile_forged(f, len, OUT_LEN, 1, 7, "terngrad valid sparse frame");
 	hostile_forged(f, len, 63, 1, GW_ERANGE, "terngrad key 63 past out_len 63");
-	uint8_t *k = f + P + 4;
-	gw_test_st32(k + 4, 3);
-	hostile_forged(f, len, OUT_LEN, 1, GW_ECORRUPT, "terngrad duplicate key");
-	memcpy(f, orig, len);
-	gw_test_st32(k + 8, 4);
-	hostile_forged(f, len, OUT_LEN, 1, GW_ECORRUPT, "terngrad descending keys");
-	memcpy(f, orig, len);
-	gw_test_st32(k, 2);
-	hostile_forged(f, len, OUT_LEN, 1, GW_ECORRUPT, "terngrad key below start");
+	forge_key(f, orig, len, P + 4, 4, 1, 3, GW_ECORRUPT, "terngrad duplicate key");
+	forge_key(f, orig, len, P + 4, 4, 2, 4, GW_ECORRUPT, "terngrad descending keys");
+	forge_key(f, orig, len, P + 4, 4, 0, 2, GW_ECORRUPT, "terngrad key below start");
 	memcpy(f, orig, len);
 	gw_test_st32(f + GW_TEST_OFF_SPAN, 60);   /* last key 63 >= 3 + 60 */
 	hostile_forged(f, len, OUT_LEN, 1, GW_ECORRUPT, "terngrad key past span");
 	memcpy(f, orig, len);
 	f[GW_TEST_OFF_FLAGS] |= GW_FF_KEY64;    /* lengths no longer fit */
 	hostile_forged(f, len, OUT_LEN, 1, GW_ELENGTH, "terngrad KEY64 flag on 32-bit keys");
-	/* count 0: "nothing in this range", valid only without a payload */
-	memcpy(f, orig, len);
-	gw_test_st32(f + GW_TEST_OFF_COUNT, 0);
-	gw_test_st32(f + GW_TEST_OFF_PAYLOAD_LEN, 0);
-	hostile_forged(f, GW_FRAME_HDR_LEN + 4, OUT_LEN, 1, 0, "terngrad count 0");
-	memcpy(f, orig, len);
-	gw_test_st32(f + GW_TEST_OFF_COUNT, 0);
-	gw_test_st32(f + GW_TEST_OFF_PAYLOAD_LEN, 1);
-	hostile_forged(f, GW_FRAME_HDR_LEN + 5, OUT_LEN, 1, GW_ELENGTH,
-	       "terngrad count 0 with a payload byte");
+	count_zero(f, orig, len, GW_FRAME_HDR_LEN + 4, "terngrad");
 	memcpy(f, orig, len);
 	f[len - 1] = 200;   /* 2 entries + 3 padding digits: byte % 27 == 13 */
 	hostile_forged(f, len, OUT_LEN, 1, GW_ECORRUPT, "terngrad sparse padding");
@@ -611,24 +625,13 @@ static void onebit_keys(int id)
 	GW_CHECK(len == B1 + 5 * 8 + 1, "frame of %zu bytes", len);
 	hostile_forged(f, len, OUT_LEN, 1, 5, "onebit valid sparse frame");
 	hostile_forged(f, len, 60, 1, GW_ERANGE, "onebit key 60 past out_len 60");
-	uint8_t *k = f + P + 8;
-	gw_test_st64(k + 8, 1);
-	hostile_forged(f, len, OUT_LEN, 1, GW_ECORRUPT, "onebit duplicate key");
-	memcpy(f, orig, len);
-	gw_test_st64(k + 16, 0x100000000ull + 30);
-	hostile_forged(f, len, OUT_LEN, 1, GW_ECORRUPT, "onebit key beyond span");
+	forge_key(f, orig, len, P + 8, 8, 1, 1, GW_ECORRUPT, "onebit duplicate key");
+	forge_key(f, orig, len, P + 8, 8, 2, 0x100000000ull + 30, GW_ECORRUPT,
+		  "onebit key beyond span");
 	memcpy(f, orig, len);
 	f[GW_TEST_OFF_FLAGS] &= (uint8_t)~GW_FF_KEY64;
 	hostile_forged(f, len, OUT_LEN, 1, GW_ELENGTH, "onebit 64-bit keys read as 32");
-	/* count 0: "nothing in this range", valid only without a payload */
-	memcpy(f, orig, len);
-	gw_test_st32(f + GW_TEST_OFF_COUNT, 0);
-	gw_test_st32(f + GW_TEST_OFF_PAYLOAD_LEN, 0);
-	hostile_forged(f, B1, OUT_LEN, 1, 0, "onebit count 0");
-	memcpy(f, orig, len);
-	gw_test_st32(f + GW_TEST_OFF_COUNT, 0);
-	gw_test_st32(f + GW_TEST_OFF_PAYLOAD_LEN, 1);
-	hostile_forged(f, B1 + 1, OUT_LEN, 1, GW_ELENGTH, "onebit count 0 with a payload byte");
+	count_zero(f, orig, len, B1, "onebit");
 	memcpy(f, orig, len);
 	f[len - 1] |= 0x80;
 	hostile_forged(f, len, OUT_LEN, 1, GW_ECORRUPT, "onebit sparse padding bit");

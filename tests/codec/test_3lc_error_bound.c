@@ -57,16 +57,18 @@ static void check_tensor(const char *what, const float *x, size_t n, double s,
 	gw_encoder_free(enc);
 }
 
+/* One dense trace at every sparsity, budget 1424. */
+static void check_trace(const gw_test_dense *d, void *arg)
+{
+	(void)arg;
+	for (size_t k = 0; k < GW_ARRAY_SIZE(sparsities); k++)
+		check_tensor(d->name, d->v, d->n, sparsities[k], 1424);
+}
+
 static void test_traces(void **state)
 {
 	(void)state;
-	for (int i = 0; i < GW_TEST_N_DENSE; i++) {
-		gw_test_dense d;
-		gw_test_load_dense(i, &d);
-		for (size_t k = 0; k < GW_ARRAY_SIZE(sparsities); k++)
-			check_tensor(d.name, d.v, d.n, sparsities[k], 1424);
-		gw_test_dense_free(&d);
-	}
+	gw_test_each_trace(check_trace, NULL, NULL);
 	for (int it = 0; it < GW_TEST_CNN_ITERS; it++) {
 		size_t n;
 		float *x = gw_test_load_cnn_iter(it, &n);

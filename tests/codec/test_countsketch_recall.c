@@ -126,27 +126,29 @@ static void test_recall_cnn(void **state)
 		 "below %.2f", (double)all.hit / all.k, CNN_DEFAULT_FLOOR);
 }
 
+/* One sparse trace: recall at the default width and at WIDE x the columns. */
+static void recall_spam(const gw_test_sparse *s, void *arg)
+{
+	(void)arg;
+	uint64_t d = (uint64_t)s->keys[s->nnz - 1] + 1;   /* keys ascend */
+	float *x = calloc(d, sizeof(float));
+	GW_CHECK(x, "out of memory");
+	for (size_t j = 0; j < s->nnz; j++)
+		x[s->keys[j]] = s->vals[j];
+	struct hits h = recall(x, d, 1, s->name);
+	GW_CHECK(h.hit >= SPAM_DEFAULT_FLOOR * h.k, "%s: recall %.4f below %.2f",
+		 s->name, (double)h.hit / h.k, SPAM_DEFAULT_FLOOR);
+	h = recall(x, d, WIDE, s->name);
+	GW_CHECK(h.hit >= WIDE_FLOOR * h.k, "%s: recall %.4f below %.2f with "
+		 "%u x the columns", s->name, (double)h.hit / h.k, WIDE_FLOOR, WIDE);
+	free(x);
+}
+
 static void test_recall_spam(void **state)
 {
 	(void)state;
 	GW_TEST_NEED_TRACES();
-	for (int i = 0; i < GW_TEST_N_SPARSE; i++) {
-		gw_test_sparse s;
-		gw_test_load_sparse(i, &s);
-		uint64_t d = (uint64_t)s.keys[s.nnz - 1] + 1;   /* keys ascend */
-		float *x = calloc(d, sizeof(float));
-		GW_CHECK(x, "out of memory");
-		for (size_t j = 0; j < s.nnz; j++)
-			x[s.keys[j]] = s.vals[j];
-		struct hits h = recall(x, d, 1, s.name);
-		GW_CHECK(h.hit >= SPAM_DEFAULT_FLOOR * h.k, "%s: recall %.4f below %.2f",
-			 s.name, (double)h.hit / h.k, SPAM_DEFAULT_FLOOR);
-		h = recall(x, d, WIDE, s.name);
-		GW_CHECK(h.hit >= WIDE_FLOOR * h.k, "%s: recall %.4f below %.2f with "
-			 "%u x the columns", s.name, (double)h.hit / h.k, WIDE_FLOOR, WIDE);
-		free(x);
-		gw_test_sparse_free(&s);
-	}
+	gw_test_each_trace(NULL, recall_spam, NULL);
 }
 
 /* ---- gw_top_abs against a sort --------------------------------------------- */

@@ -25,13 +25,7 @@ static int encode(const char *params, const float *g, uint32_t n, float scale, u
 		  float *e, uint8_t *buf, size_t room)
 {
 	gw_encoder *enc = gw_test_encoder_with(GW_CODEC_HQ, params);
-	gw_ef *ef = NULL;
-	if (e) {
-		ef = gw_ef_create(n);
-		GW_CHECK(ef, "gw_ef_create");
-		memcpy(gw_ef_data(ef), e, n * sizeof(float));
-		GW_OK_CALL(gw_encoder_set_ef(enc, ef));
-	}
+	gw_ef *ef = gw_test_ef_set(enc, e, n);
 	gw_tensor t = gw_test_dense_tensor(3, g, n);
 	GW_OK_CALL(gw_encode_begin(enc, &t));
 	if (scale >= 0.0f)

@@ -45,53 +45,55 @@ static void check_splits(const float *sorted, size_t n, const float *splits,
 	GW_CHECK(worst <= EPS, "%s: rank error %.4f > %.4f", what, worst, EPS);
 }
 
+/* One sparse trace: the sketch's splits, alone and merged, reproducible. */
+static void trace_quantiles(const gw_test_sparse *sp, void *arg)
+{
+	(void)arg;
+	float *mag = malloc(sp->nnz * sizeof(float));
+	GW_CHECK(mag, "out of memory");
+	gw_kll one, part[4];
+	GW_OK_CALL(gw_kll_init(&one, 256, 1));
+	for (int p = 0; p < 4; p++)
+		GW_OK_CALL(gw_kll_init(&part[p], 256, 10 + (uint64_t)p));
+	for (size_t i = 0; i < sp->nnz; i++) {
+		mag[i] = fabsf(sp->vals[i]);
+		GW_OK_CALL(gw_kll_add(&one, mag[i]));
+		GW_OK_CALL(gw_kll_add(&part[i % 4], mag[i]));
+	}
+	for (int p = 1; p < 4; p++)
+		GW_OK_CALL(gw_kll_merge(&part[0], &part[p]));
+	GW_CHECK(one.n == sp->nnz && part[0].n == sp->nnz, "weights lost");
+	GW_CHECK(one.held < sp->nnz / 20, "%s: sketch holds %llu of %zu values",
+		 sp->name, (unsigned long long)one.held, sp->nnz);
+	qsort(mag, sp->nnz, sizeof(float), cmp_f);
+	float splits[Q - 1], again[Q - 1];
+	GW_OK_CALL(gw_kll_splits(&one, Q, splits));
+	check_splits(mag, sp->nnz, splits, sp->name);
+	GW_OK_CALL(gw_kll_splits(&part[0], Q, splits));
+	check_splits(mag, sp->nnz, splits, "four merged");
+	/* Same seed, same input: same sketch. */
+	gw_kll_reset(&one, 1);
+	for (size_t i = 0; i < sp->nnz; i++)
+		GW_OK_CALL(gw_kll_add(&one, fabsf(sp->vals[i])));
+	GW_OK_CALL(gw_kll_splits(&one, Q, again));
+	gw_kll two;
+	GW_OK_CALL(gw_kll_init(&two, 256, 1));
+	for (size_t i = 0; i < sp->nnz; i++)
+		GW_OK_CALL(gw_kll_add(&two, fabsf(sp->vals[i])));
+	GW_OK_CALL(gw_kll_splits(&two, Q, splits));
+	GW_CHECK(!memcmp(splits, again, sizeof(splits)), "not reproducible");
+	gw_kll_free(&two);
+	gw_kll_free(&one);
+	for (int p = 0; p < 4; p++)
+		gw_kll_free(&part[p]);
+	free(mag);
+}
+
 static void test_trace_quantiles(void **state)
 {
 	(void)state;
 	GW_TEST_NEED_TRACES();
-	for (int t = 0; t < GW_TEST_N_SPARSE; t++) {
-		gw_test_sparse sp;
-		gw_test_load_sparse(t, &sp);
-		float *mag = malloc(sp.nnz * sizeof(float));
-		GW_CHECK(mag, "out of memory");
-		gw_kll one, part[4];
-		GW_OK_CALL(gw_kll_init(&one, 256, 1));
-		for (int p = 0; p < 4; p++)
-			GW_OK_CALL(gw_kll_init(&part[p], 256, 10 + (uint64_t)p));
-		for (size_t i = 0; i < sp.nnz; i++) {
-			mag[i] = fabsf(sp.vals[i]);
-			GW_OK_CALL(gw_kll_add(&one, mag[i]));
-			GW_OK_CALL(gw_kll_add(&part[i % 4], mag[i]));
-		}
-		for (int p = 1; p < 4; p++)
-			GW_OK_CALL(gw_kll_merge(&part[0], &part[p]));
-		GW_CHECK(one.n == sp.nnz && part[0].n == sp.nnz, "weights lost");
-		GW_CHECK(one.held < sp.nnz / 20, "%s: sketch holds %llu of %zu values",
-			 sp.name, (unsigned long long)one.held, sp.nnz);
-		qsort(mag, sp.nnz, sizeof(float), cmp_f);
-		float splits[Q - 1], again[Q - 1];
-		GW_OK_CALL(gw_kll_splits(&one, Q, splits));
-		check_splits(mag, sp.nnz, splits, sp.name);
-		GW_OK_CALL(gw_kll_splits(&part[0], Q, splits));
-		check_splits(mag, sp.nnz, splits, "four merged");
-		/* Same seed, same input: same sketch. */
-		gw_kll_reset(&one, 1);
-		for (size_t i = 0; i < sp.nnz; i++)
-			GW_OK_CALL(gw_kll_add(&one, fabsf(sp.vals[i])));
-		GW_OK_CALL(gw_kll_splits(&one, Q, again));
-		gw_kll two;
-		GW_OK_CALL(gw_kll_init(&two, 256, 1));
-		for (size_t i = 0; i < sp.nnz; i++)
-			GW_OK_CALL(gw_kll_add(&two, fabsf(sp.vals[i])));
-		GW_OK_CALL(gw_kll_splits(&two, Q, splits));
-		GW_CHECK(!memcmp(splits, again, sizeof(splits)), "not reproducible");
-		gw_kll_free(&two);
-		gw_kll_free(&one);
-		for (int p = 0; p < 4; p++)
-			gw_kll_free(&part[p]);
-		free(mag);
-		gw_test_sparse_free(&sp);
-	}
+	gw_test_each_trace(NULL, trace_quantiles, NULL);
 }
 
 static void test_refusals(void **state)

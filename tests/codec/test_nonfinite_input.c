@@ -189,13 +189,7 @@ static void run(struct nf *k)
 	if (k->frame_elems)
 		GW_OK_CALL(gw_encoder_set_param(enc, GW_PARAM_MAX_FRAME_ELEMS,
 						k->frame_elems));
-	gw_ef *ef = NULL;
-	if (k->e0) {
-		ef = gw_ef_create(k->dim);
-		GW_CHECK(ef, "gw_ef_create");
-		memcpy(gw_ef_data(ef), k->e0, k->dim * sizeof(float));
-		GW_OK_CALL(gw_encoder_set_ef(enc, ef));
-	}
+	gw_ef *ef = gw_test_ef_set(enc, k->e0, k->dim);
 	uint64_t n = k->n, dim = k->dim;
 	float *c = malloc(n * sizeof(float)), *out = malloc(dim * sizeof(float));
 	uint8_t *bad = calloc(n, 1), *poisoned = calloc(n, 1);
@@ -376,6 +370,20 @@ static void run_as(struct nf *k, const char *fmt, ...)
 	va_end(ap);
 	run(k);
 	memcpy(k->what, keep, sizeof(keep));
+}
+
+/* run_as() k's k->n values dense (dim k->n), then at keys (dim sparse_dim)
+ * sparse, each kind codec k->id accepts: ": what, dense|sparse tail". */
+static void run_kinds(struct nf *k, const uint32_t *keys, uint64_t sparse_dim,
+		      const char *what, const char *tail)
+{
+	for (int sparse = 0; sparse < 2; sparse++) {
+		if (!gw_test_codec_accepts(k->id, sparse))
+			continue;
+		k->keys = sparse ? keys : NULL;
+		k->dim = sparse ? sparse_dim : k->n;
+		run_as(k, ": %s, %s%s", what, sparse ? "sparse" : "dense", tail);
+	}
 }
 
 /* Shapes: n values in frames of fe, the bad value at each of pos[]. */
@@ -565,14 +573,7 @@ static void pair(struct nf *k, void *arg)
 	k->e0 = e0;
 	k->frame_elems = 0;
 	k->budget = 256;
-	for (int sparse = 0; sparse < 2; sparse++) {
-		if (!gw_test_codec_accepts(k->id, sparse))
-			continue;
-		k->keys = sparse ? keys : NULL;
-		k->dim = sparse ? 3 * N : N;
-		run_as(k, ": +Inf and NaN among 64, %s, with feedback",
-		       sparse ? "sparse" : "dense");
-	}
+	run_kinds(k, keys, 3 * N, "+Inf and NaN among 64", ", with feedback");
 	k->budget = GW_FRAME_MAX;
 }
 
@@ -618,13 +619,7 @@ static void specials(struct nf *k, void *arg)
 	k->e0 = NULL;
 	k->frame_elems = 0;
 	k->budget = 9000;
-	for (int sparse = 0; sparse < 2; sparse++) {
-		if (!gw_test_codec_accepts(k->id, sparse))
-			continue;
-		k->keys = sparse ? keys : NULL;
-		k->dim = sparse ? 10 * N_SPECIAL + 3 : N_SPECIAL;
-		run_as(k, ": special values, %s", sparse ? "sparse" : "dense");
-	}
+	run_kinds(k, keys, 10 * N_SPECIAL + 3, "special values", "");
 }
 
 static void test_special_values(void **state)
@@ -659,16 +654,10 @@ static void poisoned_frames(struct nf *k, void *arg)
 	k->budget = 9000;
 	/* Frames of 100 fit 9000 bytes where the frame keeps every value. */
 	k->want_frames = (k->cd->flags & GW_TEST_KEEPS_KIND) ? NI / FI : 0;
-	for (int sparse = 0; sparse < 2; sparse++) {
-		if (!gw_test_codec_accepts(k->id, sparse))
-			continue;
-		k->keys = sparse ? keys : NULL;
-		k->dim = sparse ? 2 * NI : NI;
-		for (int fb = 0; fb < 2; fb++) {
-			k->e0 = fb ? e0 : NULL;
-			run_as(k, ": frames of 100 around NaN/Inf, %s%s",
-			       sparse ? "sparse" : "dense", fb ? ", with feedback" : "");
-		}
+	for (int fb = 0; fb < 2; fb++) {
+		k->e0 = fb ? e0 : NULL;
+		run_kinds(k, keys, 2 * NI, "frames of 100 around NaN/Inf",
+			  fb ? ", with feedback" : "");
 	}
 	k->budget = GW_FRAME_MAX;
 	k->want_frames = 0;
@@ -688,10 +677,8 @@ static void test_poisoned_frames_among_finite(void **state)
 static int64_t first_lost(const struct nf *k, const uint32_t *cand, size_t n)
 {
 	gw_encoder *enc = gw_test_encoder_fraction(k->id, k->variant, k->fraction);
-	gw_ef *ef = gw_ef_create(k->dim);
-	GW_CHECK(ef, "gw_ef_create");
-	memcpy(gw_ef_data(ef), k->e0, k->dim * sizeof(float));
-	GW_OK_CALL(gw_encoder_set_ef(enc, ef));
+	GW_CHECK(k->e0, "first_lost: no error buffer");
+	gw_ef *ef = gw_test_ef_set(enc, k->e0, k->dim);
 	gw_tensor t = k->keys ? gw_test_sparse_tensor(4, k->dim, k->keys, 32, k->x, k->n)
 			      : gw_test_dense_tensor(4, k->x, k->n);
 	gw_test_frames fr;

@@ -34,36 +34,38 @@ static float *decode_with(const gw_test_sparse *sp, double groups, size_t *frame
 	return out;
 }
 
+/* One sparse trace: MinMax keeps every sign and stays below its bucket mean. */
+static void minmax_on_trace(const gw_test_sparse *sp, void *arg)
+{
+	(void)arg;
+	size_t fa, fb;
+	float *sk = decode_with(sp, 8, &fa);      /* the default: 8 groups */
+	float *ex = decode_with(sp, 256, &fb);    /* one bucket per group */
+	GW_CHECK(fa == fb, "%s: %zu and %zu frames", sp->name, fa, fb);
+	size_t lower = 0;
+	for (size_t i = 0; i < sp->nnz; i++) {
+		float v = sp->vals[i], d = sk[sp->keys[i]], m = ex[sp->keys[i]];
+		GW_CHECK(!(v > 0 && d < 0) && !(v < 0 && d > 0),
+			 "%s: key %u: %g decoded as %g (sign changed)", sp->name,
+			 sp->keys[i], v, d);
+		GW_CHECK(!(v > 0 && m < 0) && !(v < 0 && m > 0),
+			 "%s: key %u: bucket mean %g has the other sign of %g",
+			 sp->name, sp->keys[i], m, v);
+		GW_CHECK(fabsf(d) <= fabsf(m), "%s: key %u: |%g| above its bucket "
+			 "mean |%g| (value %g)", sp->name, sp->keys[i], d, m, v);
+		lower += fabsf(d) < fabsf(m);
+	}
+	print_message("  %s: %zu entries in %zu frames, %zu decoded below their "
+		      "bucket mean (MinMax collisions)\n", sp->name, sp->nnz, fa, lower);
+	free(sk);
+	free(ex);
+}
+
 static void test_minmax_on_traces(void **state)
 {
 	(void)state;
 	GW_TEST_NEED_TRACES();
-	for (int t = 0; t < GW_TEST_N_SPARSE; t++) {
-		gw_test_sparse sp;
-		gw_test_load_sparse(t, &sp);
-		size_t fa, fb;
-		float *sk = decode_with(&sp, 8, &fa);      /* the default: 8 groups */
-		float *ex = decode_with(&sp, 256, &fb);    /* one bucket per group */
-		GW_CHECK(fa == fb, "%s: %zu and %zu frames", sp.name, fa, fb);
-		size_t lower = 0;
-		for (size_t i = 0; i < sp.nnz; i++) {
-			float v = sp.vals[i], d = sk[sp.keys[i]], m = ex[sp.keys[i]];
-			GW_CHECK(!(v > 0 && d < 0) && !(v < 0 && d > 0),
-				 "%s: key %u: %g decoded as %g (sign changed)", sp.name,
-				 sp.keys[i], v, d);
-			GW_CHECK(!(v > 0 && m < 0) && !(v < 0 && m > 0),
-				 "%s: key %u: bucket mean %g has the other sign of %g",
-				 sp.name, sp.keys[i], m, v);
-			GW_CHECK(fabsf(d) <= fabsf(m), "%s: key %u: |%g| above its bucket "
-				 "mean |%g| (value %g)", sp.name, sp.keys[i], d, m, v);
-			lower += fabsf(d) < fabsf(m);
-		}
-		print_message("  %s: %zu entries in %zu frames, %zu decoded below their "
-			      "bucket mean (MinMax collisions)\n", sp.name, sp.nnz, fa, lower);
-		free(sk);
-		free(ex);
-		gw_test_sparse_free(&sp);
-	}
+	gw_test_each_trace(NULL, minmax_on_trace, NULL);
 }
 
 GW_TEST_MAIN("sketchml_minmax", 0,

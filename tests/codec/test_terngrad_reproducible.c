@@ -30,16 +30,35 @@ static size_t differing(const float *a, const float *b, size_t n)
 	return d;
 }
 
+/* cnn iteration it's n values and two outputs of as many floats. */
+struct run {
+	size_t n;
+	float *v, *ref, *o;
+};
+
+static void run_open(struct run *r, int it)
+{
+	r->v = gw_test_load_cnn_iter(it, &r->n);
+	r->ref = malloc(r->n * sizeof(float));
+	r->o = malloc(r->n * sizeof(float));
+	GW_CHECK(r->ref && r->o, "out of memory");
+}
+
+static void run_free(struct run *r)
+{
+	free(r->ref);
+	free(r->o);
+	free(r->v);
+}
+
 static void test_same_seed_same_bytes(void **state)
 {
 	(void)state;
-	size_t n;
-	float *v = gw_test_load_cnn_iter(2, &n);
-	float *o1 = malloc(n * sizeof(float)), *o2 = malloc(n * sizeof(float));
-	GW_CHECK(o1 && o2, "out of memory");
+	struct run r;
+	run_open(&r, 2);
 	gw_test_frames a, b;
-	decode_with(42, 5, v, n, 1500 - 78, 0, o1, &a);
-	decode_with(42, 5, v, n, 1500 - 78, 0, o2, &b);
+	decode_with(42, 5, r.v, r.n, 1500 - 78, 0, r.ref, &a);
+	decode_with(42, 5, r.v, r.n, 1500 - 78, 0, r.o, &b);
 	GW_CHECK(a.n == b.n, "%zu vs %zu frames", a.n, b.n);
 	for (size_t j = 0; j < a.n; j++)
 		GW_CHECK(a.f[j].len == b.f[j].len &&
@@ -47,9 +66,7 @@ static void test_same_seed_same_bytes(void **state)
 			 "frame %zu differs between two encoders with seed 42", j);
 	gw_test_frames_free(&a);
 	gw_test_frames_free(&b);
-	free(o1);
-	free(o2);
-	free(v);
+	run_free(&r);
 }
 
 static void test_budget_independent(void **state)
@@ -57,10 +74,10 @@ static void test_budget_independent(void **state)
 	(void)state;
 	static const size_t budgets[] = {64, 65, 100, 333, 1500 - 78, 9000, 65535};
 	static const double max_elems[] = {5, 7, 1000, 1024};
-	size_t n;
-	float *v = gw_test_load_cnn_iter(1, &n);
-	float *ref = malloc(n * sizeof(float)), *o = malloc(n * sizeof(float));
-	GW_CHECK(ref && o, "out of memory");
+	struct run r;
+	run_open(&r, 1);
+	size_t n = r.n;
+	float *v = r.v, *ref = r.ref, *o = r.o;
 	decode_with(9, 2, v, n, 65535, 0, ref, NULL);
 	for (size_t b = 0; b < GW_ARRAY_SIZE(budgets); b++) {
 		decode_with(9, 2, v, n, budgets[b], 0, o, NULL);
@@ -105,9 +122,7 @@ static void test_budget_independent(void **state)
 		gw_test_frames_free(&fr);
 		gw_encoder_free(enc);
 	}
-	free(ref);
-	free(o);
-	free(v);
+	run_free(&r);
 }
 
 /* Another seed, or another tensor id with the same seed, draws anew: a
@@ -115,21 +130,17 @@ static void test_budget_independent(void **state)
 static void test_seed_and_tensor_change_draws(void **state)
 {
 	(void)state;
-	size_t n;
-	float *v = gw_test_load_cnn_iter(2, &n);
-	float *ref = malloc(n * sizeof(float)), *o = malloc(n * sizeof(float));
-	GW_CHECK(ref && o, "out of memory");
-	decode_with(42, 5, v, n, 9000, 0, ref, NULL);
-	decode_with(43, 5, v, n, 9000, 0, o, NULL);
-	size_t d1 = differing(ref, o, n);
-	decode_with(42, 6, v, n, 9000, 0, o, NULL);
-	size_t d2 = differing(ref, o, n);
+	struct run r;
+	run_open(&r, 2);
+	decode_with(42, 5, r.v, r.n, 9000, 0, r.ref, NULL);
+	decode_with(43, 5, r.v, r.n, 9000, 0, r.o, NULL);
+	size_t d1 = differing(r.ref, r.o, r.n);
+	decode_with(42, 6, r.v, r.n, 9000, 0, r.o, NULL);
+	size_t d2 = differing(r.ref, r.o, r.n);
 	/* Roughly 2 p (1 - p) of each element: hundreds at least. */
 	GW_CHECK(d1 > 100 && d2 > 100, "seed change: %zu differ, tensor id "
-		 "change: %zu differ (of %zu)", d1, d2, n);
-	free(ref);
-	free(o);
-	free(v);
+		 "change: %zu differ (of %zu)", d1, d2, r.n);
+	run_free(&r);
 }
 
 /* An all-zero tensor has scale 0 and decodes to zeros; caps say lossy and

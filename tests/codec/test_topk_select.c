@@ -172,39 +172,41 @@ static size_t check_topk(const float *v, uint64_t n, const void *keys,
 	return nf;
 }
 
+/* One dense trace at every fraction and budget. */
+static void dense_trace(const gw_test_dense *d, void *arg)
+{
+	(void)arg;
+	for (size_t fi = 0; fi < GW_ARRAY_SIZE(fractions); fi++)
+		for (size_t b = 0; b < GW_ARRAY_SIZE(budgets); b++)
+			check_topk(d->v, d->n, NULL, 32, d->n, fractions[fi], budgets[b], d->name);
+}
+
 static void test_dense_traces(void **state)
 {
 	(void)state;
-	for (int i = 0; i < GW_TEST_N_DENSE; i++) {
-		gw_test_dense d;
-		gw_test_load_dense(i, &d);
-		for (size_t fi = 0; fi < GW_ARRAY_SIZE(fractions); fi++)
-			for (size_t b = 0; b < GW_ARRAY_SIZE(budgets); b++)
-				check_topk(d.v, d.n, NULL, 32, d.n, fractions[fi],
-					   budgets[b], d.name);
-		gw_test_dense_free(&d);
+	gw_test_each_trace(dense_trace, NULL, NULL);
+}
+
+/* One sparse trace at the first three fractions, 32- and 64-bit keys. */
+static void sparse_trace(const gw_test_sparse *s, void *arg)
+{
+	(void)arg;
+	uint64_t *k64 = malloc(s->nnz * sizeof(*k64));
+	GW_CHECK(k64, "out of memory");
+	for (size_t j = 0; j < s->nnz; j++)
+		k64[j] = s->keys[j];
+	for (size_t fi = 0; fi < 3; fi++) {
+		check_topk(s->vals, s->nnz, s->keys, 32, s->dim, fractions[fi], 1500 - 78,
+			   s->name);
+		check_topk(s->vals, s->nnz, k64, 64, s->dim, fractions[fi], 65535, s->name);
 	}
+	free(k64);
 }
 
 static void test_sparse_traces(void **state)
 {
 	(void)state;
-	for (int i = 0; i < GW_TEST_N_SPARSE; i++) {
-		gw_test_sparse s;
-		gw_test_load_sparse(i, &s);
-		uint64_t *k64 = malloc(s.nnz * sizeof(*k64));
-		GW_CHECK(k64, "out of memory");
-		for (size_t j = 0; j < s.nnz; j++)
-			k64[j] = s.keys[j];
-		for (size_t fi = 0; fi < 3; fi++) {
-			check_topk(s.vals, s.nnz, s.keys, 32, s.dim, fractions[fi],
-				   1500 - 78, s.name);
-			check_topk(s.vals, s.nnz, k64, 64, s.dim, fractions[fi],
-				   65535, s.name);
-		}
-		free(k64);
-		gw_test_sparse_free(&s);
-	}
+	gw_test_each_trace(NULL, sparse_trace, NULL);
 }
 
 static void test_ties_lowest_index(void **state)

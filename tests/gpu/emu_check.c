@@ -20,6 +20,29 @@ int brief(void)
 	return e && !strcmp(e, "1");
 }
 
+float *nonfinite_values(gw_test_rng *r, int n, int inf_at)
+{
+	float *v = malloc((size_t)n * sizeof(float));
+	GW_CHECK(v, "out of memory");
+	for (int i = 0; i < n; i++)
+		v[i] = gw_test_uniform(r, -2, 2);
+	v[17] = NAN;
+	v[inf_at] = -INFINITY;
+	return v;
+}
+
+void each_trace(trace_check check, int first, int step, int brief_step, uint64_t max_n,
+		gw_test_rng *r, size_t *frames)
+{
+	int every = brief() ? brief_step : step;
+	for (int i = first * !trace_parity(); i < GW_TEST_N_DENSE; i += every) {
+		gw_test_dense d;
+		gw_test_load_dense(i, &d);
+		check(d.v, GW_MIN(d.n, max_n), d.name, r, frames);
+		gw_test_dense_free(&d);
+	}
+}
+
 
 void gpu_frames_free(struct gpu_frames *g)
 {
@@ -34,13 +57,7 @@ void lib_encode_with(int codec, const char *params, const float *v, float *e,
 			    uint64_t dim, size_t budget, gw_test_frames *fr)
 {
 	gw_encoder *enc = gw_test_encoder_with(codec, params);
-	gw_ef *ef = NULL;
-	if (e) {
-		ef = gw_ef_create(dim);
-		GW_CHECK(ef, "out of memory");
-		memcpy(gw_ef_data(ef), e, dim * sizeof(float));
-		GW_CHECK(gw_encoder_set_ef(enc, ef) == 0, "set_ef");
-	}
+	gw_ef *ef = gw_test_ef_set(enc, e, dim);
 	gw_tensor t = gw_test_dense_tensor(42, v, dim);
 	int rc = gw_test_encode_all(enc, &t, budget, fr);
 	GW_CHECK(rc == 0, "%s: library encode at %zu: %s", gw_codec_name(codec), budget,

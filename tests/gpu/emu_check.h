@@ -25,6 +25,18 @@ int trace_parity(void);
  * fifth as long. The release build's two runs are the full check. */
 int brief(void);
 
+/* check on this run's share of the real dense traces, each cut to its
+ * first max_n elements: trace i for i = first * !trace_parity(), then
+ * every step-th (brief(): every brief_step-th). */
+/* n values uniform in [-2, 2) but NaN at 17 and -Inf at inf_at: poisoned
+ * frames among sound ones. Caller frees. */
+float *nonfinite_values(gw_test_rng *r, int n, int inf_at);
+
+typedef void (*trace_check)(const float *v, uint64_t dim, const char *name, gw_test_rng *r,
+			    size_t *frames);
+void each_trace(trace_check check, int first, int step, int brief_step, uint64_t max_n,
+		gw_test_rng *r, size_t *frames);
+
 /* Frames of one encoding, with their slots (slot i allocated i % 4 bytes
  * into its block, so kernels see every alignment). */
 struct gpu_frames {

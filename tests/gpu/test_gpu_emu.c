@@ -124,12 +124,7 @@ static void test_real_traces(void **state)
 	(void)state;
 	gw_test_rng r = {5};
 	size_t frames = 0;
-	for (int i = !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 8 : 2) {
-		gw_test_dense d;
-		gw_test_load_dense(i, &d);
-		check_tensor(d.v, d.n, d.name, &r, &frames);
-		gw_test_dense_free(&d);
-	}
+	each_trace(check_tensor, 1, 2, 8, UINT64_MAX, &r, &frames);
 	printf("%zu frames byte-identical to codec/'s\n", frames);
 }
 
@@ -139,13 +134,8 @@ static void test_edge_tensors(void **state)
 	gw_test_rng r = {6};
 	size_t frames = 0;
 	enum { N = 3001 };
-	float *v = malloc(N * sizeof(float));
-	GW_CHECK(v, "out of memory");
 	/* Non-finite values in some frames. */
-	for (int i = 0; i < N; i++)
-		v[i] = gw_test_uniform(&r, -2, 2);
-	v[17] = NAN;
-	v[1500] = -INFINITY;
+	float *v = nonfinite_values(&r, N, 1500);
 	v[2999] = gw_test_float(0xffc01234);
 	check_tensor(v, N, "non-finite", &r, &frames);
 	/* Magnitudes where int8's scale underflows, and the largest floats. */
@@ -265,12 +255,7 @@ static void test_3lc_traces(void **state)
 	(void)state;
 	gw_test_rng r = {7};
 	size_t frames = 0;
-	for (int i = !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 8 : 2) {
-		gw_test_dense d;
-		gw_test_load_dense(i, &d);
-		check_3lc_all(d.v, d.n, d.name, &r, &frames);
-		gw_test_dense_free(&d);
-	}
+	each_trace(check_3lc_all, 1, 2, 8, UINT64_MAX, &r, &frames);
 	/* A long tensor of mostly zeros: runs across many frames and tiles. */
 	const int N = brief() ? 40003 : 200003;
 	float *v = calloc(N, sizeof(float));
@@ -371,12 +356,7 @@ static void test_topk_traces(void **state)
 	(void)state;
 	gw_test_rng r = {8};
 	size_t frames = 0;
-	for (int i = 2 * !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 16 : 4) {
-		gw_test_dense d;
-		gw_test_load_dense(i, &d);
-		check_topk_all(d.v, d.n, d.name, &r, &frames);
-		gw_test_dense_free(&d);
-	}
+	each_trace(check_topk_all, 2, 4, 16, UINT64_MAX, &r, &frames);
 	enum { N = 70001 };
 	float *v = malloc(N * sizeof(float));
 	GW_CHECK(v, "out of memory");

@@ -61,12 +61,7 @@ static void lib_hq(const struct hq_case *k, const float *v, float *e, uint64_t d
 		return;
 	}
 	gw_encoder *enc = gw_test_encoder_with(GW_CODEC_HQ, params);
-	gw_ef *ef = NULL;
-	if (e) {
-		GW_CHECK(ef = gw_ef_create(dim), "out of memory");
-		memcpy(gw_ef_data(ef), e, dim * sizeof(float));
-		GW_CHECK(gw_encoder_set_ef(enc, ef) == 0, "set_ef");
-	}
+	gw_ef *ef = gw_test_ef_set(enc, e, dim);
 	gw_tensor t = gw_test_dense_tensor(42, v, dim);
 	GW_CHECK(gw_encode_begin(enc, &t) == 0, "begin");
 	size_t room = GW_MIN(k->budget, (size_t)GW_FRAME_MAX);
@@ -175,12 +170,7 @@ static void test_hq_traces(void **state)
 	(void)state;
 	gw_test_rng r = {9};
 	size_t frames = 0;
-	for (int i = !trace_parity(); i < GW_TEST_N_DENSE; i += brief() ? 12 : 4) {
-		gw_test_dense d;
-		gw_test_load_dense(i, &d);
-		check_hq_all(d.v, GW_MIN(d.n, (uint64_t)HQ_DIM_MAX), d.name, &r, &frames);
-		gw_test_dense_free(&d);
-	}
+	each_trace(check_hq_all, 1, 4, 12, HQ_DIM_MAX, &r, &frames);
 	printf("%zu hq frames byte-identical to codec/'s\n", frames);
 }
 
@@ -190,13 +180,8 @@ static void test_hq_edges(void **state)
 	gw_test_rng r = {10};
 	size_t frames = 0;
 	enum { N = 9001 };
-	float *v = malloc(N * sizeof(float));
-	GW_CHECK(v, "out of memory");
 	/* NaN and Inf: poisoned frames among sound ones. */
-	for (int i = 0; i < N; i++)
-		v[i] = gw_test_uniform(&r, -2, 2);
-	v[17] = NAN;
-	v[5000] = -INFINITY;
+	float *v = nonfinite_values(&r, N, 5000);
 	check_hq_all(v, N, "non-finite", &r, &frames);
 	/* Near FLT_MAX: rotations that overflow, steps that round up. */
 	for (int i = 0; i < N; i++)

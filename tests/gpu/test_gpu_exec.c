@@ -65,6 +65,43 @@ static void slots_make(gw_gpu *x, struct slots *s, uint32_t n, uint32_t room)
 	GW_OK_CALL(gw_gpu_register(x, s->mem, (size_t)n * room));
 }
 
+/* An executor opened as name, a tensor of n floats on it and nslots packet
+ * slots of 1424 bytes. GW_EINVAL (nothing made) if name does not open. */
+struct rig {
+	gw_gpu *x;
+	struct tensor t;
+	struct slots s;
+};
+
+static int rig_open(struct rig *k, const char *name, uint64_t n, uint32_t nslots,
+		    gw_test_rng *r)
+{
+	k->x = gw_gpu_open(name);
+	if (!k->x)
+		return GW_EINVAL;
+	tensor_make(k->x, &k->t, n, 0, r);
+	slots_make(k->x, &k->s, nslots, 1424);
+	return 0;
+}
+
+/* A batch of n chunks of chunk_elems from the rig's tensor (dim elements,
+ * feedback into its e) into its slots, room bytes each. */
+static struct gw_gpu_chunks rig_chunks(struct rig *k, int codec, uint64_t dim,
+				       uint32_t chunk_elems, uint32_t n, uint32_t room)
+{
+	return (struct gw_gpu_chunks){.codec = codec, .tensor = 1, .g = k->t.g, .e = k->t.e,
+				      .dim = dim, .chunk_elems = chunk_elems, .first = 0,
+				      .n = n, .bufs = k->s.bufs, .room = room,
+				      .lens = k->s.lens};
+}
+
+static void rig_close(struct rig *k)
+{
+	tensor_free(k->x, &k->t);
+	gw_gpu_close(k->x);
+	free(k->s.mem);
+}
+
 /* e after a refused call: bit for bit what it was. */
 static void e_unchanged(gw_gpu *x, const struct tensor *t, const float *before,
 			const char *what)
@@ -83,78 +120,64 @@ static void test_budget_keeps_e(void **state)
 {
 	(void)state;
 	gw_test_rng r = {3};
-	gw_gpu *x = gw_gpu_open("emu");
-	GW_CHECK(x, "emu: %s", gw_error_detail());
-	struct tensor t;
-	struct slots s;
 	/* 3lc: 1000 elements a chunk, no zero runs: 200 bytes, and a frame of
 	 * 160 has room for fewer. */
-	tensor_make(x, &t, 8000, 0, &r);
-	slots_make(x, &s, 4, 1424);
-	float *before = malloc(t.n * 4);
+	struct rig rg;
+	GW_CHECK(rig_open(&rg, "emu", 8000, 4, &r) == 0, "emu: %s", gw_error_detail());
+	float *before = malloc(rg.t.n * 4);
 	GW_CHECK(before, "out of memory");
-	GW_OK_CALL(gw_gpu_copy(x, before, t.e, t.n * 4));
-	struct gw_gpu_chunks j = {.codec = GW_CODEC_3LC, .tensor = 1, .sparsity = 1.0,
-				  .g = t.g, .e = t.e, .dim = 4000, .chunk_elems = 1000,
-				  .first = 0, .n = 4, .bufs = s.bufs, .room = 200,
-				  .lens = s.lens};
-	GW_CHECK(gw_gpu_encode_chunks(x, &j) == GW_EBUDGET, "3lc over budget: %s",
+	GW_OK_CALL(gw_gpu_copy(rg.x, before, rg.t.e, rg.t.n * 4));
+	struct gw_gpu_chunks j = rig_chunks(&rg, GW_CODEC_3LC, 4000, 1000, 4, 200);
+	j.sparsity = 1.0;
+	GW_CHECK(gw_gpu_encode_chunks(rg.x, &j) == GW_EBUDGET, "3lc over budget: %s",
 		 gw_error_detail());
-	e_unchanged(x, &t, before, "3lc");
+	e_unchanged(rg.x, &rg.t, before, "3lc");
 	/* top-k, 10 entries of each 2000-element chunk: the first chunks'
 	 * entries adjacent (a frame of 36 + 4 * 10 + 9 one-byte gaps), the
 	 * last's 199 apart (two-byte gaps, 94 bytes), and room for 90: the
 	 * batch is refused after the first chunks were encoded, and their e
 	 * must come back. */
-	float *h = malloc(t.n * 4);
+	float *h = malloc(rg.t.n * 4);
 	GW_CHECK(h, "out of memory");
-	for (uint64_t i = 0; i < t.n; i++) {
+	for (uint64_t i = 0; i < rg.t.n; i++) {
 		int big = i >= 6000 ? i % 199 == 0 : i % 2000 < 10;
 		h[i] = big ? 10.0f + (float)(i % 7) : 1e-4f * (float)(i % 13);
 	}
-	GW_OK_CALL(gw_gpu_copy(x, t.g, h, t.n * 4));
+	GW_OK_CALL(gw_gpu_copy(rg.x, rg.t.g, h, rg.t.n * 4));
 	j.codec = GW_CODEC_TOPK;
 	j.fraction = 0.005;
-	j.dim = t.n;
+	j.dim = rg.t.n;
 	j.chunk_elems = 2000;
 	j.room = 90;
-	GW_CHECK(gw_gpu_encode_chunks(x, &j) == GW_EBUDGET, "top-k over budget: %s",
+	GW_CHECK(gw_gpu_encode_chunks(rg.x, &j) == GW_EBUDGET, "top-k over budget: %s",
 		 gw_error_detail());
 	GW_CHECK(strstr(gw_error_detail(), "chunk 3"), "the chunk that did not fit: %s",
 		 gw_error_detail());
-	e_unchanged(x, &t, before, "top-k");
+	e_unchanged(rg.x, &rg.t, before, "top-k");
 	/* The same batch with room for every chunk: it goes, and e moves. */
 	j.room = 1424;
-	GW_OK_CALL(gw_gpu_encode_chunks(x, &j));
+	GW_OK_CALL(gw_gpu_encode_chunks(rg.x, &j));
 	free(h);
 	free(before);
-	tensor_free(x, &t);
-	gw_gpu_close(x);
-	free(s.mem);
+	rig_close(&rg);
 }
 
 static void test_failed_launch_drains(void **state)
 {
 	(void)state;
 	gw_test_rng r = {4};
-	gw_gpu *x = gw_gpu_open("emu");
-	GW_CHECK(x, "emu: %s", gw_error_detail());
-	struct tensor t;
-	struct slots s;
-	tensor_make(x, &t, 8000, 0, &r);
-	slots_make(x, &s, 8, 1424);
-	struct gw_gpu_chunks j = {.codec = GW_CODEC_TOPK, .tensor = 1, .fraction = 0.01,
-				  .g = t.g, .e = t.e, .dim = t.n, .chunk_elems = 1000,
-				  .first = 0, .n = 8, .bufs = s.bufs, .room = 1424,
-				  .lens = s.lens};
+	struct rig rg;
+	GW_CHECK(rig_open(&rg, "emu", 8000, 8, &r) == 0, "emu: %s", gw_error_detail());
+	struct gw_gpu_chunks j = rig_chunks(&rg, GW_CODEC_TOPK, rg.t.n, 1000, 8, 1424);
+	j.fraction = 0.01;
 	uint64_t l0 = gw_hcu_launches();
-	GW_CHECK(gw_gpu_encode_chunks(x, &j) == GW_OK, "top-k: %s", gw_error_detail());
+	GW_CHECK(gw_gpu_encode_chunks(rg.x, &j) == GW_OK, "top-k: %s", gw_error_detail());
 	uint64_t per_batch = gw_hcu_launches() - l0;
 	GW_CHECK(per_batch > 16, "%llu launches a batch", (unsigned long long)per_batch);
 	/* A launch in the batch's second half fails: the first half's are
 	 * queued and must be waited for before the call returns. */
 	gw_hcu_fail(GW_HCU_LAUNCH, (unsigned)(per_batch * 5 / 8), cudaErrorLaunchOutOfResources);
-	GW_CHECK(gw_gpu_encode_chunks(x, &j) == GW_EIO, "a failed launch: %s",
+	GW_CHECK(gw_gpu_encode_chunks(rg.x, &j) == GW_EIO, "a failed launch: %s",
 		 gw_error_detail());
 	GW_CHECK(gw_hcu_pending() == 0, "%u operations still queued after the error",
 		 gw_hcu_pending());
@@ -166,22 +189,21 @@ static void test_failed_launch_drains(void **state)
 	k.codec = GW_CODEC_3LC;
 	k.sparsity = 1.0;
 	gw_hcu_fail(GW_HCU_MEMSET, 1, cudaErrorInvalidValue);
-	GW_CHECK(gw_gpu_encode_chunks(x, &k) < 0 && strstr(gw_error_detail(), "3lc max"),
+	GW_CHECK(gw_gpu_encode_chunks(rg.x, &k) < 0 && strstr(gw_error_detail(), "3lc max"),
 		 "a failed memset: %s", gw_error_detail());
 	GW_CHECK(gw_hcu_pending() == 0, "queued after a failed memset");
 	/* A failed decode launch, alone: the same. */
 	int32_t rcs[8];
-	GW_OK_CALL(gw_gpu_encode_chunks(x, &j));
+	GW_OK_CALL(gw_gpu_encode_chunks(rg.x, &j));
 	gw_hcu_fail(GW_HCU_LAUNCH, 1, cudaErrorLaunchOutOfResources);
-	GW_CHECK(gw_gpu_decode(x, GW_CODEC_TOPK, (const uint8_t *const *)s.bufs, s.lens, 8,
-			       t.g, t.n, rcs) == GW_EIO, "a failed decode launch");
+	GW_CHECK(gw_gpu_decode(rg.x, GW_CODEC_TOPK, (const uint8_t *const *)rg.s.bufs,
+			       rg.s.lens, 8, rg.t.g, rg.t.n, rcs) == GW_EIO,
+		 "a failed decode launch");
 	GW_CHECK(gw_hcu_pending() == 0, "queued after a failed decode");
 	/* And the executor works again. */
-	GW_OK_CALL(gw_gpu_decode(x, GW_CODEC_TOPK, (const uint8_t *const *)s.bufs, s.lens, 8,
-				 t.g, t.n, rcs));
-	tensor_free(x, &t);
-	gw_gpu_close(x);
-	free(s.mem);
+	GW_OK_CALL(gw_gpu_decode(rg.x, GW_CODEC_TOPK, (const uint8_t *const *)rg.s.bufs,
+				 rg.s.lens, 8, rg.t.g, rg.t.n, rcs));
+	rig_close(&rg);
 }
 
 struct on_thread {
@@ -210,15 +232,11 @@ static void test_device_from_any_thread(void **state)
 	gw_test_rng r = {5};
 	/* Opened while device 1 is current (as a rank on cuda:1 opens it). */
 	GW_CHECK(cudaSetDevice(1) == cudaSuccess, "hostcuda has a device 1 (GW_HCU_DEVICES)");
-	gw_gpu *x = gw_gpu_open("emu");
-	GW_CHECK(x, "emu: %s", gw_error_detail());
-	struct tensor t;
-	struct slots s;
-	tensor_make(x, &t, 4000, 0, &r);
-	slots_make(x, &s, 4, 1424);
+	struct rig rg;
+	GW_CHECK(rig_open(&rg, "emu", 4000, 4, &r) == 0, "emu: %s", gw_error_detail());
 	cudaSetDevice(0);
 	/* A new thread (a progress thread) starts on device 0. */
-	struct on_thread o = {.x = x, .t = &t, .s = &s};
+	struct on_thread o = {.x = rg.x, .t = &rg.t, .s = &rg.s};
 	pthread_t th;
 	GW_CHECK(pthread_create(&th, NULL, encode_on_thread, &o) == 0, "thread");
 	pthread_join(th, NULL);
@@ -227,11 +245,10 @@ static void test_device_from_any_thread(void **state)
 	GW_CHECK(o.launched_on == 1, "launched on device %d, not the executor's 1",
 		 o.launched_on);
 	GW_CHECK(o.dev_after == 0, "the thread's device left at %d", o.dev_after);
-	tensor_free(x, &t);
-	gw_gpu_close(x);
-	free(s.mem);
+	rig_close(&rg);
 	/* Named: emu:1 is device 1 whatever is current. */
-	x = gw_gpu_open("emu:1");
+	gw_gpu *x = gw_gpu_open("emu:1");
+	struct tensor t;
 	GW_CHECK(x, "emu:1: %s", gw_error_detail());
 	tensor_make(x, &t, 1000, 0, &r);
 	GW_CHECK(gw_hcu_last_device() == 1, "emu:1's copies on device %d", gw_hcu_last_device());
@@ -296,24 +313,16 @@ static void *int8_job(void *arg)
 {
 	struct job *b = arg;
 	gw_test_rng r = {b->seed};
-	gw_gpu *x = gw_gpu_open("emu");
-	if (!x) {
-		b->rc = GW_EINVAL;
+	struct rig rg;
+	if ((b->rc = rig_open(&rg, "emu", 4000, 4, &r)))
 		return NULL;
-	}
-	struct tensor t;
-	struct slots s;
-	tensor_make(x, &t, 4000, 0, &r);
-	slots_make(x, &s, 4, 1424);
-	struct gw_gpu_chunks j = {.codec = GW_CODEC_INT8, .tensor = 1, .g = t.g, .e = t.e,
-				  .dim = t.n, .chunk_elems = 1000, .first = 0, .n = 4,
-				  .bufs = s.bufs, .room = 1424, .lens = b->lens};
-	for (int round = 0; round < 20 && (b->rc = gw_gpu_encode_chunks(x, &j)) == GW_OK; round++)
+	struct gw_gpu_chunks j = rig_chunks(&rg, GW_CODEC_INT8, rg.t.n, 1000, 4, 1424);
+	j.lens = b->lens;
+	for (int round = 0; round < 20 && (b->rc = gw_gpu_encode_chunks(rg.x, &j)) == GW_OK;
+	     round++)
 		;
-	memcpy(b->frames, s.mem, sizeof(b->frames));
-	tensor_free(x, &t);
-	gw_gpu_close(x);
-	free(s.mem);
+	memcpy(b->frames, rg.s.mem, sizeof(b->frames));
+	rig_close(&rg);
 	return NULL;
 }
 

@@ -162,29 +162,19 @@ static int fixed_lengths_ok(const struct frame *f, unsigned plen, unsigned w)
 	return f->param_len == plen && f->payload_len == (uint64_t)f->count * (f->kb + w);
 }
 
-static int raw(const struct frame *f, float *out, uint64_t out_len)
+/* raw (§4.1): float32 values; bf16 (§4.2): each value's upper 16 bits.
+ * w is the width of a value, 4 or 2 bytes. */
+static int raw_or_bf16(const struct frame *f, float *out, uint64_t out_len, unsigned w)
 {
-	if (!fixed_lengths_ok(f, 0, 4))
+	if (!fixed_lengths_ok(f, 0, w))
 		return GW_ELENGTH;
 	int rc = keys_ok(f, out_len);
 	if (rc)
 		return rc;
 	const uint8_t *v = f->payload + (size_t)f->kb * f->count;
 	for (uint32_t i = 0; i < f->count; i++)
-		out[where(f, i)] += ldf32(v + 4 * (size_t)i);
-	return (int)f->count;
-}
-
-static int bf16(const struct frame *f, float *out, uint64_t out_len)
-{
-	if (!fixed_lengths_ok(f, 0, 2))
-		return GW_ELENGTH;
-	int rc = keys_ok(f, out_len);
-	if (rc)
-		return rc;
-	const uint8_t *v = f->payload + (size_t)f->kb * f->count;
-	for (uint32_t i = 0; i < f->count; i++)
-		out[where(f, i)] += f32_of(ld16(v + 2 * (size_t)i) << 16);
+		out[where(f, i)] += w == 4 ? ldf32(v + 4 * (size_t)i)
+					   : f32_of(ld16(v + 2 * (size_t)i) << 16);
 	return (int)f->count;
 }
 
@@ -527,8 +517,8 @@ int refdec_decode(const uint8_t *frame, size_t len, float *out, uint64_t out_len
 	if (!f.kb && f.start + f.count > out_len)
 		return GW_ERANGE;
 	switch (f.codec) {
-	case 1: return raw(&f, out, out_len);
-	case 2: return bf16(&f, out, out_len);
+	case 1: return raw_or_bf16(&f, out, out_len, 4);
+	case 2: return raw_or_bf16(&f, out, out_len, 2);
 	case 3: return int8(&f, out, out_len);
 	case 4: return tlc(&f, out);
 	case 5: return terngrad(&f, out, out_len);

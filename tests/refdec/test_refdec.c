@@ -614,6 +614,32 @@ void td_expect(struct bufs *b, const uint8_t *f, size_t len, uint64_t out_len, i
 		 want < 0 ? gw_error_name(want) : "accepted");
 }
 
+/* A hand-built frame (td_build's fields) and what decoding it into out_len
+ * floats must give. */
+struct hand {
+	int id;
+	uint16_t flags;
+	uint32_t count;
+	uint64_t start;
+	uint32_t span;
+	const void *params;
+	uint32_t plen;
+	const void *pay;
+	uint32_t paylen;
+	uint64_t out_len;
+	int want;
+	const char *what;
+};
+
+static void hand_frames(struct bufs *b, uint8_t *f, const struct hand *h, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t len = td_build(f, h[i].id, h[i].flags, h[i].count, h[i].start, h[i].span,
+				      h[i].params, h[i].plen, h[i].pay, h[i].paylen);
+		td_expect(b, f, len, h[i].out_len, h[i].want, h[i].what);
+	}
+}
+
 static void test_hand_built(void **state)
 {
 	(void)state;
@@ -625,18 +651,21 @@ static void test_hand_built(void **state)
 	uint32_t nan_neg = 0xffc01234, zero_neg = 0x80000000, u_one = 0x3f800000;
 	size_t n;
 
-	/* 2: a raw frame of 36 + 65532 bytes is longer than GW_FRAME_MAX. */
-	n = td_build(f, GW_CODEC_RAW, 0, 16383, 0, 16383, NULL, 0, pay, 4 * 16383);
-	td_expect(&b, f, n, 1 << 16, GW_ELENGTH, "raw frame of 65568 bytes");
-	n = td_build(f, GW_CODEC_RAW, 0, 16374, 0, 16374, NULL, 0, pay, 4 * 16374);
-	td_expect(&b, f, n, 1 << 16, 16374, "raw frame of 65532 bytes");
-	/* 1: dense frames of codecs that write sparse ones only. */
-	n = td_build(f, GW_CODEC_TOPK, 0, 2, 0, 2, NULL, 0, pay, 8);
-	td_expect(&b, f, n, 100, GW_EUNSUPPORTED, "dense topk frame");
-	n = td_build(f, GW_CODEC_SKETCHML, 0, 2, 0, 2, NULL, 0, pay, 8);
-	td_expect(&b, f, n, 100, GW_EUNSUPPORTED, "dense sketchml frame");
-	n = td_build(f, GW_CODEC_3LC, GW_FF_SPARSE, 2, 0, 2, &u_one, 4, pay, 1);
-	td_expect(&b, f, n, 100, GW_EUNSUPPORTED, "sparse 3lc frame");
+	const struct hand sizes[] = {
+		/* 2: a raw frame of 36 + 65532 bytes is longer than GW_FRAME_MAX. */
+		{GW_CODEC_RAW, 0, 16383, 0, 16383, NULL, 0, pay, 4 * 16383, 1 << 16, GW_ELENGTH,
+		 "raw frame of 65568 bytes"},
+		{GW_CODEC_RAW, 0, 16374, 0, 16374, NULL, 0, pay, 4 * 16374, 1 << 16, 16374,
+		 "raw frame of 65532 bytes"},
+		/* 1: dense frames of codecs that write sparse ones only. */
+		{GW_CODEC_TOPK, 0, 2, 0, 2, NULL, 0, pay, 8, 100, GW_EUNSUPPORTED,
+		 "dense topk frame"},
+		{GW_CODEC_SKETCHML, 0, 2, 0, 2, NULL, 0, pay, 8, 100, GW_EUNSUPPORTED,
+		 "dense sketchml frame"},
+		{GW_CODEC_3LC, GW_FF_SPARSE, 2, 0, 2, &u_one, 4, pay, 1, 100, GW_EUNSUPPORTED,
+		 "sparse 3lc frame"},
+	};
+	hand_frames(&b, f, sizes, GW_ARRAY_SIZE(sizes));
 	/* 5: scales' signs. */
 	uint8_t q[5] = {1, 2, 3, 4, 5};
 	n = td_build(f, GW_CODEC_INT8, 0, 5, 0, 5, &zero_neg, 4, q, 5);
@@ -659,35 +688,39 @@ static void test_hand_built(void **state)
 	td_st32(sp, 10);
 	td_st32(sp + 4, 12);
 	td_st32(sp + 8, 14);
-	n = td_build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 5, NULL, 0, sp, 24);
-	td_expect(&b, f, n, 100, 3, "raw sparse keys 10..14 in [10, 15)");
-	n = td_build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 9, 6, NULL, 0, sp, 24);
-	td_expect(&b, f, n, 100, GW_ECORRUPT, "raw sparse first key above start");
-	n = td_build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 9, NULL, 0, sp, 24);
-	td_expect(&b, f, n, 100, GW_ECORRUPT, "raw sparse last key below the span's end");
-	n = td_build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 9, NULL, 0, sp, 24);
-	td_expect(&b, f, n, 13, GW_ERANGE, "raw sparse key beyond the output first");
-	n = td_build(f, GW_CODEC_BF16, GW_FF_SPARSE, 0, 123456789, 77, NULL, 0, NULL, 0);
-	td_expect(&b, f, n, 100, 0, "bf16 sparse count 0 anywhere");
+	const struct hand keys[] = {
+		{GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 5, NULL, 0, sp, 24, 100, 3,
+		 "raw sparse keys 10..14 in [10, 15)"},
+		{GW_CODEC_RAW, GW_FF_SPARSE, 3, 9, 6, NULL, 0, sp, 24, 100, GW_ECORRUPT,
+		 "raw sparse first key above start"},
+		{GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 9, NULL, 0, sp, 24, 100, GW_ECORRUPT,
+		 "raw sparse last key below the span's end"},
+		{GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 9, NULL, 0, sp, 24, 13, GW_ERANGE,
+		 "raw sparse key beyond the output first"},
+		{GW_CODEC_BF16, GW_FF_SPARSE, 0, 123456789, 77, NULL, 0, NULL, 0, 100, 0,
+		 "bf16 sparse count 0 anywhere"},
+	};
+	hand_frames(&b, f, keys, GW_ARRAY_SIZE(keys));
 	/* 3: order and span before range, key by key. */
 	td_st32(sp + 4, 200);
-	n = td_build(f, GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 5, NULL, 0, sp, 24);
-	td_expect(&b, f, n, 100, GW_ECORRUPT, "raw sparse key past the span and the output");
-	/* 4: 3lc's order: m before start % 5 before the expansion. */
-	n = td_build(f, GW_CODEC_3LC, 0, 7, 3, 7, &zero_neg, 4, NULL, 0);
-	td_expect(&b, f, n, 100, GW_ECORRUPT, "3lc -0 m, bad start, empty payload");
-	n = td_build(f, GW_CODEC_3LC, 0, 7, 3, 7, &u_one, 4, NULL, 0);
-	td_expect(&b, f, n, 100, GW_ECORRUPT, "3lc bad start, empty payload");
-	n = td_build(f, GW_CODEC_3LC, 0, 7, 5, 7, &u_one, 4, NULL, 0);
-	td_expect(&b, f, n, 100, GW_ELENGTH, "3lc empty payload");
 	uint8_t tl2[2] = {121, 0};   /* count 7: the last byte's 3 pad digits 0 */
-	n = td_build(f, GW_CODEC_3LC, 0, 7, 5, 7, &u_one, 4, tl2, 2);
-	td_expect(&b, f, n, 100, GW_ECORRUPT, "3lc pad digits not 1");
-	/* 6: params and payload lengths. */
-	n = td_build(f, GW_CODEC_BF16, 0, 2, 0, 2, &u_one, 4, pay, 4);
-	td_expect(&b, f, n, 100, GW_ELENGTH, "bf16 with params");
-	n = td_build(f, GW_CODEC_INT8, 0, 5, 0, 5, &u_one, 4, q, 4);
-	td_expect(&b, f, n, 100, GW_ELENGTH, "int8 payload short");
+	const struct hand order[] = {
+		{GW_CODEC_RAW, GW_FF_SPARSE, 3, 10, 5, NULL, 0, sp, 24, 100, GW_ECORRUPT,
+		 "raw sparse key past the span and the output"},
+		/* 4: 3lc's order: m before start % 5 before the expansion. */
+		{GW_CODEC_3LC, 0, 7, 3, 7, &zero_neg, 4, NULL, 0, 100, GW_ECORRUPT,
+		 "3lc -0 m, bad start, empty payload"},
+		{GW_CODEC_3LC, 0, 7, 3, 7, &u_one, 4, NULL, 0, 100, GW_ECORRUPT,
+		 "3lc bad start, empty payload"},
+		{GW_CODEC_3LC, 0, 7, 5, 7, &u_one, 4, NULL, 0, 100, GW_ELENGTH,
+		 "3lc empty payload"},
+		{GW_CODEC_3LC, 0, 7, 5, 7, &u_one, 4, tl2, 2, 100, GW_ECORRUPT,
+		 "3lc pad digits not 1"},
+		/* 6: params and payload lengths. */
+		{GW_CODEC_BF16, 0, 2, 0, 2, &u_one, 4, pay, 4, 100, GW_ELENGTH, "bf16 with params"},
+		{GW_CODEC_INT8, 0, 5, 0, 5, &u_one, 4, q, 4, 100, GW_ELENGTH, "int8 payload short"},
+	};
+	hand_frames(&b, f, order, GW_ARRAY_SIZE(order));
 	hand_built_hq(&b, f, pay);
 	free(f);
 	bufs_free(&b);

@@ -66,85 +66,62 @@ void hand_built_hq(struct bufs *b, uint8_t *f, uint8_t *pay)
 	td_expect(b, f, n, 100, GW_ELENGTH, "hq params of 19 bytes");
 	n = td_build(f, GW_CODEC_HQ, 0, 5, 40, 5, NULL, 0, pay, pl);
 	td_expect(b, f, n, 100, GW_ELENGTH, "hq without params");
-	/* 2 before 3: reserved flag, reserved byte */
-	hq_par(hp, 9, 4, 0x8, 1, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	td_expect(b, f, n, 100, GW_ERESERVED, "hq reserved flag 3 and bits 9");
-	hq_par(hp, 4, 4, 0x80, 1, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	td_expect(b, f, n, 100, GW_ERESERVED, "hq reserved flag 7");
-	hq_par(hp, 4, 4, 0, 1, 0, s7, s7);
-	hp[3] = 1;
-	n = HQ(5, 20, pl);
-	td_expect(b, f, n, 100, GW_ERESERVED, "hq reserved byte");
-	/* 3: bits, width, contributors */
-	hq_par(hp, 1, 1, 0, 1, 0, s7, s7);
-	n = HQ(5, 20, 1);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq bits 1");
-	hq_par(hp, 9, 9, 0, 1, 0, s7, s7);
-	n = HQ(5, 20, 6);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq bits 9");
-	hq_par(hp, 4, 5, 0, 1, 0, s7, s7);
-	n = HQ(5, 20, 4);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq worker width 5, bits 4");
-	hq_par(hp, 4, 4, 0, 2, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq worker of 2 contributors");
-	hq_par(hp, 4, 4, 0, 0, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq worker of 0 contributors");
-	hq_par(hp, 4, 33, S, 2, 0, s7, s7);
-	n = HQ(5, 20, 21);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq sum width 33");
-	hq_par(hp, 4, 1, S, 2, 0, s7, s7);
-	n = HQ(5, 20, 1);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq sum width 1");
-	hq_par(hp, 4, 4, S, 0, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq sum of 0 contributors");
-	hq_par(hp, 4, 4, S, 1, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	td_expect(b, f, n, 100, 5, "hq sum of 1 contributor");
-	hq_par(hp, 4, 2, S, 5, 0, s7, s7);
-	n = HQ(5, 20, 2);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq sum width 2 with codes of 4 bits: 7 > 1");
-	/* 3 before 4 before 5 before 6 */
-	hq_par(hp, 4, 5, 0, 1, 9, zero_neg, s7);
-	n = HQ(5, 20, 1);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq width, seed, scale and length wrong");
-	/* 4: a seed without ROTATED */
-	hq_par(hp, 4, 4, 0, 1, 9, s7, s7);
-	n = HQ(5, 20, pl);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq seed without ROTATED");
-	hq_par(hp, 4, 4, R, 1, 0, s7, s7);
-	n = HQ(5, 20, pl);
-	td_expect(b, f, n, 100, 5, "hq ROTATED with seed 0");
-	/* 5: scale and next: finite, sign bit clear */
+	/* Each rule alone and in its order, one frame of 5 codes at 40 each:
+	 * params (and the reserved byte, p[3]), the payload's length, what
+	 * decoding it gives. */
 	const struct {
-		uint32_t scale, next;
+		unsigned bits, width, flags;
+		uint32_t contrib, seed, scale, next;
+		uint8_t reserved;
+		uint32_t paylen;
 		int want;
 		const char *what;
-	} sc[] = {
-		{zero_neg, s7, GW_ECORRUPT, "hq scale -0"},
-		{s7, zero_neg, GW_ECORRUPT, "hq next -0"},
-		{nan, s7, GW_ECORRUPT, "hq scale NaN"},
-		{s7, 0xffc00000, GW_ECORRUPT, "hq next -NaN"},
-		{inf, s7, GW_ECORRUPT, "hq scale +Inf"},
-		{s7, inf, GW_ECORRUPT, "hq next +Inf"},
-		{0xbf800000, s7, GW_ECORRUPT, "hq scale -1"},
-		{0, 0, 5, "hq scale and next 0"},
-		{0x00000001, 0x7f7fffff, 5, "hq scale the least subnormal, next FLT_MAX"},
-		{0x7f7fffff, one, 5, "hq scale FLT_MAX"},
+	} rule[] = {
+		/* 2 before 3: reserved flag, reserved byte */
+		{9, 4, 0x8, 1, 0, s7, s7, 0, pl, GW_ERESERVED, "hq reserved flag 3 and bits 9"},
+		{4, 4, 0x80, 1, 0, s7, s7, 0, pl, GW_ERESERVED, "hq reserved flag 7"},
+		{4, 4, 0, 1, 0, s7, s7, 1, pl, GW_ERESERVED, "hq reserved byte"},
+		/* 3: bits, width, contributors */
+		{1, 1, 0, 1, 0, s7, s7, 0, 1, GW_ECORRUPT, "hq bits 1"},
+		{9, 9, 0, 1, 0, s7, s7, 0, 6, GW_ECORRUPT, "hq bits 9"},
+		{4, 5, 0, 1, 0, s7, s7, 0, 4, GW_ECORRUPT, "hq worker width 5, bits 4"},
+		{4, 4, 0, 2, 0, s7, s7, 0, pl, GW_ECORRUPT, "hq worker of 2 contributors"},
+		{4, 4, 0, 0, 0, s7, s7, 0, pl, GW_ECORRUPT, "hq worker of 0 contributors"},
+		{4, 33, S, 2, 0, s7, s7, 0, 21, GW_ECORRUPT, "hq sum width 33"},
+		{4, 1, S, 2, 0, s7, s7, 0, 1, GW_ECORRUPT, "hq sum width 1"},
+		{4, 4, S, 0, 0, s7, s7, 0, pl, GW_ECORRUPT, "hq sum of 0 contributors"},
+		{4, 4, S, 1, 0, s7, s7, 0, pl, 5, "hq sum of 1 contributor"},
+		{4, 2, S, 5, 0, s7, s7, 0, 2, GW_ECORRUPT,
+		 "hq sum width 2 with codes of 4 bits: 7 > 1"},
+		/* 3 before 4 before 5 before 6 */
+		{4, 5, 0, 1, 9, zero_neg, s7, 0, 1, GW_ECORRUPT,
+		 "hq width, seed, scale and length wrong"},
+		/* 4: a seed without ROTATED */
+		{4, 4, 0, 1, 9, s7, s7, 0, pl, GW_ECORRUPT, "hq seed without ROTATED"},
+		{4, 4, R, 1, 0, s7, s7, 0, pl, 5, "hq ROTATED with seed 0"},
+		/* 5: scale and next: finite, sign bit clear */
+		{4, 4, R, 1, 77, zero_neg, s7, 0, pl, GW_ECORRUPT, "hq scale -0"},
+		{4, 4, R, 1, 77, s7, zero_neg, 0, pl, GW_ECORRUPT, "hq next -0"},
+		{4, 4, R, 1, 77, nan, s7, 0, pl, GW_ECORRUPT, "hq scale NaN"},
+		{4, 4, R, 1, 77, s7, 0xffc00000, 0, pl, GW_ECORRUPT, "hq next -NaN"},
+		{4, 4, R, 1, 77, inf, s7, 0, pl, GW_ECORRUPT, "hq scale +Inf"},
+		{4, 4, R, 1, 77, s7, inf, 0, pl, GW_ECORRUPT, "hq next +Inf"},
+		{4, 4, R, 1, 77, 0xbf800000, s7, 0, pl, GW_ECORRUPT, "hq scale -1"},
+		{4, 4, R, 1, 77, 0, 0, 0, pl, 5, "hq scale and next 0"},
+		{4, 4, R, 1, 77, 0x00000001, 0x7f7fffff, 0, pl, 5,
+		 "hq scale the least subnormal, next FLT_MAX"},
+		{4, 4, R, 1, 77, 0x7f7fffff, one, 0, pl, 5, "hq scale FLT_MAX"},
+		/* 5 before 6 */
+		{4, 4, 0, 1, 0, nan, s7, 0, pl + 1, GW_ECORRUPT, "hq scale NaN and payload long"},
 	};
-	for (size_t i = 0; i < GW_ARRAY_SIZE(sc); i++) {
-		hq_par(hp, 4, 4, R, 1, 77, sc[i].scale, sc[i].next);
-		n = HQ(5, 20, pl);
-		td_expect(b, f, n, 100, sc[i].want, sc[i].what);
+	for (size_t i = 0; i < GW_ARRAY_SIZE(rule); i++) {
+		hq_par(hp, rule[i].bits, rule[i].width, rule[i].flags, rule[i].contrib,
+		       rule[i].seed, rule[i].scale, rule[i].next);
+		hp[3] = rule[i].reserved;
+		n = HQ(5, 20, rule[i].paylen);
+		td_expect(b, f, n, 100, rule[i].want, rule[i].what);
 	}
-	/* 5 before 6, 6 before 7 */
-	hq_par(hp, 4, 4, 0, 1, 0, nan, s7);
-	n = HQ(5, 20, pl + 1);
-	td_expect(b, f, n, 100, GW_ECORRUPT, "hq scale NaN and payload long");
+	/* 6 before 7 */
 	pay[0] = 0x08;   /* code 0: -8 */
 	hq_par(hp, 4, 4, 0, 1, 0, s7, s7);
 	n = HQ(5, 20, pl - 1);

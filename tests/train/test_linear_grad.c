@@ -120,25 +120,29 @@ static void check_fd(enum gw_lin_loss l, uint64_t seed)
 		 gw_lin_loss_name(l));
 }
 
+/* check_fd for seeds 1 to 20. */
+static void check_fd_seeds(enum gw_lin_loss l)
+{
+	for (uint64_t seed = 1; seed <= 20; seed++)
+		check_fd(l, seed);
+}
+
 static void test_fd_logreg(void **state)
 {
 	(void)state;
-	for (uint64_t seed = 1; seed <= 20; seed++)
-		check_fd(GW_LIN_LOGREG, seed);
+	check_fd_seeds(GW_LIN_LOGREG);
 }
 
 static void test_fd_svm(void **state)
 {
 	(void)state;
-	for (uint64_t seed = 1; seed <= 20; seed++)
-		check_fd(GW_LIN_SVM, seed);
+	check_fd_seeds(GW_LIN_SVM);
 }
 
 static void test_fd_linreg(void **state)
 {
 	(void)state;
-	for (uint64_t seed = 1; seed <= 20; seed++)
-		check_fd(GW_LIN_LINREG, seed);
+	check_fd_seeds(GW_LIN_LINREG);
 }
 
 /* Exact values on one row x = {1: 1}, w = {a}, bias b. */

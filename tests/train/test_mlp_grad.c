@@ -236,13 +236,8 @@ static void test_eval(void **state)
 	gw_mlp_free(&m);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fd),
-		cmocka_unit_test(test_init),
-		cmocka_unit_test(test_bad_calls),
-		cmocka_unit_test(test_eval),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("mlp_grad", 0,
+	     cmocka_unit_test(test_fd),
+	     cmocka_unit_test(test_init),
+	     cmocka_unit_test(test_bad_calls),
+	     cmocka_unit_test(test_eval))

@@ -130,13 +130,8 @@ static void test_bad_args(void **state)
 	gw_momentum_free(&s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_adam_two_steps),
-		cmocka_unit_test(test_adam_late),
-		cmocka_unit_test(test_momentum),
-		cmocka_unit_test(test_bad_args),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+GW_TEST_MAIN("optim", 0,
+	     cmocka_unit_test(test_adam_two_steps),
+	     cmocka_unit_test(test_adam_late),
+	     cmocka_unit_test(test_momentum),
+	     cmocka_unit_test(test_bad_args))
