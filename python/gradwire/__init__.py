@@ -14,6 +14,7 @@ versions at WARNING.
 from __future__ import annotations
 
 import ctypes
+import weakref
 from typing import Any, Sequence
 
 from . import _lib
@@ -74,6 +75,13 @@ class Member:
         self._m = lib.gw_member_new()
         if not self._m:
             raise MemoryError("gradwire: gw_member_new")
+        # Frees the member (and joins its co-located shard's thread) when
+        # close() is called or the Member is collected, whichever first;
+        # it holds the handle, not the Member. Not at exit: the process's
+        # end releases all of it, and a thread still in a call then (a
+        # daemon's) would find the member freed under it.
+        self._finalizer = weakref.finalize(self, lib.gw_member_free, self._m)
+        self._finalizer.atexit = False
         self.rank, self.world = rank, world
         self.dim: int | None = None
         self.options: dict[str, Any] = {}
@@ -85,7 +93,7 @@ class Member:
         if rc < 0:
             detail = _lib.detail()
             self.close()
-            if _lib.error_name(rc) == "GW_EINVAL":   # the arguments, not the host
+            if rc == _lib.ERRORS["GW_EINVAL"]:   # the arguments, not the host
                 raise ValueError("gradwire: " + detail)
             raise Error("open", rc, detail)
         buf = ctypes.create_string_buffer(96)
@@ -173,6 +181,7 @@ class Member:
         return (rc, _lib.detail()) if rc < 0 else (0, "")
 
     def round_cancel(self, tag: int, rc: int) -> None:
+        """Fails round tag with rc, a GW_E* code (_lib.ERRORS[name])."""
         lib.gw_member_round_cancel(self._m, tag, rc)
 
     def residual(self, out: Any) -> None:
@@ -184,11 +193,19 @@ class Member:
             raise Error("residual", rc, _lib.detail())
 
     def close(self) -> None:
-        if getattr(self, "_m", None):
-            lib.gw_member_free(self._m)
-            self._m = None
+        """Frees the member: its dataplanes, and its co-located shard
+        (joining that thread). Idempotent; `with Member(...) as m:` closes
+        it at the block's end, and a Member dropped unclosed is freed when
+        collected. Calls after it fail (GW_EINVAL, "member: missing")."""
+        self._m = None
+        fin = getattr(self, "_finalizer", None)
+        if fin is not None:
+            fin()
 
-    def __del__(self) -> None:
+    def __enter__(self) -> Member:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -153,6 +153,24 @@ def error_name(rc: int) -> str:
     return lib.gw_error_name(rc).decode()
 
 
+def _error_codes() -> dict[str, int]:
+    """Every GW_E* code the loaded library names, by its name: the codes
+    are part of the ABI (-1, -2, ... with no gaps), the names the
+    library's (gw_error_name), so enum gw_error is not mirrored here."""
+    codes: dict[str, int] = {}
+    for rc in range(-1, -1024, -1):
+        name = error_name(rc)
+        if name == "GW_E?":
+            break
+        codes[name] = rc
+    return codes
+
+
+# "GW_EINVAL" -> -1, ...: what Python passes to the library (a round's
+# cancellation) by name, as Error.code names what it returns.
+ERRORS: dict[str, int] = _error_codes()
+
+
 def strerror(rc: int) -> str:
     return lib.gw_strerror(rc).decode(errors="replace")
 

@@ -59,7 +59,7 @@ import weakref
 import torch
 import torch.distributed as dist
 
-from . import DTYPES, INFO, Error, Member
+from . import DTYPES, INFO, Error, Member, _lib
 from . import version as gradwire_version
 
 log = logging.getLogger("gradwire")
@@ -67,6 +67,10 @@ log = logging.getLogger("gradwire")
 # The bucket types a pipelined round takes in place (gw_dtype).
 _DTYPES = {torch.float32: DTYPES["float32"], torch.bfloat16: DTYPES["bfloat16"],
            torch.float16: DTYPES["float16"]}
+
+# The GW_E* codes a round is cancelled with, by the library's names.
+_EINVAL = _lib.ERRORS["GW_EINVAL"]   # the caller's reason (a bucket it cannot take)
+_ESTATE = _lib.ERRORS["GW_ESTATE"]   # the State closed with the round open
 
 
 def _gather(obj, world, group):
@@ -270,11 +274,28 @@ class State:
         self.stats_interval = stats_interval
         self._residual, self._residual_round = None, -1
         self._next_log = time.monotonic() + stats_interval
-        self.thread = threading.Thread(target=self._progress, name="gradwire",
-                                       daemon=True)
+        # close() waits this long for the threads: their calls give up
+        # after the timeout (a round the State cancels at once).
+        try:
+            self._join_s = 2 * float(timeout_ms) / 1000 + 10
+        except (TypeError, ValueError):
+            self._join_s = 50.0
+        self._closed = False
+        # The threads hold the State only by a weak reference, and strongly
+        # only while they run one of its jobs, so that a State the script
+        # drops without close() is collected; the finalizer then stops
+        # them and frees the member (no thread is in a call of the member
+        # then: one would hold the State). Not at exit: _close_all closes
+        # what is still open then (joining the threads, bounded), before
+        # the interpreter finalizes, and a finalizer never joins a thread.
+        ref = weakref.ref(self)
+        self.thread = threading.Thread(target=_progress_loop, args=(ref, self.jobs),
+                                       name="gradwire", daemon=True)
+        self.waiter = threading.Thread(target=_complete_loop, args=(ref, self.done),
+                                       name="gradwire-done", daemon=True)
+        self._finalizer = weakref.finalize(self, _release, self.member, self.jobs, self.done)
+        self._finalizer.atexit = False
         self.thread.start()
-        self.waiter = threading.Thread(target=self._complete, name="gradwire-done",
-                                       daemon=True)
         self.waiter.start()
         _open.add(self)
 
@@ -290,6 +311,9 @@ class State:
         if last:
             keys, self._keys = tuple(self._keys), []
             self._count_layout(keys)
+        if self._closed:
+            fut.set_exception(RuntimeError("gradwire: the State is closed"))
+            return fut
         if self.failed is not None:
             fut.set_exception(self.failed)
             return fut
@@ -402,7 +426,7 @@ class State:
         wake with it), and so does every later bucket."""
         self.failed = e
         self.round_open = False
-        self.member.round_cancel(tag, -1)   # GW_EINVAL: the caller's reason
+        self.member.round_cancel(tag, _EINVAL)
         for f in more:
             if not f.done():
                 f.set_exception(e)
@@ -526,18 +550,7 @@ class State:
             if not f.done():
                 f.set_exception(e)
 
-    # ---- the progress thread ---------------------------------------------
-
-    def _progress(self):
-        while True:
-            job = self.jobs.get()
-            if job is None:
-                self.jobs.task_done()
-                return
-            try:
-                self._run(job)
-            finally:
-                self.jobs.task_done()
+    # ---- the progress thread (_progress_loop) ----------------------------
 
     def _run(self, job):
         kind, arg = job
@@ -571,37 +584,34 @@ class State:
                 buf[boff:boff + n].copy_(self.flat[foff:foff + n])
             fut.set_result(buf)
 
-    # ---- the completing thread (pipelined rounds) -------------------------
+    # ---- the completing thread (pipelined rounds, _complete_loop) ---------
 
-    def _complete(self):
-        """Completes each bucket's future once its tensors' results are
-        in, in the order DDP handed the buckets over. Waiting sleeps in
-        the library (the GIL released), so this thread takes no core."""
+    def _complete(self, item):
+        """Completes a bucket's future once its tensors' results are in;
+        the thread takes the buckets in the order DDP handed them over.
+        Waiting sleeps in the library (the GIL released), so this thread
+        takes no core."""
         limit = 2 * self.timeout_ms + 5000
-        while True:
-            item = self.done.get()
-            if item is None:
-                return
-            tag, buf, parts, fut, last = item
-            c0 = time.thread_time()
-            rc, why = 0, ""
-            for t, _ in parts:
-                rc, why = self.member.tensor_wait(tag, t, limit)
-                if rc < 0:
-                    break
-            self.wait_cpu_s += time.thread_time() - c0
+        tag, buf, parts, fut, last = item
+        c0 = time.thread_time()
+        rc, why = 0, ""
+        for t, _ in parts:
+            rc, why = self.member.tensor_wait(tag, t, limit)
             if rc < 0:
-                e = self.failed if self.failed is not None else Error(
-                    "allreduce", rc, "rank %d: %s" % (self.rank, why))
-                if self.failed is None:
-                    self.failed = e
-                fut.set_exception(e)
-                continue
-            if self.round_open and self.tag == tag:
-                # In before backward handed the last bucket over: its
-                # communication was hidden behind computation.
-                self.overlapped += 1
-            fut.set_result(buf)
+                break
+        self.wait_cpu_s += time.thread_time() - c0
+        if rc < 0:
+            e = self.failed if self.failed is not None else Error(
+                "allreduce", rc, "rank %d: %s" % (self.rank, why))
+            if self.failed is None:
+                self.failed = e
+            fut.set_exception(e)
+            return
+        if self.round_open and self.tag == tag:
+            # In before backward handed the last bucket over: its
+            # communication was hidden behind computation.
+            self.overlapped += 1
+        fut.set_result(buf)
 
     def _maybe_log(self):
         if self.stats_interval and time.monotonic() >= self._next_log:
@@ -640,6 +650,8 @@ class State:
         """This rank's error-feedback state for param (its shape, float32):
         what the uplink codec has not delivered yet, kept by parameter
         across DDP's bucket rebuild. Between steps only."""
+        if self._closed:
+            raise RuntimeError("gradwire: the State is closed")
         if self.flat is None:   # no job yet: the first step kept no state
             return torch.zeros(param.shape, dtype=torch.float32)
         place = self.places.get(id(param))
@@ -658,24 +670,44 @@ class State:
         return self._residual[off:off + n].view(param.shape).clone()
 
     def close(self):
-        """Stops the progress thread and the co-located shard. A rank that
-        closes while others still train makes them time out. Called at
-        exit for every State still open; `with State(...) as st:` closes it
-        at the block's end."""
-        if getattr(self, "tag", 0) and getattr(self, "member", None) is not None:
+        """Stops the progress thread and the co-located shard, and frees the
+        member. A rank that closes while others still train makes them
+        time out. Idempotent; called at exit for every State still open;
+        `with State(...) as st:` closes it at the block's end. A State
+        dropped without close() is cleaned up when it is collected (its
+        threads do not keep it alive)."""
+        fin = getattr(self, "_finalizer", None)
+        if fin is None or not fin.alive:   # closed already, or half made
+            _open.discard(self)
+            return
+        self._closed = True
+        if self.tag:
             # A round still open (backward stopped half way) ends now.
-            self.member.round_cancel(self.tag, -15)   # GW_ESTATE
-        thread = getattr(self, "thread", None)
-        if thread is not None and thread.is_alive():
-            self.jobs.put(None)
-            thread.join()
-        waiter = getattr(self, "waiter", None)
-        if waiter is not None and waiter.is_alive():
-            self.done.put(None)
-            waiter.join()
-        if getattr(self, "member", None) is not None:
-            self.member.close()
+            self.member.round_cancel(self.tag, _ESTATE)
+        self.jobs.put(None)
+        self.done.put(None)
+        # Bounded: a call gives up after the timeout. From one of the
+        # State's own threads (a future's callback), that one is not
+        # joined: it is in no call of the member now, and stops at the
+        # sentinel.
+        deadline = time.monotonic() + self._join_s
+        stuck = []
+        for t in (self.thread, self.waiter):
+            if t is threading.current_thread():
+                continue
+            t.join(max(0.0, deadline - time.monotonic()))
+            if t.is_alive():
+                stuck.append(t.name)
         _open.discard(self)
+        if stuck:
+            # Freeing the member under a thread still in its call would
+            # crash: the finalizer frees it once the State is dropped,
+            # which the thread, holding it, allows only when it returns.
+            log.warning("rank %d: gradwire thread %s still in a call after %.0f s; "
+                        "the member is freed when the State is dropped", self.rank,
+                        " and ".join(stuck), self._join_s)
+            return
+        fin()
 
     def __enter__(self):
         return self
@@ -684,11 +716,45 @@ class State:
         self.close()
         return False
 
-    def __del__(self):
+
+def _progress_loop(ref, jobs):
+    """The progress thread: runs the State's jobs in order. It holds the
+    State (ref: a weak reference) only while running one, so that a
+    State nobody else holds is collected, and stops at None or then."""
+    while True:
+        job = jobs.get()
         try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
+            st = ref() if job is not None else None
+            if st is None:
+                return
+            try:
+                st._run(job)
+            finally:
+                del st, job
+        finally:
+            jobs.task_done()
+
+
+def _complete_loop(ref, done):
+    """The completing thread of pipelined rounds, as _progress_loop."""
+    while True:
+        item = done.get()
+        st = ref() if item is not None else None
+        if st is None:
+            return
+        try:
+            st._complete(item)
+        finally:
+            del st, item
+
+
+def _release(member, jobs, done):
+    """State's finalizer, and close()'s last step: stops the threads (at
+    the sentinels; none is in a call of the member, or the State would
+    not be collected: nothing is joined here) and frees the member."""
+    jobs.put(None)
+    done.put(None)
+    member.close()
 
 
 def _thread_cpu(name):

@@ -12,12 +12,21 @@
 - Error.code is gw_error_name's, for known and unknown codes and for a
   failure the library raised;
 - the package logs to the "gradwire" logger and prints nothing; py.typed
-  ships beside it; _install_prefix recognises the installed layouts.
+  ships beside it; _install_prefix recognises the installed layouts;
+- _lib.ERRORS is gw_error_name's table (the codes Python passes by name);
+- Member closes as a context manager, close() twice is fine, one dropped
+  unclosed is freed when collected, and a process that leaves one open
+  (its co-located shard's thread running) exits promptly and cleanly;
+- gradwire.run patches torch's Std.from_str only where it is defective
+  (torch 1.13's, under Python 3.11 on), probing it rather than versions.
 """
 import array
 import ast
 import ctypes
+import enum
+import gc
 import logging
+import time
 import os
 import subprocess
 import sys
@@ -99,6 +108,94 @@ def main():
         check(e.code == _lib.error_name(e.rc) and e.code.startswith("GW_E") and e.code != "GW_E?",
               "a library failure: %s (code %s)" % (e, e.code))
     m.close()
+
+    # Error codes by name, from the library.
+    errors = _lib.ERRORS
+    check(errors.get("GW_EINVAL") == -1 and errors.get("GW_ESTATE") == -15
+          and all(lib.gw_error_name(rc).decode() == n for n, rc in errors.items())
+          and sorted(errors.values(), reverse=True) == list(range(-1, -len(errors) - 1, -1)),
+          "_lib.ERRORS: %d codes, GW_EINVAL ... %s" % (len(errors), min(errors, key=errors.get)))
+
+    # Closing: with, close() twice, dropped unclosed, left open at exit.
+    with gradwire.Member(0, 1, up="raw") as m:
+        m.connect(8, [m.endpoint])
+        m.allreduce(array.array("f", range(8)))
+        fin = m._finalizer
+        check(fin.alive, "an open Member's finalizer is pending")
+    check(not fin.alive and m._m is None, "with Member(...): closed at the block's end")
+    try:
+        m.close()
+        m.close()
+        check(True, "close() twice more: a no-op")
+    except Exception as e:  # noqa: BLE001
+        check(False, "close() again raised %r" % e)
+    try:
+        m.allreduce(array.array("f", range(8)))
+        check(False, "allreduce on a closed Member accepted")
+    except gradwire.Error as e:
+        check(e.code == "GW_EINVAL", "allreduce on a closed Member: %s" % e)
+    m = gradwire.Member(0, 1, up="raw")
+    m.connect(8, [m.endpoint])
+    fin = m._finalizer
+    del m
+    gc.collect()
+    check(not fin.alive, "a Member dropped unclosed is freed when collected")
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-c", "import array, gradwire\n"
+                        "m = gradwire.Member(0, 1, up='raw')\n"
+                        "m.connect(8, [m.endpoint])\n"
+                        "m.allreduce(array.array('f', range(8)))\n"
+                        "kept = gradwire.Member(0, 1)\n"
+                        "print('exiting')\n"],
+                       env=dict(os.environ, PYTHONPATH=os.path.dirname(PKG)),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    check(r.returncode == 0 and r.stdout.strip() == "exiting",
+          "a process leaving Members open exits 0 in %.1f s, saying nothing more: %r"
+          % (time.monotonic() - t0, r.stdout.strip()))
+
+    # gradwire.run's probe, against the two ways torch has parsed
+    # --redirects: by iterating Std (torch 1.13), by `in` (later).
+    from gradwire import run
+
+    def std_with(parse):
+        class Std(enum.IntFlag):
+            NONE = 0
+            OUT = 1
+            ERR = 2
+            ALL = OUT | ERR
+        Std.from_str = classmethod(parse)
+        return Std
+
+    def parser(one):
+        def from_str(cls, vm):
+            if ":" in vm:
+                return {int(i): one(cls, v) for i, v in (x.split(":") for x in vm.split(","))}
+            return one(cls, vm)
+        return from_str
+
+    def by_iteration(cls, v):
+        for s in cls:
+            if s == int(v):
+                return s
+        return None
+
+    def by_membership(cls, v):
+        s = cls(int(v))
+        return s if s in cls else None
+
+    old, new = std_with(parser(by_iteration)), std_with(parser(by_membership))
+    want = sys.version_info >= (3, 11)
+    check(run._needs_patch(old) == want and not run._needs_patch(new)
+          and not run._needs_patch(None),
+          "gradwire.run patches torch 1.13's Std.from_str %s Python %d.%d, not a "
+          "parser that works" % ("under" if want else "not under", *sys.version_info[:2]))
+    saved, run._api = run._api, type("api", (), {"Std": old})
+    try:
+        check(run._from_str("0") is old.NONE and run._from_str("3") is old.ALL
+              and run._from_str("0:3,1:0") == {0: old.ALL, 1: old.NONE},
+              "gradwire.run's parser maps 0..3 and per-rank maps by number")
+    finally:
+        run._api = saved
 
     # Logging, no prints.
     r = subprocess.run([sys.executable, "-c", "import logging; logging.basicConfig("

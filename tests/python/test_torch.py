@@ -9,6 +9,13 @@ and checks how it ended:
                            gradwire's error naming it within the timeout
                            and exit with it (status 1, no abort)
   test_torch.py bad 1      bad State arguments, in this process
+  test_torch.py close 1    State's lifetime, in this process: `with` closes
+                           it (threads stopped, member freed), close()
+                           twice is fine, a backward after it fails
+                           instead of hanging, one dropped unclosed is
+                           collected with its threads stopped, and a
+                           process leaving States open (one that trained)
+                           exits promptly, cleanly
   test_torch.py gpu 2      the exact case, and learning with int8, top-k, hq,
                            through the device path (State(gpu="emu"): the
                            kernels emulated on the host); 3LC's training
@@ -322,12 +329,113 @@ def bad_args():
     return 1 if failures else 0
 
 
+_EXIT_OPEN = """
+import os, sys, torch, torch.distributed as dist, torch.nn as nn
+import gradwire.torch as gwt
+dist.init_process_group("gloo", rank=0, world_size=1)
+model = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 1))
+ddp = nn.parallel.DistributedDataParallel(model)
+trained = gwt.State(up="raw")
+ddp.register_comm_hook(trained, gwt.hook)
+for _ in range(4):
+    ddp(torch.randn(4, 8)).sum().backward()
+idle = gwt.State(up="raw")
+print("exiting after %d rounds" % trained.stats()["rounds"], flush=True)
+"""
+
+
+def close_cases():
+    import gc
+    import weakref
+    import torch.distributed as dist
+    import torch.nn as nn
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import gradwire.torch as gwt
+    failures = 0
+
+    def check(ok, what):
+        nonlocal failures
+        print("%s: %s" % ("ok" if ok else "FAIL", what))
+        failures += not ok
+
+    def stopped(threads, within):
+        end = time.monotonic() + within
+        for t in threads:
+            t.join(max(0.0, end - time.monotonic()))
+        return not any(t.is_alive() for t in threads)
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
+    dist.init_process_group("gloo", rank=0, world_size=1)
+    with gwt.State(up="raw") as st:
+        threads = (st.thread, st.waiter)
+        check(all(t.is_alive() for t in threads), "an open State's threads run")
+    check(stopped(threads, 0) and st.member._m is None,
+          "with State(...): threads stopped and member freed at the block's end")
+    try:
+        st.close()
+        st.close()
+        check(True, "close() twice more: a no-op")
+    except Exception as e:  # noqa: BLE001
+        check(False, "close() again raised %r" % e)
+
+    # One that trained (a pipelined round included), closed by `with`; a
+    # backward after that fails, naming it, rather than waiting forever.
+    model = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 1))
+    ddp = nn.parallel.DistributedDataParallel(model)
+    t0 = time.monotonic()
+    with gwt.State(up="raw") as st:
+        ddp.register_comm_hook(st, gwt.hook)
+        for _ in range(4):
+            ddp(torch.randn(4, 8)).sum().backward()
+        rounds, pipelined = st.stats()["rounds"], st.stats()["pipelined"]
+    check(rounds >= 2 and pipelined and stopped((st.thread, st.waiter), 0),
+          "a State that trained (%d rounds, pipelined) closes in %.1f s"
+          % (rounds, time.monotonic() - t0))
+    try:
+        ddp(torch.randn(4, 8)).sum().backward()
+        check(False, "a backward through a closed State succeeded")
+    except Exception as e:  # noqa: BLE001 - DDP wraps what the future raised
+        check("closed" in str(e), "a backward through a closed State: %s"
+              % str(e).splitlines()[0][:160])
+    del ddp, model
+
+    # Dropped unclosed: its threads do not keep it alive; collected, its
+    # finalizer stops them and frees the member.
+    st = gwt.State(up="raw")
+    threads, fin = (st.thread, st.waiter), st._finalizer
+    ref, member = weakref.ref(st), weakref.ref(st.member)
+    del st
+    gc.collect()
+    check(ref() is None and member() is None and not fin.alive and stopped(threads, 10),
+          "a State dropped unclosed is collected, its threads stop, its member is freed")
+    dist.destroy_process_group()
+
+    # States left open at exit: closed by gradwire's exit handler, not a
+    # finalizer; the process exits 0, promptly, with nothing on stderr.
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run([sys.executable, "-c", _EXIT_OPEN],
+                           env=env_for(MASTER_ADDR="127.0.0.1", MASTER_PORT=free_port()),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=120)
+        out, err, rc = r.stdout, r.stderr, r.returncode
+    except subprocess.TimeoutExpired as e:
+        out, err, rc = e.stdout or "", "still running after 120 s", None
+    bad = [m for m in ("Traceback", "Exception ignored", "terminate called") if m in err]
+    check(rc == 0 and out.startswith("exiting") and not bad,
+          "a process leaving two States open exits %s in %.1f s: %r%s"
+          % (rc, time.monotonic() - t0, out.strip(), ", stderr %r" % err[-600:] if bad else ""))
+    return 1 if failures else 0
+
+
 def main():
     case, W = sys.argv[1], int(sys.argv[2])
     if case == "killed":
         sys.exit(killed(W))
     if case == "bad":
         sys.exit(bad_args())
+    if case == "close":
+        sys.exit(close_cases())
     if case == "memif":
         sys.exit(memif(W))
     if case == "rdma":
