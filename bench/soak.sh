@@ -64,6 +64,9 @@ t0=$(date +%s.%N)
 sampler=$!
 
 agg() {  # phase mode-options
+  # The output exists before the shard opens it: the loop below may read it
+  # first (the background redirection is the child's, not ours).
+  : >"$out/agg.$1.out"
   "$apps/gw-aggregator" --shard 0 --workers $W --dim $dim --local 127.0.0.1:0 --json \
     --opts "$imp,impair_seed=11" --stats-interval 1000 --idle-exit-ms 3000 $2 \
     >"$out/agg.$1.out" 2>"$out/agg.$1.err" &
