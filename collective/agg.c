@@ -80,22 +80,18 @@ void gw_agg_stats_get(const gw_agg *a, gw_agg_stats *st)
 
 int gw_agg_set_liveness(gw_agg *a, uint32_t ms)
 {
-	gw__detail_clear();
-	if (!a)
-		return GW_ERRF(GW_EINVAL, "agg: missing");
-	if (ms && ms < 10)
-		return GW_ERRF(GW_EINVAL, "liveness_ms: %u, below 10 (0 turns it off)", ms);
+	int rc = coll_live_arg(a, "agg", "liveness_ms", ms);
+	if (rc < 0)
+		return rc;
 	agg_live_set(a, ms);
 	return GW_OK;
 }
 
 int gw_agg_set_startup(gw_agg *a, uint32_t ms)
 {
-	gw__detail_clear();
-	if (!a)
-		return GW_ERRF(GW_EINVAL, "agg: missing");
-	if (ms && ms < 10)
-		return GW_ERRF(GW_EINVAL, "startup_ms: %u, below 10 (0: no limit)", ms);
+	int rc = coll_live_arg(a, "agg", "startup_ms", ms);
+	if (rc < 0)
+		return rc;
 	a->live.startup_ns = 1000000ull * ms;
 	return GW_OK;
 }

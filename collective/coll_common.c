@@ -51,28 +51,44 @@ gw_encoder *coll_encoder(int codec, const char *params, uint32_t chunk_elems,
 	return enc;
 }
 
+/* The dense engine last: it takes every codec no other claims. */
+static const struct coll_engine *const engines[] = {
+	&coll_sketched_engine,
+	&coll_dense_engine,
+};
+
 const struct coll_engine *coll_engine_of(gw_coll_engine id)
 {
-	static const struct coll_engine *const engines[] = {
-		&coll_dense_engine,
-		&coll_sketched_engine,
-	};
 	for (size_t i = 0; i < GW_ARRAY_SIZE(engines); i++)
 		if (engines[i]->id == id)
 			return engines[i];
 	return NULL;
 }
 
-int coll_no_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *info)
+int coll_live_arg(const void *obj, const char *obj_name, const char *field, uint32_t ms)
 {
-	(void)c, (void)grad, (void)out, (void)info;
-	return GW_ERR(GW_EUNSUPPORTED);   /* gw_allreduce_sketched */
+	gw__detail_clear();
+	if (!obj)
+		return GW_ERRF(GW_EINVAL, "%s: missing", obj_name);
+	/* Below 10 ms a beat is shorter than one scheduling slice of a
+	 * starved peer's: it would be declared dead while alive. */
+	if (ms && ms < 10)
+		return GW_ERRF(GW_EINVAL, "%s: %u, below 10 (0 %s)", field, ms,
+			       strcmp(field, "startup_ms") ? "turns it off" : "means no limit");
+	return GW_OK;
 }
 
-int coll_no_allreduce_pipelined(gw_comm *c, uint32_t tag, gw_allreduce_info *info)
+const struct coll_engine *coll_engine_for(int up_codec)
 {
-	(void)c, (void)tag, (void)info;
-	return GW_ERR(GW_EUNSUPPORTED);   /* no pipe is made: never called */
+	for (size_t i = 0; i + 1 < GW_ARRAY_SIZE(engines); i++)
+		if (engines[i]->claims(up_codec))
+			return engines[i];
+	return engines[GW_ARRAY_SIZE(engines) - 1];
+}
+
+gw_coll_engine gw_coll_engine_for(int up_codec)
+{
+	return coll_engine_for(up_codec)->id;
 }
 
 void coll_group_by_peer(gw_pkt **p, uint32_t n, gw_pkt **tmp)
@@ -90,20 +106,6 @@ void coll_group_by_peer(gw_pkt **p, uint32_t n, gw_pkt **tmp)
 			}
 	}
 	memcpy(p, tmp, n * sizeof(*p));
-}
-
-int coll_no_set_gpu(gw_comm *c, gw_gpu *g)
-{
-	(void)g;
-	return GW_ERRF(GW_EUNSUPPORTED, "gpu: the %s engine has no device path (dense only)",
-		       c->L.eng->name);
-}
-
-int coll_no_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
-			       gw_allreduce_info *info)
-{
-	(void)c, (void)grad, (void)up, (void)info;
-	return GW_ERR(GW_EUNSUPPORTED);   /* gw_allreduce */
 }
 
 int coll_job_defaults(gw_coll_job *j, const char **why)
@@ -184,11 +186,8 @@ int gw_coll_job_check(const gw_coll_job *job)
 
 void coll_layout_fini(struct coll_layout *L)
 {
-	if (L->job.engine == GW_COLL_DENSE) {
-		free(L->dense.t);
-		L->dense.t = NULL;
-		L->dense.nt = 0;
-	}
+	if (L->eng && L->eng->layout_fini)
+		L->eng->layout_fini(L);
 }
 
 static int coll_layout_key(struct coll_layout *L, const gw_coll_job *job,

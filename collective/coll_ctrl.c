@@ -67,10 +67,8 @@ void coll_digest_of(const struct coll_layout *L, struct coll_digest *d)
 		.window = L->job.window, .engine = (uint8_t)L->job.engine,
 		.up = (uint8_t)L->job.up_codec, .down = (uint8_t)L->job.down_codec,
 		.mode = (uint8_t)L->job.mode, .keyed = (uint8_t)L->keyed};
-	if (L->job.engine == GW_COLL_DENSE) {
-		d->tensors = L->dense.nt;
-		d->layout = (uint32_t)L->dense.fp;
-	}
+	if (L->eng && L->eng->digest)
+		L->eng->digest(L, d);
 }
 
 static const char *codec_or_id(int id, char *buf, size_t n)
@@ -79,6 +77,15 @@ static const char *codec_or_id(int id, char *buf, size_t n)
 	if (s)
 		return s;
 	snprintf(buf, n, "codec %d", id);
+	return buf;
+}
+
+static const char *engine_or_id(int id, char *buf, size_t n)
+{
+	const struct coll_engine *e = coll_engine_of((gw_coll_engine)id);
+	if (e)
+		return e->name;
+	snprintf(buf, n, "engine %d", id);
 	return buf;
 }
 
@@ -94,9 +101,8 @@ int coll_digest_diff(const struct coll_digest *here, const struct coll_digest *t
 		snprintf(why, n, "key: another key there (fingerprint %016llx, here %016llx)",
 			 (unsigned long long)there->key_fp, (unsigned long long)here->key_fp);
 	else if (here->engine != there->engine)
-		snprintf(why, n, "engine: %s there, %s here",
-			 there->engine == GW_COLL_SKETCHED ? "sketched" : "dense",
-			 here->engine == GW_COLL_SKETCHED ? "sketched" : "dense");
+		snprintf(why, n, "engine: %s there, %s here", engine_or_id(there->engine, a,
+			 sizeof(a)), engine_or_id(here->engine, b, sizeof(b)));
 	else if (here->payload != there->payload)
 		snprintf(why, n, "payload: %u there, %u here (a packet of the larger is "
 			 "cut at the smaller)", there->payload, here->payload);

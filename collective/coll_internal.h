@@ -81,6 +81,7 @@ struct coll_sketch {
 };
 
 struct coll_engine;
+struct coll_digest;
 
 /* A job with its defaults filled in, and the derived layout. */
 struct coll_layout {
@@ -146,15 +147,28 @@ struct coll_up {
 	unsigned dp;              /* on which of the shard's dataplanes */
 };
 
-/* One protocol engine. Every op is set: an engine without a call fills in
- * coll_no_* (GW_EUNSUPPORTED), as rdma-core providers fill EOPNOTSUPP. */
+/* One protocol engine. Optional ops are NULL and the one caller that dispatches them answers
+ * for their absence (GW_EUNSUPPORTED, or nothing to do): the rule of the
+ * backends' gw_dp_ops too. */
 struct coll_engine {
 	const char *name;
 	gw_coll_engine id;
 	int up_codec, down_codec;   /* the job's codecs when it names none */
+	/* Its uplink codec is this engine's own (gw_coll_engine_for). */
+	int (*claims)(int up_codec);
+	/* What a round gives back: allreduce fills a dense out, or
+	 * allreduce_sparse a sparse update (the other is NULL). */
+	gw_result_kind result;
+	/* Shards a job of W workers needs when each worker's process serves
+	 * its own (gw_member's co-located shards). */
+	uint32_t (*colocated_shards)(uint32_t workers);
 	/* Its defaults and checks of a job whose common part is checked:
 	 * fills L's union member and L->chunks. 0 or GW_E* with *why. */
 	int (*layout)(struct coll_layout *L, const gw_coll_job *job, const char **why);
+	/* Optional: frees what layout allocated in L's union member. */
+	void (*layout_fini)(struct coll_layout *L);
+	/* Optional: its part of the digest every CTRL carries. */
+	void (*digest)(const struct coll_layout *L, struct coll_digest *d);
 	/* 0 if one chunk of n elements of job j (defaults filled) fits a
 	 * packet of payload_max bytes each way; x: n worst-case values or
 	 * NULL. GW_EBUDGET (with *why) if not. */
@@ -170,13 +184,14 @@ struct coll_engine {
 	void (*comm_fini)(struct gw_comm *c);
 	int (*allreduce)(struct gw_comm *c, const float *grad, float *out,
 			 gw_allreduce_info *info);
-	int (*allreduce_sketched)(struct gw_comm *c, const float *grad,
-				  gw_sparse_update *up, gw_allreduce_info *info);
-	/* A round whose tensors are handed over while it runs (c->pipe,
-	 * which the engine makes in comm_init when it can run one). */
+	int (*allreduce_sparse)(struct gw_comm *c, const float *grad,
+				gw_sparse_update *up, gw_allreduce_info *info);
+	/* Optional: a round whose tensors are handed over while it runs
+	 * (c->pipe, which the engine makes in comm_init when it can run one). */
 	int (*allreduce_pipelined)(struct gw_comm *c, uint32_t tag, gw_allreduce_info *info);
 	const float *(*residual)(const struct gw_comm *c);
-	/* The worker's tensors live in g's memory from now on (gw_comm_set_gpu). */
+	/* Optional: the worker's tensors live in g's memory from now on
+	 * (gw_comm_set_gpu). */
 	int (*set_gpu)(struct gw_comm *c, gw_gpu *g);
 
 	/* The shard: state in a->eng; input takes one UP that the common
@@ -196,18 +211,16 @@ extern const struct coll_engine coll_sketched_engine;   /* sketched.c */
 
 /* The engine of id, or NULL. */
 const struct coll_engine *coll_engine_of(gw_coll_engine id);
+/* The checks of gw_{comm,agg}_set_{liveness,startup}: obj (named obj_name)
+ * is given, and ms is 0 or at least 10. GW_OK or GW_EINVAL naming field. */
+int coll_live_arg(const void *obj, const char *obj_name, const char *field, uint32_t ms);
+/* The engine that claims uplink codec up (the dense engine takes the rest). */
+const struct coll_engine *coll_engine_for(int up_codec);
 /* GW_ETIMEDOUT with a detail naming the round, what is missing (fmt) and
  * the shard (index and endpoint) that did not answer. */
 int coll_timeout(const gw_comm *c, uint32_t shard, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The calls an engine does not have (coll_common.c). */
-int coll_no_allreduce(struct gw_comm *c, const float *grad, float *out,
-		      gw_allreduce_info *info);
-int coll_no_set_gpu(struct gw_comm *c, gw_gpu *g);
-int coll_no_allreduce_sketched(struct gw_comm *c, const float *grad,
-			       gw_sparse_update *up, gw_allreduce_info *info);
-int coll_no_allreduce_pipelined(struct gw_comm *c, uint32_t tag, gw_allreduce_info *info);
 
 /* Reorders p[0..n) so that the packets to each peer are adjacent, in the
  * order each peer first appears and, per peer, in their own order (tmp:

@@ -227,26 +227,32 @@ void coll_opt_names(unsigned where, char *buf, size_t len)
 			k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? ", " : "", o->name);
 }
 
+const char *coll_opts_up_spec(const char *v)
+{
+	return v && !strcmp(v, "sketched-sgd") ? "countsketch" : v;
+}
+
 int coll_opt_backend(const char *name)
 {
-	char built[64] = "";
-	for (const char *const *b = gw_dp_backends(); *b; b++) {
+	for (const char *const *b = gw_dp_backends(); *b; b++)
 		if (!strcmp(*b, name))
 			return GW_OK;
-		snprintf(built + strlen(built), sizeof(built) - strlen(built), "%s%s",
-			 *built ? ", " : "", *b);
-	}
+	char built[64];
+	gw_dp_backends_text(built, sizeof(built));
 	return GW_ERRF(GW_EINVAL, "backend: '%s' is not a backend built here (%s)", name, built);
 }
 
-void coll_opts_job(const struct coll_opt_vals *v, gw_coll_engine engine, gw_sketched_job *sk,
-		   gw_dense_job *dense, gw_coll_job *job)
+void coll_opts_job(const struct coll_opt_vals *v, struct coll_engine_params *p,
+		   gw_coll_job *job)
 {
+	gw_sketched_job *sk = &p->sk;
+	gw_dense_job *dense = &p->dense;
 	sk->topk = (uint32_t)v->topk;
 	sk->candidates = (uint32_t)v->candidates;
 	sk->momentum = (float)v->sketch_momentum;
 	dense->min_elems = (uint32_t)v->min_elems;
 	dense->down_momentum = (float)v->down_momentum;
+	gw_coll_engine engine = gw_coll_engine_for(job->up_codec);
 	job->job = (uint32_t)v->job;
 	job->chunk_elems = (uint32_t)v->chunk_elems;
 	job->window = (uint32_t)v->window;
@@ -254,6 +260,16 @@ void coll_opts_job(const struct coll_opt_vals *v, gw_coll_engine engine, gw_sket
 	job->deadline_us = (uint32_t)v->deadline_us;
 	job->engine = engine;
 	job->engine_params = engine == GW_COLL_SKETCHED ? (const void *)sk : dense;
+}
+
+double coll_opts_optimizer_momentum(struct coll_engine_params *p, const gw_coll_job *job,
+				    double m)
+{
+	if (job->engine == GW_COLL_SKETCHED) {
+		p->sk.momentum = (float)m;   /* momentum correction, zeroed where applied */
+		return 0;
+	}
+	return p->dense.down_momentum > 0 ? 0 : m;   /* the shards send the state change */
 }
 
 int coll_opts_liveness(const struct coll_opt_vals *v, gw_comm *comm, gw_agg *agg)

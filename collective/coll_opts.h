@@ -88,15 +88,33 @@ int coll_opt_set(const struct coll_opt *o, const char *text, struct coll_opt_val
  * what an unknown option's message lists. */
 void coll_opt_names(unsigned where, char *buf, size_t len);
 
+/* The codec string a user's uplink names: "sketched-sgd" is Sketched-SGD's
+ * (countsketch, whose engine runs its two rounds); anything else as it is. */
+const char *coll_opts_up_spec(const char *v);
+
 /* backend: one built into this library, or GW_EINVAL naming those that are. */
 int coll_opt_backend(const char *name);
 
+/* The engines' own fields of a job, as the options give them; a job's
+ * engine_params point at one of them (coll_opts_job). */
+struct coll_engine_params {
+	gw_sketched_job sk;
+	gw_dense_job dense;       /* its tensor layout: the caller's */
+};
+
 /* The job fields the options give (job, chunk_elems, window, mode,
- * deadline_us), and engine's parameters: sk's and dense's fields from the
- * options (dense's tensor layout is the caller's), job->engine_params
- * pointing at the one engine runs. The caller fills in the rest. */
-void coll_opts_job(const struct coll_opt_vals *v, gw_coll_engine engine, gw_sketched_job *sk,
-		   gw_dense_job *dense, gw_coll_job *job);
+ * deadline_us); the engine that runs job->up_codec (which the caller has
+ * set), with p's fields from the options and job->engine_params pointing
+ * at that engine's. The caller fills in the rest. */
+void coll_opts_job(const struct coll_opt_vals *v, struct coll_engine_params *p,
+		   gw_coll_job *job);
+
+/* The momentum an optimizer applies itself after job's round, of its
+ * momentum m: 0 where the engine keeps it (Sketched-SGD on the workers,
+ * before the sketch, which p then holds; a dense job with down-momentum on
+ * the shards), m otherwise. */
+double coll_opts_optimizer_momentum(struct coll_engine_params *p, const gw_coll_job *job,
+				    double m);
 
 /* liveness-ms and startup-ms, where given, on comm and agg (either may be
  * NULL): GW_OK, or the library's code with a detail that names the option. */

@@ -131,8 +131,46 @@ int gw_allreduce(gw_comm *c, const float *grad, float *out, gw_allreduce_info *i
 {
 	if (!c || !grad || !out)
 		return GW_ERR(GW_EINVAL);
+	if (!c->L.eng->allreduce)
+		return GW_ERRF(GW_EUNSUPPORTED, "allreduce: the %s engine's result is sparse "
+			       "(gw_allreduce_result)", c->L.eng->name);
 	call_begin(c);
 	return call_end(c, c->L.eng->allreduce(c, grad, out, info));
+}
+
+gw_result_kind gw_comm_result_kind(const gw_comm *c)
+{
+	return c ? c->L.eng->result : GW_RESULT_DENSE;
+}
+
+/* A sparse result as a dense gradient: zero but at its keys. */
+static void land_sparse(const gw_sparse_update *up, float *out, uint64_t dim)
+{
+	memset(out, 0, dim * sizeof(*out));
+	for (uint32_t i = 0; i < up->nnz; i++)
+		out[up->keys[i]] = up->values[i];
+}
+
+int gw_allreduce_result(gw_comm *c, const float *grad, float *out, gw_result *r,
+			gw_allreduce_info *info)
+{
+	gw__detail_clear();
+	if (!c || !grad)
+		return GW_ERRF(GW_EINVAL, "%s: missing", !c ? "comm" : "grad");
+	const struct coll_engine *e = c->L.eng;
+	if (!out && (e->result == GW_RESULT_DENSE || !r))
+		return GW_ERRF(GW_EINVAL, "out: missing, and %s", r ? "this job's result is dense"
+			       : "no result description (r) takes the round's");
+	gw_result mine;
+	if (!r)
+		r = &mine;
+	*r = (gw_result){.kind = e->result};
+	call_begin(c);
+	int rc = call_end(c, e->result == GW_RESULT_DENSE ? e->allreduce(c, grad, out, info)
+			  : e->allreduce_sparse(c, grad, &r->sparse, info));
+	if (rc == GW_OK && out && r->kind == GW_RESULT_SPARSE)
+		land_sparse(&r->sparse, out, c->L.job.dim);
+	return rc;
 }
 
 int gw_allreduce_pipelined(gw_comm *c, uint32_t tag, gw_allreduce_info *info)
@@ -144,6 +182,8 @@ int gw_allreduce_pipelined(gw_comm *c, uint32_t tag, gw_allreduce_info *info)
 	rc = coll_pipe_cancelled(p, tag);
 	if (rc < 0)   /* cancelled before it began: nothing was sent */
 		return rc;
+	if (!c->L.eng->allreduce_pipelined)   /* no pipe is made: not reached */
+		return GW_ERR(GW_EUNSUPPORTED);
 	call_begin(c);
 	rc = call_end(c, c->L.eng->allreduce_pipelined(c, tag, info));
 	if (rc < 0)
@@ -151,13 +191,19 @@ int gw_allreduce_pipelined(gw_comm *c, uint32_t tag, gw_allreduce_info *info)
 	return rc;
 }
 
+/* GRADWIRE_0.1's call: the sparse result alone. */
 int gw_allreduce_sketched(gw_comm *c, const float *grad, gw_sparse_update *up,
 			  gw_allreduce_info *info)
 {
 	if (!c || !grad || !up)
 		return GW_ERR(GW_EINVAL);
-	call_begin(c);
-	return call_end(c, c->L.eng->allreduce_sketched(c, grad, up, info));
+	if (c->L.eng->result != GW_RESULT_SPARSE)
+		return GW_ERRF(GW_EUNSUPPORTED, "allreduce: the %s engine's result is dense "
+			       "(gw_allreduce)", c->L.eng->name);
+	gw_result r;
+	int rc = gw_allreduce_result(c, grad, NULL, &r, info);
+	*up = r.sparse;
+	return rc;
 }
 
 int gw_comm_set_gpu(gw_comm *c, gw_gpu *g)
@@ -167,29 +213,28 @@ int gw_comm_set_gpu(gw_comm *c, gw_gpu *g)
 	/* Not c->round: a job may start at any round (first_round). */
 	if (c->calls)
 		return GW_ERRF(GW_ESTATE, "gpu: set before the first allreduce");
+	if (!c->L.eng->set_gpu)
+		return GW_ERRF(GW_EUNSUPPORTED, "gpu: the %s engine has no device path (dense "
+			       "only)", c->L.eng->name);
 	return c->L.eng->set_gpu(c, g);
 }
 
 int gw_comm_set_liveness(gw_comm *c, uint32_t ms)
 {
-	gw__detail_clear();
-	if (!c)
-		return GW_ERRF(GW_EINVAL, "comm: missing");
-	if (ms && ms < 10)
-		return GW_ERRF(GW_EINVAL, "liveness_ms: %u, below 10 (0 turns it off)", ms);
+	int rc = coll_live_arg(c, "comm", "liveness_ms", ms);
+	if (rc < 0)
+		return rc;
 	pthread_mutex_lock(&c->call_mu);
-	int rc = comm_live_set(c, ms);
+	rc = comm_live_set(c, ms);
 	pthread_mutex_unlock(&c->call_mu);
 	return rc;
 }
 
 int gw_comm_set_startup(gw_comm *c, uint32_t ms)
 {
-	gw__detail_clear();
-	if (!c)
-		return GW_ERRF(GW_EINVAL, "comm: missing");
-	if (ms && ms < 10)
-		return GW_ERRF(GW_EINVAL, "startup_ms: %u, below 10 (0: no limit)", ms);
+	int rc = coll_live_arg(c, "comm", "startup_ms", ms);
+	if (rc < 0)
+		return rc;
 	pthread_mutex_lock(&c->call_mu);
 	c->live.startup_ns = 1000000ull * ms;
 	pthread_mutex_unlock(&c->call_mu);

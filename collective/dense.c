@@ -367,15 +367,42 @@ static int dense_layout(struct coll_layout *L, const gw_coll_job *job, const cha
 	return dense_tensors(L, job->engine_params, why);
 }
 
+static int dense_claims(int up_codec)
+{
+	(void)up_codec;
+	return 1;   /* last in the table: what no other engine claims */
+}
+
+/* Each worker's process serves a shard of its own. */
+static uint32_t dense_colocated(uint32_t workers)
+{
+	return workers;
+}
+
+static void dense_layout_fini(struct coll_layout *L)
+{
+	free(L->dense.t);
+	L->dense.t = NULL;
+	L->dense.nt = 0;
+}
+
+/* Workers that cut the tensor differently would sum unlike coordinates. */
+static void dense_digest(const struct coll_layout *L, struct coll_digest *d)
+{
+	d->tensors = L->dense.nt;
+	d->layout = (uint32_t)L->dense.fp;
+}
+
 const struct coll_engine coll_dense_engine = {
 	.name = "dense", .id = GW_COLL_DENSE,
 	.up_codec = GW_CODEC_RAW, .down_codec = GW_CODEC_RAW,
-	.layout = dense_layout, .chunk_fits = dense_chunk_fits, .chunk_elems = dense_chunk_elems,
+	.claims = dense_claims, .result = GW_RESULT_DENSE, .colocated_shards = dense_colocated,
+	.layout = dense_layout, .layout_fini = dense_layout_fini, .digest = dense_digest,
+	.chunk_fits = dense_chunk_fits, .chunk_elems = dense_chunk_elems,
 	/* the worker: dense_worker.c; set_gpu: dense_worker_gpu.c */
 	.comm_init = dense_comm_init, .comm_fini = dense_comm_fini, .residual = dense_residual,
 	.set_gpu = dense_set_gpu,
-	.allreduce = dense_allreduce, .allreduce_sketched = coll_no_allreduce_sketched,
-	.allreduce_pipelined = dense_allreduce_pipelined,
+	.allreduce = dense_allreduce, .allreduce_pipelined = dense_allreduce_pipelined,
 	/* the shard: dense_agg.c */
 	.agg_init = dense_agg_init, .agg_fini = dense_agg_fini,
 	.agg_input = dense_agg_input, .agg_tick = dense_agg_tick, .agg_gone = dense_agg_gone,

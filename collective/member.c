@@ -25,9 +25,7 @@ struct gw_member {
 	struct coll_opt_vals o;    /* the table's (coll_opts.h) */
 	int up, down;              /* codec ids; 0: the engine's */
 	char *up_params, *down_params;
-	gw_coll_engine engine;
-	gw_sketched_job sk;        /* filled from o at connect */
-	gw_dense_job dense;        /* its tensor_elems: owned */
+	struct coll_engine_params ep;   /* from o at connect; dense's tensor_elems: owned */
 	uint8_t key[GW_KEY_LEN];
 	int keyed;
 	gw_endpoint *ext;          /* external shards, or NULL: co-located */
@@ -63,7 +61,7 @@ void gw_member_free(gw_member *m)
 	if (!m)
 		return;
 	gw_agg_join(m->thr);
-	free((void *)m->dense.tensor_elems);
+	free((void *)m->ep.dense.tensor_elems);
 	gw_agg_free(m->agg);
 	gw_comm_free(m->comm);
 	gw_gpu_close(m->g);
@@ -240,9 +238,9 @@ static int set_layout(gw_member *m, const char *v)
 		t[i] = x;
 		p = end + (*end == ',');
 	}
-	free((void *)m->dense.tensor_elems);
-	m->dense.tensor_elems = t;
-	m->dense.ntensors = n;
+	free((void *)m->ep.dense.tensor_elems);
+	m->ep.dense.tensor_elems = t;
+	m->ep.dense.ntensors = n;
 	return GW_OK;
 }
 
@@ -264,15 +262,8 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 	}
 	if (o->kind != COLL_OPT_OWN)   /* checked and stored as the table says */
 		return coll_opt_set(o, v, &m->o);
-	if (!strcmp(name, "up")) {
-		int sk = !strcmp(v, "sketched-sgd") || !strcmp(v, "countsketch") ||
-			 !strncmp(v, "countsketch:", 12);
-		const char *spec = !strcmp(v, "sketched-sgd") ? "countsketch" : v;
-		int rc = set_codec(name, spec, &m->up, &m->up_params);
-		if (rc == GW_OK)
-			m->engine = sk ? GW_COLL_SKETCHED : GW_COLL_DENSE;
-		return rc;
-	}
+	if (!strcmp(name, "up"))   /* which engine runs it: the library's choice */
+		return set_codec(name, coll_opts_up_spec(v), &m->up, &m->up_params);
 	if (!strcmp(name, "down"))
 		return set_codec(name, v, &m->down, &m->down_params);
 	if (!strcmp(name, "shards")) {
@@ -312,11 +303,11 @@ int gw_member_set(gw_member *m, const char *name, const char *v)
 	return GW_ERRF(GW_EINVAL, "%s: not handled by gw_member_set", name);
 }
 
-/* Co-located shards: one per worker, but Sketched-SGD's HEAVYMIX needs
- * the whole sketch in one place: rank 0's. */
+/* Co-located shards: as many as the uplink's engine needs, on the first
+ * ranks. */
 static uint32_t colocated(const gw_member *m)
 {
-	return m->engine == GW_COLL_SKETCHED ? 1u : m->workers;
+	return coll_engine_for(m->up)->colocated_shards(m->workers);
 }
 
 static int open_dp(gw_member *m, const char *who, uint16_t port, struct eal *e, gw_dp **out)
@@ -365,15 +356,29 @@ int gw_member_open(gw_member *m, uint32_t rank, uint32_t workers)
 	return rc;
 }
 
-int gw_member_endpoint(const gw_member *m, char *buf, size_t len)
+enum need { NEED_OPEN, NEED_CONNECTED };
+
+/* How the calls after open begin: the member and the call's argument
+ * (named arg_name) given, and the member as far along as the call needs. */
+static int member_call(const gw_member *m, const void *arg, const char *arg_name,
+		       enum need need)
 {
 	gw__detail_clear();
-	if (!m || !buf)
-		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : "buf");
-	if (!m->dp)
-		return GW_ERRF(GW_ESTATE, "member: not open");
+	if (!m || !arg)
+		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : arg_name);
+	if (need == NEED_OPEN ? !m->dp : !m->comm)
+		return GW_ERRF(GW_ESTATE, "member: not %s", need == NEED_OPEN ? "open"
+			       : "connected");
+	return GW_OK;
+}
+
+int gw_member_endpoint(const gw_member *m, char *buf, size_t len)
+{
+	int rc = member_call(m, buf, "buf", NEED_OPEN);
+	if (rc < 0)
+		return rc;
 	gw_endpoint ep;
-	int rc = gw_dp_local(m->sdp ? m->sdp : m->dp, &ep);
+	rc = gw_dp_local(m->sdp ? m->sdp : m->dp, &ep);
 	if (rc == GW_OK)
 		rc = gw_endpoint_format(&ep, buf, len);
 	return rc < 0 ? GW_ERRF(rc, "endpoint: does not fit %zu bytes", len) : GW_OK;
@@ -386,7 +391,7 @@ static gw_coll_job member_job(gw_member *m, uint64_t dim, uint32_t shards)
 		.up_codec = m->up, .down_codec = m->down, .up_params = m->up_params,
 		.down_params = m->down_params, .key = m->keyed ? m->key : NULL,
 	};
-	coll_opts_job(&m->o, m->engine, &m->sk, &m->dense, &job);
+	coll_opts_job(&m->o, &m->ep, &job);
 	return job;
 }
 
@@ -500,11 +505,12 @@ static int silent_peers(const gw_member *m, uint64_t t0)
 }
 
 /* A member's call may start: connected, its shard (if it hosts one) up. */
-static int call_ok(gw_member *m)
+static int call_ok(gw_member *m, const void *arg, const char *arg_name)
 {
-	if (!m->comm)
-		return GW_ERRF(GW_ESTATE, "member: not connected");
-	int st = m->thr ? gw_agg_thread_status(m->thr) : 1;
+	int st = member_call(m, arg, arg_name, NEED_CONNECTED);
+	if (st < 0)
+		return st;
+	st = m->thr ? gw_agg_thread_status(m->thr) : 1;
 	if (st <= 0)   /* the shard this process hosts stopped: no use waiting */
 		return st < 0 ? st : GW_ERRF(GW_ESTATE, "co-located shard: stopped");
 	return GW_OK;
@@ -551,34 +557,19 @@ static int call_done(gw_member *m, int rc, uint64_t t0, const gw_allreduce_info 
 
 int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info)
 {
-	gw__detail_clear();
-	if (!m || !grad)
-		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : "grad");
-	int rc = call_ok(m);
+	int rc = call_ok(m, grad, "grad");
 	if (rc < 0)
 		return rc;
 	gw_allreduce_info ai;
-	gw_sparse_update up = {0};
+	gw_result res = {0};
 	uint64_t t0 = gw_now_ns();
-	if (m->engine == GW_COLL_SKETCHED) {
-		rc = gw_allreduce_sketched(m->comm, grad, &up, &ai);
-		if (rc == GW_OK) {
-			memset(grad, 0, m->dim * sizeof(*grad));
-			for (uint32_t i = 0; i < up.nnz; i++)
-				grad[up.keys[i]] = up.values[i];
-		}
-	} else {
-		rc = gw_allreduce(m->comm, grad, grad, &ai);
-	}
-	return call_done(m, rc, t0, &ai, &up, info);
+	rc = gw_allreduce_result(m->comm, grad, grad, &res, &ai);
+	return call_done(m, rc, t0, &ai, &res.sparse, info);
 }
 
 int gw_member_allreduce_pipelined(gw_member *m, uint32_t tag, uint64_t *info)
 {
-	gw__detail_clear();
-	if (!m)
-		return GW_ERRF(GW_EINVAL, "member: missing");
-	int rc = call_ok(m);
+	int rc = call_ok(m, m, "member");
 	if (rc < 0)
 		return rc;
 	gw_allreduce_info ai;
@@ -593,12 +584,7 @@ int gw_member_allreduce_pipelined(gw_member *m, uint32_t tag, uint64_t *info)
 /* The calls other threads make while a pipelined round runs. */
 static int pipe_member(gw_member *m)
 {
-	gw__detail_clear();
-	if (!m)
-		return GW_ERRF(GW_EINVAL, "member: missing");
-	if (!m->comm)
-		return GW_ERRF(GW_ESTATE, "member: not connected");
-	return GW_OK;
+	return member_call(m, m, "member", NEED_CONNECTED);
 }
 
 int gw_member_tensor_ready(gw_member *m, uint32_t tag, uint32_t tensor, void *data,
@@ -643,11 +629,9 @@ const char *gw_member_info_name(int i)
 
 int gw_member_residual(const gw_member *m, float *out, uint64_t n)
 {
-	gw__detail_clear();
-	if (!m || !out)
-		return GW_ERRF(GW_EINVAL, "%s: missing", !m ? "member" : "out");
-	if (!m->comm)
-		return GW_ERRF(GW_ESTATE, "member: not connected");
+	int rc = member_call(m, out, "out", NEED_CONNECTED);
+	if (rc < 0)
+		return rc;
 	if (n != m->dim)
 		return GW_ERRF(GW_EINVAL, "out: %llu elements, but the job has %llu",
 			       (unsigned long long)n, (unsigned long long)m->dim);

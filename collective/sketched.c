@@ -139,16 +139,29 @@ static int sketched_chunk_elems(const gw_coll_job *j, uint32_t payload_max,
 	return n ? (int)n : GW_ERR(GW_EBUDGET);
 }
 
+static int sketched_claims(int up_codec)
+{
+	return up_codec == GW_CODEC_COUNTSKETCH;
+}
+
+/* HEAVYMIX needs the whole sketch in one place: one shard, rank 0's. */
+static uint32_t sketched_colocated(uint32_t workers)
+{
+	(void)workers;
+	return 1;
+}
+
+/* No device path, no pipelined rounds: set_gpu, allreduce_pipelined NULL. */
 const struct coll_engine coll_sketched_engine = {
 	.name = "sketched", .id = GW_COLL_SKETCHED,
 	.up_codec = GW_CODEC_COUNTSKETCH, .down_codec = GW_CODEC_COUNTSKETCH,
+	.claims = sketched_claims, .result = GW_RESULT_SPARSE,
+	.colocated_shards = sketched_colocated,
 	.layout = sketched_layout, .chunk_fits = sketched_chunk_fits,
 	.chunk_elems = sketched_chunk_elems,
 	/* the worker: sketched_worker.c */
 	.comm_init = sk_comm_init, .comm_fini = sk_comm_fini, .residual = sk_residual,
-	.set_gpu = coll_no_set_gpu,
-	.allreduce = coll_no_allreduce, .allreduce_sketched = sk_allreduce,
-	.allreduce_pipelined = coll_no_allreduce_pipelined,
+	.allreduce_sparse = sk_allreduce,
 	/* the shard: sketched_agg.c */
 	.agg_init = sk_agg_init, .agg_fini = sk_agg_fini,
 	.agg_input = sk_agg_input, .agg_tick = sk_agg_tick, .agg_gone = sk_agg_gone,

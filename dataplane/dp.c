@@ -28,6 +28,20 @@ const char *const *gw_dp_backends(void)
 	return backend_names;
 }
 
+size_t gw_dp_backends_text(char *buf, size_t len)
+{
+	size_t k = 0;
+	for (unsigned i = 0; i < nbackends; i++) {
+		int fits = buf && k < len;   /* past the end: only count */
+		int n = snprintf(fits ? buf + k : NULL, fits ? len - k : 0, "%s%s",
+				 i ? ", " : "", backend_names[i]);
+		k += n > 0 ? (size_t)n : 0;
+	}
+	if (buf && len && !nbackends)
+		buf[0] = '\0';
+	return k;
+}
+
 int gw_dp_open(const gw_dp_config *cfg, gw_dp **out)
 {
 	gw__detail_clear();
@@ -55,10 +69,8 @@ int gw_dp_open(const gw_dp_config *cfg, gw_dp **out)
 		}
 		return rc;
 	}
-	char built[64] = "";
-	for (unsigned i = 0; i < nbackends; i++)
-		snprintf(built + strlen(built), sizeof(built) - strlen(built), "%s%s",
-			 i ? ", " : "", backend_names[i]);
+	char built[64];
+	gw_dp_backends_text(built, sizeof(built));
 	return GW_ERRF(GW_EUNSUPPORTED, "backend '%s': not built into this library (built: %s)",
 		       cfg->backend, built);
 }

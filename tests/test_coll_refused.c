@@ -35,6 +35,22 @@ static void refused(const gw_coll_job *j, int want, const char *field, const cha
 		 "%s: detail '%s' does not name %s", what, gw_error_detail(), field);
 }
 
+/* Front ends that name only a codec get the engine from the library. */
+static void test_engine_for(void **state)
+{
+	(void)state;
+	GW_CHECK(gw_coll_engine_for(GW_CODEC_COUNTSKETCH) == GW_COLL_SKETCHED, "countsketch");
+	int ids[64];
+	int n = gw_codec_list(ids, 64);
+	GW_CHECK(n > 2 && n <= 64, "codecs: %d", n);
+	for (int i = 0; i < n; i++)
+		if (ids[i] != GW_CODEC_COUNTSKETCH)
+			GW_CHECK(gw_coll_engine_for(ids[i]) == GW_COLL_DENSE, "%s",
+				 gw_codec_name(ids[i]));
+	GW_CHECK(gw_coll_engine_for(0) == GW_COLL_DENSE, "the default uplink");
+	GW_CHECK(gw_coll_engine_for(-5) == GW_COLL_DENSE, "an unknown codec");
+}
+
 static void test_common_fields(void **state)
 {
 	(void)state;
@@ -215,6 +231,16 @@ static void test_communicator_and_shard(void **state)
 	float g[1000] = {0}, out[1000];
 	gw_sparse_update up;
 	GW_EXPECT_RC(gw_allreduce_sketched(c, g, &up, NULL), GW_EUNSUPPORTED, "dense comm");
+	GW_CHECK(strstr(gw_error_detail(), "dense"), "detail '%s'", gw_error_detail());
+	GW_CHECK(gw_comm_result_kind(c) == GW_RESULT_DENSE, "a dense job's result kind");
+	GW_EXPECT_RC(gw_allreduce_result(c, g, NULL, NULL, NULL), GW_EINVAL, "dense, no out");
+	GW_CHECK(!strncmp(gw_error_detail(), "out:", 4), "detail '%s'", gw_error_detail());
+	gw_result res;
+	GW_EXPECT_RC(gw_allreduce_result(c, g, NULL, &res, NULL), GW_EINVAL, "dense, r no out");
+	GW_CHECK(strstr(gw_error_detail(), "dense"), "detail '%s'", gw_error_detail());
+	GW_EXPECT_RC(gw_allreduce_result(c, NULL, out, NULL, NULL), GW_EINVAL, "no grad");
+	GW_CHECK(!strncmp(gw_error_detail(), "grad:", 5), "detail '%s'", gw_error_detail());
+	GW_EXPECT_RC(gw_allreduce_result(NULL, g, out, NULL, NULL), GW_EINVAL, "no comm");
 	GW_EXPECT_RC(gw_allreduce(c, NULL, out, NULL), GW_EINVAL, "no gradient");
 	GW_EXPECT_RC(gw_allreduce(NULL, g, out, NULL), GW_EINVAL, "no communicator");
 	gw_comm_free(c);
@@ -222,7 +248,13 @@ static void test_communicator_and_shard(void **state)
 	c = gw_comm_create(dp, &cc);
 	GW_CHECK(c, "sketched communicator: %s", gw_error_detail());
 	GW_EXPECT_RC(gw_allreduce(c, g, out, NULL), GW_EUNSUPPORTED, "sketched comm");
+	GW_CHECK(strstr(gw_error_detail(), "gw_allreduce_result"), "detail '%s'",
+		 gw_error_detail());
 	GW_EXPECT_RC(gw_allreduce_sketched(c, g, NULL, NULL), GW_EINVAL, "no update");
+	GW_CHECK(gw_comm_result_kind(c) == GW_RESULT_SPARSE, "a sketched job's result kind");
+	/* A sparse result goes somewhere: out, or r. */
+	GW_EXPECT_RC(gw_allreduce_result(c, g, NULL, NULL, NULL), GW_EINVAL, "sparse, nowhere");
+	GW_CHECK(!strncmp(gw_error_detail(), "out:", 4), "detail '%s'", gw_error_detail());
 	gw_comm_stats st;
 	gw_comm_stats_get(c, &st);
 	GW_CHECK(st.rounds == 0 && st.chunks_sent == 0, "a refused call sent something");
@@ -262,6 +294,7 @@ static void test_keys(void **state)
 	unlink(path);
 }
 
-GW_TEST_MAIN("collective refusals", 0, cmocka_unit_test(test_common_fields),
+GW_TEST_MAIN("collective refusals", 0, cmocka_unit_test(test_engine_for),
+	     cmocka_unit_test(test_common_fields),
 	     cmocka_unit_test(test_engine_fields), cmocka_unit_test(test_chunk_sizing),
 	     cmocka_unit_test(test_communicator_and_shard), cmocka_unit_test(test_keys))

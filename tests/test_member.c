@@ -133,6 +133,31 @@ static void test_gso_is_udps(void **state)
 	gw_member_free(m);
 }
 
+/* An unknown backend is refused with the list of the built ones, the one
+ * line every message prints (gw_dp_backends_text). */
+static void test_backend_lists_built(void **state)
+{
+	(void)state;
+	char all[128], cut[4];
+	size_t need = gw_dp_backends_text(NULL, 0);
+	assert_int_equal(gw_dp_backends_text(all, sizeof(all)), need);
+	assert_int_equal(strlen(all), need);
+	assert_true(!strncmp(all, "udp", 3));   /* the one always built */
+	size_t k = 0;
+	for (const char *const *b = gw_dp_backends(); *b; b++)
+		k += strlen(*b) + (k ? 2 : 0);
+	assert_int_equal(k, need);
+	assert_int_equal(gw_dp_backends_text(cut, sizeof(cut)), need);
+	assert_string_equal(cut, "udp");
+	gw_member *m = gw_member_new();
+	assert_non_null(m);
+	assert_int_equal(gw_member_set(m, "backend", "carrier-pigeon"), GW_EINVAL);
+	if (!strstr(gw_error_detail(), "backend: 'carrier-pigeon'") ||
+	    !strstr(gw_error_detail(), all))
+		fail_msg("detail: '%s'", gw_error_detail());
+	gw_member_free(m);
+}
+
 /* A rank that never calls: the other times out within timeout-ms and its
  * detail names the silent rank, seen by its own shard. */
 static void test_timeout_names_the_silent_rank(void **state)
@@ -211,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_eal_words_fit_and_are_bounded),
 		cmocka_unit_test(test_colocated_sum_in_rank_order),
 		cmocka_unit_test(test_gso_is_udps),
+		cmocka_unit_test(test_backend_lists_built),
 		cmocka_unit_test(test_timeout_names_the_silent_rank),
 		cmocka_unit_test(test_sketched_update_is_sparse_and_shared),
 		cmocka_unit_test(test_spawn_status_join),

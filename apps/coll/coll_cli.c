@@ -311,8 +311,8 @@ static int cli_layout(struct cli *c, const char *v)
 	/* The sizes live as long as the process (the job points at them). */
 	static uint64_t *sizes;
 	free(sizes);
-	c->dense.tensor_elems = sizes = t;
-	c->dense.ntensors = n;
+	c->ep.dense.tensor_elems = sizes = t;
+	c->ep.dense.ntensors = n;
 	return 0;
 }
 
@@ -346,9 +346,8 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 		!strcmp(name, "key-file") ? &c->key_file : NULL;
 	if (!s)
 		return 0;
-	/* Sketched-SGD is the countsketch codec with its two-round protocol. */
-	if (s == &c->up && !strcmp(v, "sketched-sgd"))
-		v = "countsketch";
+	if (s == &c->up)
+		v = coll_opts_up_spec(v);
 	if ((s == &c->up_params || s == &c->down_params) && *s) {
 		fprintf(stderr, "%s: --%s: parameters given twice (in the codec string "
 			"NAME:K=V,... and here)\n", p, name);
@@ -409,8 +408,8 @@ int cli_job_opt(struct cli *c, const char *name, const char *v)
 	return 1;
 }
 
-/* The job the options describe, chunk_elems 0 unless given. The
- * countsketch uplink is Sketched-SGD's engine. */
+/* The job the options describe, chunk_elems 0 unless given; its engine
+ * is the library's choice for the uplink codec. */
 static void job_of(struct cli *c, gw_coll_job *job)
 {
 	int up = c->up ? gw_codec_by_name(c->up) : GW_CODEC_RAW;
@@ -422,8 +421,7 @@ static void job_of(struct cli *c, gw_coll_job *job)
 		.up_params = c->up_params, .down_params = c->down_params,
 		.key = c->keyed ? c->key : NULL,
 	};
-	coll_opts_job(&c->o, up == GW_CODEC_COUNTSKETCH ? GW_COLL_SKETCHED : GW_COLL_DENSE,
-		      &c->sk, &c->dense, job);
+	coll_opts_job(&c->o, &c->ep, job);
 }
 
 /* A job check's detail ("down_codec: ...", "chunk_elems: ...") as the
@@ -453,7 +451,7 @@ int cli_job_check(struct cli *c)
 	gw_coll_job probe;
 	job_of(c, &probe);
 	if (!probe.chunk_elems)   /* the smallest (above min_elems): checks the rest */
-		probe.chunk_elems = (c->dense.min_elems > 40 ? (c->dense.min_elems + 39u) / 40u * 40u : 40u);
+		probe.chunk_elems = (c->ep.dense.min_elems > 40 ? (c->ep.dense.min_elems + 39u) / 40u * 40u : 40u);
 	if (gw_coll_job_check(&probe) < 0) {
 		say_job(c);
 		return -1;
@@ -536,4 +534,11 @@ int cli_parse_aggs(const char *prog, const char *list, gw_endpoint *ep, unsigned
 	if (*n == 0)
 		fprintf(stderr, "%s: --agg: no endpoint in '%s'\n", prog, list);
 	return *n ? 0 : -1;
+}
+
+int cli_refused(const struct cli *c)
+{
+	if (c->backend && coll_opt_backend(c->backend) < 0)
+		return app_backend_missing(c->backend);
+	return APP_EXIT_USAGE;
 }

@@ -25,8 +25,7 @@ struct cli {
 	struct coll_opt_vals o;
 	/* The engine fields of the job cli_job() fills: the job points here
 	 * (a caller may change them before it makes a communicator). */
-	gw_sketched_job sk;
-	gw_dense_job dense;       /* --layout (sizes kept for the process) */
+	struct coll_engine_params ep;   /* dense's --layout: sizes kept for the process */
 	const char *up, *down, *up_params, *down_params, *key_file;
 	char up_name[32], down_name[32];   /* the name of a codec string NAME:K=V,... */
 	uint8_t key[GW_KEY_LEN];
@@ -44,6 +43,10 @@ void cli_init(struct cli *c, const char *prog);
 /* Handles a shared long option; returns 1 if taken, 0 if not ours, -1 on a
  * bad value (after printing a message naming the option). */
 int cli_job_opt(struct cli *c, const char *name, const char *val);
+
+/* The exit code of a refused command line (docs/cli.md): APP_EXIT_MISSING
+ * when the --backend given is one this build lacks, else APP_EXIT_USAGE. */
+int cli_refused(const struct cli *c);
 
 /* getopt_long's table: the shared options (val CLI_OPT), then own's up to
  * its {0} end, then the end; lo has room for CLI_LONGOPTS_MAX. */

@@ -132,11 +132,12 @@ int main(int argc, char **argv)
 	int ac = c.args.argc, opt, li;
 	char **av = c.args.argv;
 	optind = 1;
+	opterr = 0;   /* app_bad_option says it, named for the program */
 	while ((opt = getopt_long(ac, av, "h", lo, &li)) != -1) {
 		switch (opt) {
 		case CLI_OPT:
 			if (cli_job_opt(&c, lo[li].name, optarg) < 0)
-				return 2;
+				return cli_refused(&c);
 			break;
 		case 's':
 			if (!app_opt_u64(c.prog, "shard", optarg, 0, GW_COLL_SHARDS_MAX - 1,
@@ -159,7 +160,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			app_bad_option(c.prog, NULL, av, "h");
 			return 2;
 		}
 	}
@@ -175,6 +176,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gw-aggregator: --shard is required\n");
 		return 2;
 	}
+	if (!c.local) {
+		fprintf(stderr, "gw-aggregator: --local is required\n");
+		return 2;
+	}
+	if (!app_eal_check(c.prog, &c.args, c.backend))
+		return 2;
 	/* Under mpirun nobody signals the shard: it leaves when idle. */
 	if (c.mpi && !idle_ms)
 		idle_ms = 3000;

@@ -25,6 +25,10 @@ static inline bool bench_num(const char *opt, const char *s, double lo, double h
 	return app_opt_double("gw-bench", opt, s, lo, hi, 0, out);
 }
 
+/* 0 when --backend name is built into this library; otherwise says so,
+ * with the built ones, and returns app_backend_missing's exit code. */
+int bench_backend_check(const char *name);
+
 /* Reads a whole file; returns NULL and prints why on failure. */
 void *bench_read_file(const char *path, size_t *len);
 

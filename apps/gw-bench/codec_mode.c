@@ -508,6 +508,7 @@ int bench_codec_main(int argc, char **argv)
 	double min_s = 0.5;
 
 	optind = 1;
+	opterr = 0;   /* app_bad_option says it, named for the program */
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		bool ok = true;
 		switch (c) {
@@ -543,7 +544,7 @@ int bench_codec_main(int argc, char **argv)
 		case 't': ok = bench_num("min-time", optarg, 0.001, 60, &min_s); break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return BENCH_EUSAGE;
+		default: app_bad_option("gw-bench", "gw-bench codec", argv, ""); return BENCH_EUSAGE;
 		}
 		if (!ok)
 			return BENCH_EUSAGE;

@@ -30,6 +30,8 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		if (argc < 2)
+			fprintf(stderr, "gw-bench: no MODE given (codec, raw, stream or shard)\n");
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? BENCH_EUSAGE : 0;
 	}

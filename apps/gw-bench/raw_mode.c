@@ -53,6 +53,8 @@ struct raw_result {
 
 static void usage(FILE *f)
 {
+	char built[64];
+	gw_dp_backends_text(built, sizeof(built));
 	fprintf(f,
 "usage: gw-bench raw [EAL options] -- --backend dpdk|udp --role tx|rx\n"
 "                    --local IP:PORT [--peer IP:PORT[@MAC]] --size BYTES|max\n"
@@ -61,10 +63,7 @@ static void usage(FILE *f)
 "  EAL options        DPDK's own, before \"--\" (dpdk backend only), e.g.\n"
 "                     -l 0 --no-huge --no-pci -m 256 --no-shconf --file-prefix=tx\n"
 "                     --vdev=net_memif0,role=server,socket=/tmp/m.sock,socket-abstract=no\n"
-"  --backend NAME     dataplane backend (built here:");
-	for (const char *const *b = gw_dp_backends(); *b; b++)
-		fprintf(f, " %s", *b);
-	fprintf(f, ")\n"
+"  --backend NAME     dataplane backend (built here: %s)\n"
 "  --role tx|rx       send or receive\n"
 "  --local IP:PORT    this end's address (rx: the port it receives on)\n"
 "  --peer IP:PORT[@MAC]  where tx sends (MAC: the receiver's; default broadcast)\n"
@@ -80,7 +79,7 @@ static void usage(FILE *f)
 "                     traffic started (default 1)\n"
 "  --verify           tx fills every payload byte, rx checks them\n"
 "  --json             one JSON object instead of the table\n",
-		RAW_SIZE_MIN, BURST_MAX);
+		built, RAW_SIZE_MIN, BURST_MAX);
 }
 
 static inline uint8_t pattern(uint64_t seq, uint32_t i)
@@ -320,6 +319,7 @@ static int parse(int argc, char **argv, struct raw_args *a)
 	const char *role = NULL;
 	int c;
 	optind = 1;
+	opterr = 0;   /* app_bad_option says it, named for the program */
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		bool ok = true;
 		switch (c) {
@@ -354,7 +354,7 @@ static int parse(int argc, char **argv, struct raw_args *a)
 		case 'v': a->verify = true; break;
 		case 'j': a->json = true; break;
 		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
+		default: app_bad_option("gw-bench", "gw-bench raw", argv, ""); return -1;
 		}
 		if (!ok)
 			return -1;
@@ -367,14 +367,11 @@ static int parse(int argc, char **argv, struct raw_args *a)
 		fprintf(stderr, "gw-bench: --backend: required\n");
 		return -1;
 	}
-	bool known = false;
-	for (const char *const *b = gw_dp_backends(); *b; b++)
-		known |= !strcmp(*b, a->backend);
-	if (!known) {
-		fprintf(stderr, "gw-bench: --backend: '%s' is not built into this gradwire\n",
-			a->backend);
+	int rc = bench_backend_check(a->backend);
+	if (rc)
+		return -rc;
+	if (!app_eal_check("gw-bench", &a->args, a->backend))
 		return -1;
-	}
 	if (!role || (strcmp(role, "tx") && strcmp(role, "rx"))) {
 		fprintf(stderr, "gw-bench: --role: give tx or rx\n");
 		return -1;
@@ -402,8 +399,9 @@ int bench_raw_main(int argc, char **argv)
 	struct raw_args a = {.duration = 5, .burst = 32, .idle_s = 1};
 	/* argv[0] ("raw") is the EAL's program name. */
 	app_split_args(argc, argv, &a.args);
-	if (parse(a.args.argc, a.args.argv, &a) < 0)
-		return BENCH_EUSAGE;
+	int prc = parse(a.args.argc, a.args.argv, &a);
+	if (prc < 0)
+		return prc == -APP_EXIT_MISSING ? APP_EXIT_MISSING : BENCH_EUSAGE;
 
 	gw_dp_config cfg = {.backend = a.backend, .local = a.local, .burst = (uint32_t)a.burst,
 			    .argc = a.args.eal_argc, .argv = a.args.eal_argv, .opts = a.opts};

@@ -261,6 +261,7 @@ int bench_shard_main(int argc, char **argv)
 	bool json = false;
 	int o, gauss = 0;
 	optind = 1;
+	opterr = 0;   /* app_bad_option says it, named for the program */
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (o) {
 		case 'c':
@@ -304,7 +305,7 @@ int bench_shard_main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			app_bad_option("gw-bench", "gw-bench shard", argv, "");
 			return BENCH_EUSAGE;
 		}
 	}

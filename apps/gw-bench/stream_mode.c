@@ -267,6 +267,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	char **av = o->args.argv;
 	int ac = o->args.argc, c;
 	optind = 1;
+	opterr = 0;   /* app_bad_option says it, named for the program */
 	while ((c = getopt_long(ac, av, "", lopts, NULL)) != -1) {
 		bool ok = true;
 		switch (c) {
@@ -306,7 +307,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'E': o->preencode = true; break;
 		case 'h': usage(stdout); return -1;
-		default: usage(stderr); return BENCH_EUSAGE;
+		default: app_bad_option("gw-bench", "gw-bench stream", av, ""); return BENCH_EUSAGE;
 		}
 		if (!ok)
 			return BENCH_EUSAGE;
@@ -351,17 +352,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "gw-bench: --input, --synthetic: give one of them\n");
 		return BENCH_EUSAGE;
 	}
-	bool known = false;
-	for (const char *const *b = gw_dp_backends(); *b; b++)
-		known |= !strcmp(*b, o->backend);
-	if (!known) {
-		fprintf(stderr, "gw-bench: --backend: '%s' is not built into this gradwire (have:",
-			o->backend);
-		for (const char *const *b = gw_dp_backends(); *b; b++)
-			fprintf(stderr, " %s", *b);
-		fprintf(stderr, ")\n");
+	int rc = bench_backend_check(o->backend);
+	if (rc)
+		return rc;
+	if (!app_eal_check("gw-bench", &o->args, o->backend))
 		return BENCH_EUSAGE;
-	}
 	return 0;
 }
 

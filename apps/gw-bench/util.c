@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gw/dataplane.h>
+
 #include "bench.h"
 
 void *bench_read_file(const char *path, size_t *len)
@@ -81,4 +83,16 @@ double bench_memcpy_gbps(size_t bytes, double min_s)
 	free(a.dst);
 	free((void *)a.src);
 	return bytes / s / 1e9;
+}
+
+int bench_backend_check(const char *name)
+{
+	for (const char *const *b = gw_dp_backends(); *b; b++)
+		if (!strcmp(*b, name))
+			return 0;
+	char built[64];
+	gw_dp_backends_text(built, sizeof(built));
+	fprintf(stderr, "gw-bench: --backend: '%s' is not built into this gradwire (built: "
+		"%s)\n", name, built);
+	return app_backend_missing(name);
 }

@@ -119,6 +119,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc < 2) {
+		fprintf(stderr, "gw-dataprep: no subcommand given (spam or mnist)\n");
 		usage(stderr);
 		return DP_EUSAGE;
 	}

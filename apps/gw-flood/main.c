@@ -64,6 +64,7 @@ int main(int argc, char **argv)
 	int ac = c.args.argc, opt, li;
 	char **av = c.args.argv;
 	bool ok = true;
+	opterr = 0;   /* app_bad_option says it, named for the program */
 	while (ok && (opt = getopt_long(ac, av, "h", lo, &li)) != -1) {
 		switch (opt) {
 		case CLI_OPT:
@@ -91,11 +92,12 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
+			app_bad_option(c.prog, NULL, av, "h");
 			ok = false;
 		}
 	}
 	if (!ok)
-		return 2;
+		return cli_refused(&c);
 	if (!agg || !c.key_file || !c.o.workers || !c.o.dim) {
 		fprintf(stderr, "gw-flood: --%s: missing (a flood is of a keyed job: the "
 			"shard must tell its workers from the intruder)\n",
@@ -119,6 +121,12 @@ int main(int argc, char **argv)
 	gw_endpoint shard[GW_COLL_SHARDS_MAX];
 	unsigned nshard = 0;
 	if (cli_parse_aggs(c.prog, agg, shard, &nshard) < 0)
+		return 2;
+	if (!c.local) {
+		fprintf(stderr, "gw-flood: --local is required\n");
+		return 2;
+	}
+	if (!app_eal_check(c.prog, &c.args, c.backend))
 		return 2;
 	gw_dp *dp = NULL;
 	gw_coll_job job;

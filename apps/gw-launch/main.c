@@ -73,7 +73,8 @@ static const char usage_text[] =
 "\n"
 "Exit status: 0 when every worker and shard exited 0; 1 when one failed\n"
 "(named on stderr; every other process is stopped at once); 2 on a bad\n"
-"command line; 124 on --timeout; 130 when interrupted. In a loss-tolerant\n"
+"command line, ours or the one a process refused (it exited 2); 124 on\n"
+"--timeout; 130 when interrupted (docs/cli.md). In a loss-tolerant\n"
 "job (--mode loss-tolerant) a worker that fails is named and the others go\n"
 "on (restarted with --restart): 0 when the rest finished, 1 when none did.\n";
 
@@ -318,22 +319,42 @@ static void log_path(char *buf, size_t n, enum role role, unsigned id, const cha
 	snprintf(buf, n, "%s/%s.%u.%s", j.logs, role == ROLE_WORKER ? "w" : "agg", id, ext);
 }
 
+/* The shards whose lines why() quoted: show_shards leaves them out. */
+static bool quoted[MAX_SHARDS];
+/* Exit 2 for a process that refused its command line (exit 2): the job's
+ * options were bad, not its run. */
+static int fail_rc = 1;
+
 static void why(const struct proc *p)
 {
 	char name[32], how[48], path[4200], line[4096];
 	fprintf(stderr, PROG ": %s failed (%s)\n", proc_name(p, name, sizeof(name)),
 		proc_how(p->status, how, sizeof(how)));
+	if (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 2)
+		fail_rc = 2;
 	if (p->role == ROLE_WORKER && !o.quiet)
 		return;   /* its lines were on the console */
+	if (p->role == ROLE_SHARD && p->id < MAX_SHARDS)
+		quoted[p->id] = true;
 	log_path(path, sizeof(path), p->role, p->id, "err");
-	/* Its last 8 lines. */
+	/* Its first message ("gw-...: ", the first error), then its last 8
+	 * lines: the first error is what went wrong, the last lines how it
+	 * ended. */
 	FILE *f = fopen(path, "r");
-	char tail[8][4096];
-	unsigned n = 0;
-	while (f && fgets(line, sizeof(line), f))
+	char tail[8][4096], first[4096] = "";
+	unsigned n = 0, first_at = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!first[0] && !strncmp(line, "gw-", 3) && strstr(line, ": ")) {
+			snprintf(first, sizeof(first), "%s", line);
+			first_at = n;
+		}
 		snprintf(tail[n++ % 8], sizeof(tail[0]), "%s", line);
+	}
 	if (f)
 		fclose(f);
+	if (first[0] && n > 8 && first_at < n - 8)
+		fprintf(stderr, PROG ":   %s%s" PROG ":   ...\n", first,
+			strchr(first, '\n') ? "" : "\n");
 	for (unsigned i = n > 8 ? n - 8 : 0; i < n; i++)
 		fprintf(stderr, PROG ":   %s%s", tail[i % 8],
 			strchr(tail[i % 8], '\n') ? "" : "\n");
@@ -345,7 +366,7 @@ static void show_shards(void)
 {
 	char path[4200], line[4096];
 	for (unsigned s = 0; !o.colocate && s < o.shards; s++) {
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < 2 && !quoted[s]; k++) {
 			snprintf(path, sizeof(path), "%s/agg.%u.%s", j.logs, s, k ? "err" : "out");
 			FILE *f = fopen(path, "r");
 			while (f && fgets(line, sizeof(line), f)) {
@@ -436,7 +457,7 @@ static void start_shards(void)
 		if (p) {
 			why(p);
 			fprintf(stderr, PROG ": shard %u failed to start\n", p->id);
-			finish(1);
+			finish(fail_rc);
 		}
 		job_not_up(&j, waiting, what, sizeof(what));
 		if (late) {
@@ -493,7 +514,7 @@ static void supervise(void)
 		}
 		if (!ok) {
 			why(p);
-			finish(1);
+			finish(fail_rc);
 		}
 		if (p->role == ROLE_WORKER) {
 			left--;

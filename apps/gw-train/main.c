@@ -244,11 +244,7 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 			list_codecs();
 			exit(0);
 		default:
-			if (optopt)
-				fprintf(stderr, "%s: %s needs a value\n", p, av[optind - 1]);
-			else
-				fprintf(stderr, "%s: unknown option '%s'\n", p, av[optind - 1]);
-			fprintf(stderr, "%s: --help lists the options\n", p);
+			app_bad_option(p, NULL, av, "");
 			return -1;
 		}
 		if (!ok)
@@ -264,6 +260,8 @@ static int parse(int argc, char **argv, struct cli *c, struct train_opts *o,
 			"goes on while a worker restarts\n", p);
 		return -1;
 	}
+	if (!app_eal_check(p, &c->args, c->backend))
+		return -1;
 	*first_file = c->args.first + optind;
 	if (!*plot_only && optind < ac) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", p, av[optind]);
@@ -322,7 +320,7 @@ int main(int argc, char **argv)
 		return 2;
 	int rc;
 	if (parse(argc, argv, &c, &o, &plot_only, &first_file) < 0) {
-		rc = 2;
+		rc = cli_refused(&c);
 	} else if (plot_only) {
 		int n = argc - first_file;
 		struct run *runs = calloc(n > 0 ? (size_t)n : 1, sizeof(*runs));

@@ -70,22 +70,6 @@ static bool evaluate(struct loop *L, double epoch, uint64_t step, double t)
 	       epoch >= (double)L->o->min_epochs;
 }
 
-/* One allreduce of the gradient into avg (the sum over workers): dense, or
- * a Sketched-SGD step, whose k-sparse update is the sum of the workers'
- * accumulated gradients at its coordinates. */
-static int sketched_step(struct loop *L, float *avg, gw_allreduce_info *info)
-{
-	if (L->job.engine != GW_COLL_SKETCHED)
-		return gw_allreduce(L->comm, L->g, avg, info);
-	gw_sparse_update up;
-	int err = gw_allreduce_sketched(L->comm, L->g, &up, info);
-	if (err < 0)
-		return err;
-	memset(avg, 0, L->wl.nparams * sizeof(float));
-	for (uint32_t i = 0; i < up.nnz; i++)
-		avg[up.keys[i]] = up.values[i];
-	return 0;
-}
 
 static int train(struct loop *L)
 {
@@ -115,7 +99,10 @@ static int train(struct loop *L)
 			workload_grad(&L->wl, L->params, L->mine + (size_t)s * o->batch,
 				      (uint32_t)o->batch, L->g);
 			gw_allreduce_info info;
-			int err = sketched_step(L, avg, &info);
+			/* avg: the sum over workers, or a sparse result's
+			 * k coordinates (Sketched-SGD: the workers'
+			 * accumulated gradients there), zero elsewhere. */
+			int err = gw_allreduce_result(L->comm, L->g, avg, NULL, &info);
 			if (err < 0) {
 				fprintf(stderr, "%s: rank %u step %llu: allreduce: %s (%s)\n",
 					L->c->prog, L->rank, (unsigned long long)step,
@@ -232,19 +219,10 @@ int train_worker(struct cli *c, struct train_opts *o)
 		rc = 2;
 		goto done;
 	}
-	if (L.job.engine == GW_COLL_SKETCHED) {
-		/* Sketched-SGD keeps the momentum on the workers, before the
-		 * sketch (momentum correction, zeroed where applied): the
-		 * optimizer then applies the update as plain SGD. The job's
-		 * engine_params point at the CLI's fields. */
-		c->sk.momentum = (float)o->momentum;
-		o->momentum = 0;
-	}
-	if (L.job.engine == GW_COLL_DENSE && c->dense.down_momentum > 0) {
-		/* The shards keep the momentum and send the state change: the
-		 * workers apply it as plain SGD. */
-		o->momentum = 0;
-	}
+	/* Where the job's engine keeps the momentum itself (the job's
+	 * engine_params point at the CLI's fields), the optimizer applies
+	 * the result as plain SGD. */
+	o->momentum = coll_opts_optimizer_momentum(&c->ep, &L.job, o->momentum);
 	if (workload_open(&L.wl, o, true, L.params, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s\n", c->prog, err);
 		goto done;

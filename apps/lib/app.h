@@ -31,6 +31,33 @@ struct app_args {
  * getopt names the program, not "--", in its messages). */
 void app_split_args(int argc, char **argv, struct app_args *a);
 
+/* ---- messages and exit codes ---------------------------------------------
+ *
+ * Every message starts with the program's name ("gw-allreduce: --window:
+ * ..."), and every app exits with one table of codes (docs/cli.md): */
+#define APP_EXIT_OK 0        /* done */
+#define APP_EXIT_FAIL 1      /* the run failed (the job, a check, I/O) */
+#define APP_EXIT_USAGE 2     /* a bad command line: nothing was run */
+#define APP_EXIT_MISSING 77  /* not built into this gradwire, or not on this machine */
+
+/* getopt_long's refusal in the app's words, for a loop run with opterr = 0
+ * where it returned '?': "PROG: unknown option '--x'", "PROG: --x: needs a
+ * value" or "PROG: --x: takes no value", then "PROG: HELP --help lists the
+ * options" (HELP: the command that has them, e.g. "gw-bench codec"; NULL:
+ * PROG). shorts: the loop's optstring. */
+void app_bad_option(const char *prog, const char *help, char **argv, const char *shorts);
+
+/* The EAL options (before "--") are the dpdk backend's only: with another
+ * backend (NULL: udp) they are refused, naming the first, as
+ * "PROG: EAL option '-l' before '--': only --backend dpdk takes EAL
+ * options". False then. */
+bool app_eal_check(const char *prog, const struct app_args *a, const char *backend);
+
+/* The exit code of a --backend NAME that is not built in: APP_EXIT_MISSING
+ * for a backend gradwire has (udp, dpdk, rdma: built where its library
+ * was found), APP_EXIT_USAGE for any other name. */
+int app_backend_missing(const char *name);
+
 /* ---- numbers ------------------------------------------------------------
  *
  * Strict: the whole string is the number, in the range. A whole number

@@ -1,6 +1,8 @@
 /* The command line: the split at "--" and strict numbers (app.h). */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,45 @@ void app_split_args(int argc, char **argv, struct app_args *a)
 	a->first = dd;
 	a->argc = argc - dd;
 	a->argv = argv + dd;
+}
+
+void app_bad_option(const char *prog, const char *help, char **argv, const char *shorts)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	if (!arg)
+		arg = "";
+	bool is_long = !strncmp(arg, "--", 2);
+	if (is_long && optopt && strchr(arg, '='))
+		fprintf(stderr, "%s: %.*s: takes no value\n", prog, (int)strcspn(arg, "="), arg);
+	else if (is_long && optopt)
+		fprintf(stderr, "%s: %s: needs a value\n", prog, arg);
+	else if (is_long || !optopt)
+		fprintf(stderr, "%s: unknown option '%s'\n", prog, arg);
+	else if (shorts && optopt != ':' && strchr(shorts, optopt) &&
+		 strchr(shorts, optopt)[1] == ':')
+		fprintf(stderr, "%s: -%c: needs a value\n", prog, optopt);
+	else
+		fprintf(stderr, "%s: unknown option '-%c'\n", prog, optopt);
+	fprintf(stderr, "%s: '%s --help' lists the options\n", prog, help ? help : prog);
+}
+
+bool app_eal_check(const char *prog, const struct app_args *a, const char *backend)
+{
+	if (a->eal_argc <= 1 || (backend && !strcmp(backend, "dpdk")))
+		return true;
+	fprintf(stderr, "%s: EAL option '%s' before '--': only --backend dpdk takes EAL "
+		"options (this is --backend %s)\n", prog, a->eal_argv[1],
+		backend ? backend : "udp");
+	return false;
+}
+
+int app_backend_missing(const char *name)
+{
+	static const char *const known[] = {"udp", "dpdk", "rdma"};
+	for (size_t i = 0; name && i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(name, known[i]))
+			return APP_EXIT_MISSING;
+	return APP_EXIT_USAGE;
 }
 
 /* A range's end as the message shows it. */

@@ -4,6 +4,7 @@
  * first gw_dp_open() starts it with that config's argv and later opens reuse
  * it (their argv is ignored). A port is driven by one gw_dp at a time. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,53 @@
 
 static bool eal_started, eal_failed;
 static bool port_busy[RTE_MAX_ETHPORTS];
+
+/* rte_eal_init() prints its whole usage (about 100 lines) on stdout for
+ * one bad option, and cannot be told not to: stdout goes to a file while
+ * it runs. After a success the file is copied to stdout as it was; after
+ * a failure only its log lines ("EAL: ...") go on, to stderr, and the
+ * usage is dropped (the bad option is named on stderr by getopt). */
+struct captured {
+	int saved;   /* stdout's own file, -1: not captured */
+	FILE *f;
+};
+
+static void capture_stdout(struct captured *c)
+{
+	c->saved = -1;
+	fflush(stdout);
+	c->f = tmpfile();
+	if (!c->f)
+		return;
+	c->saved = dup(STDOUT_FILENO);
+	if (c->saved < 0 || dup2(fileno(c->f), STDOUT_FILENO) < 0) {
+		if (c->saved >= 0)
+			close(c->saved);
+		c->saved = -1;
+		fclose(c->f);
+		c->f = NULL;
+	}
+}
+
+static void release_stdout(struct captured *c, bool ok)
+{
+	if (c->saved < 0)
+		return;
+	fflush(stdout);
+	dup2(c->saved, STDOUT_FILENO);
+	close(c->saved);
+	rewind(c->f);
+	char line[1024];
+	while (fgets(line, sizeof(line), c->f)) {
+		size_t n = strspn(line, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+		if (ok)
+			fputs(line, stdout);
+		else if (n && line[n] == ':' && strncmp(line, "Usage:", 6))
+			fputs(line, stderr);   /* a log line, not the usage */
+	}
+	fflush(stdout);
+	fclose(c->f);
+}
 
 int gw_dpdk_eal_init(const gw_dp_config *cfg)
 {
@@ -57,9 +105,29 @@ int gw_dpdk_eal_init(const gw_dp_config *cfg)
 		telemetry_level |= strstr(argv[i], "lib.telemetry") != NULL;
 	if (!telemetry_level)
 		argv[argc++] = quiet;
-	if (rte_eal_init(argc, argv) < 0) {
+	/* getopt names a bad option after argv[0]: the program's name, not
+	 * the path it was started by; and says it only where opterr is on (an
+	 * app may have turned it off for its own options). */
+	static char *name;
+	const char *slash = strrchr(argv[0], '/');
+	if (slash && slash[1] && (name = strdup(slash + 1)))
+		argv[0] = name;
+	int opterr_was = opterr;
+	opterr = 1;
+	struct captured cap;
+	capture_stdout(&cap);
+	int rc = rte_eal_init(argc, argv);
+	release_stdout(&cap, rc >= 0);
+	opterr = opterr_was;
+	if (rc < 0) {
 		eal_failed = true;
-		return GW_ERRF(GW_EIO, "dpdk: rte_eal_init: %s", rte_strerror(rte_errno));
+		int e = rte_errno;
+		/* EACCES: no hugepage information (none reserved or mounted,
+		 * or not ours to use); ENOMEM: no memory to map. */
+		return GW_ERRF(GW_EIO, "dpdk: rte_eal_init: %s%s", rte_strerror(e),
+			       e == EINVAL ? " (a bad EAL option before '--': named above)"
+			       : e == EACCES || e == ENOMEM ? " (no hugepages to use: give the "
+			       "EAL option --no-huge, with -m MB, or reserve hugepages)" : "");
 	}
 	eal_started = true;
 	return GW_OK;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gw-launch over UDP on 127.0.0.1 stops the whole job, leaves no process
-# behind and says what happened, whatever ends it: a worker that fails at
-# once or is killed mid-job (exit 1, the rank named), a shard that cannot
-# start (exit 1), --timeout (exit 124), SIGTERM (exit 130); and when
+# behind and says what happened, whatever ends it: a worker that refuses
+# its arguments (exit 2, as it did, the rank named) or is killed mid-job
+# (exit 1), a shard that cannot start (exit 2), --timeout (exit 124),
+# SIGTERM (exit 130) — docs/cli.md's table; and when
 # gw-launch itself is killed outright, --idle-exit lets the shards leave
 # by themselves once the workers are done.
 set -u
@@ -34,9 +35,9 @@ run() {  # RC WORD WHAT gw-launch-args... : expect exit RC and WORD on stderr
   gone "$what"
 }
 
-run 1 "worker 1 failed (exit 2)" "a worker that fails at once" \
+run 2 "worker 1 failed (exit 2)" "a worker that fails at once" \
   --workers 3 --rank-args "1:--rounds 0" -- "$apps/gw-allreduce" --rounds 2
-run 1 "shard 0 failed (exit 2)" "a shard that cannot start" \
+run 2 "shard 0 failed (exit 2)" "a shard that cannot start" \
   --workers 2 --agg-args "--window 0" -- "$apps/gw-allreduce" --rounds 2
 run 124 "timed out after 2 s" "--timeout 2" \
   --workers 2 --timeout 2 -- "$apps/gw-allreduce" --rounds 1000000 --no-verify

@@ -36,7 +36,7 @@ expect --train --train "$tmp/missing.svm" --test "$tmp/blobs.test.svm"
 expect fetch-data --train "$tmp/missing.svm" --test "$tmp/blobs.test.svm"
 expect --test --train "$tmp/blobs.train.svm" --test "$tmp/missing.svm"
 expect "unknown option '--bogus'" "${D[@]}" --bogus
-expect "--epochs needs a value" "${D[@]}" --epochs
+expect "--epochs: needs a value" "${D[@]}" --epochs
 expect "unexpected argument 'extra'" "${D[@]}" extra
 expect "--plot-only: no record files" --plot-only "$tmp/p"
 expect "--agg is required" --rank 0 --workers 2 --dim 10

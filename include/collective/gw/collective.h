@@ -60,8 +60,9 @@ typedef enum gw_coll_engine {
 	/* gw_allreduce(): every coordinate, chunk by chunk, through the
 	 * job's uplink and downlink codecs. */
 	GW_COLL_DENSE = 0,
-	/* gw_allreduce_sketched(): Sketched-SGD's two rounds (below); the
-	 * uplink codec is countsketch, the downlink key sets. */
+	/* Sketched-SGD's two rounds (below), a sparse result
+	 * (gw_allreduce_result); the uplink codec is countsketch, the
+	 * downlink key sets. */
 	GW_COLL_SKETCHED = 1,
 } gw_coll_engine;
 
@@ -291,8 +292,8 @@ GW_API int gw_comm_set_report(gw_comm *c, uint32_t ms, gw_report_fn fn, void *ar
 
 /* out[0..dim) <- the sum over workers of their (compressed) grad[0..dim).
  * grad and out may be the same array. Returns 0 and fills *info (if not
- * NULL), or GW_ETIMEDOUT / GW_E* (GW_EUNSUPPORTED: the job's engine is
- * not GW_COLL_DENSE); after an error the error buffer still holds
+ * NULL), or GW_ETIMEDOUT / GW_E* (GW_EUNSUPPORTED: the job's result is
+ * not dense, see gw_allreduce_result); after an error the error buffer still holds
  * everything not known to be delivered, out is undefined. */
 GW_API int gw_allreduce(gw_comm *c, const float *grad, float *out,
 			gw_allreduce_info *info);
@@ -383,10 +384,40 @@ typedef struct gw_sparse_update {
 	uint32_t contributors;    /* workers in the second round's sum */
 } gw_sparse_update;
 
-/* One step of Sketched-SGD with this worker's gradient grad[0..dim): fills
- * *up with the update every worker receives (apply w -= lr * values / W).
- * GW_EUNSUPPORTED on a job of another engine; otherwise as
- * gw_allreduce. */
+/* What a round gives back, described without naming the engine that made
+ * it: the dense sum, or a sparse update (Sketched-SGD's). A caller that
+ * handles both runs every engine, present and future. (GRADWIRE_0.8) */
+typedef enum gw_result_kind {
+	GW_RESULT_DENSE = 0,      /* every coordinate: the sum over workers */
+	GW_RESULT_SPARSE = 1,     /* nnz coordinates: apply w -= lr * values / W */
+} gw_result_kind;
+
+typedef struct gw_result {
+	gw_result_kind kind;
+	gw_sparse_update sparse;  /* kind GW_RESULT_SPARSE; zero otherwise */
+} gw_result;
+
+/* The kind of result c's rounds give, known from the job alone. */
+GW_API gw_result_kind gw_comm_result_kind(const gw_comm *c);
+
+/* One round of c's job, whatever its engine, with this worker's gradient
+ * grad[0..dim). out (dim floats, may be grad): the result as a dense
+ * gradient: the sum, or zero but at a sparse result's keys. out may be
+ * NULL only when the result is sparse and r is given. r (may be NULL):
+ * the result's kind and, when sparse, the update (valid until the next
+ * call). Otherwise as gw_allreduce. (GRADWIRE_0.8) */
+GW_API int gw_allreduce_result(gw_comm *c, const float *grad, float *out,
+			       gw_result *r, gw_allreduce_info *info);
+
+/* The engine that runs a job whose uplink is up_codec (0: the default):
+ * countsketch is Sketched-SGD's, every other codec the dense engine's.
+ * What a front end sets as gw_coll_job.engine when its user names only a
+ * codec. (GRADWIRE_0.8) */
+GW_API gw_coll_engine gw_coll_engine_for(int up_codec);
+
+/* GRADWIRE_0.1's form of a Sketched-SGD step: gw_allreduce_result's
+ * sparse update in *up. GW_EUNSUPPORTED on a job whose result is dense.
+ * Kept for its callers; new code calls gw_allreduce_result. */
 GW_API int gw_allreduce_sketched(gw_comm *c, const float *grad,
 				 gw_sparse_update *up, gw_allreduce_info *info);
 

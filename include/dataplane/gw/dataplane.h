@@ -94,6 +94,9 @@ GW_API void gw_dp_close(gw_dp *dp);                 /* accepts NULL */
 
 /* Names of the backends built into this library, NULL-terminated. */
 GW_API const char *const *gw_dp_backends(void);
+/* The same as one line, "udp, dpdk, rdma", for messages: the length it
+ * needs (as snprintf), buf cut to len. (GRADWIRE_0.8) */
+GW_API size_t gw_dp_backends_text(char *buf, size_t len);
 GW_API const char *gw_dp_backend_name(const gw_dp *dp);
 GW_API int gw_dp_local(const gw_dp *dp, gw_endpoint *ep);
 
