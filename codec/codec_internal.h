@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <gw/codec.h>
 
@@ -150,6 +151,20 @@ struct gw_codec_ops {
 #define GW_OPS_FUSED_EF 0x1u  /* encode() applies error feedback itself */
 #define GW_OPS_NO_EF 0x2u     /* refuses error feedback (gw_encoder_set_ef) */
 
+/* The params and nparams of an ops table, from one array, so that the
+ * count cannot fall out of step with the table. */
+#define GW_OPS_PARAMS(tbl) .params = (tbl), .nparams = GW_ARRAY_SIZE(tbl)
+
+/* The codec's zeroed state (size bytes), allocated on the encoder's first
+ * begin and kept for the next tensors (ops->state_free frees it). NULL
+ * when out of memory. */
+static inline void *gw_codec_state(struct gw_encoder *enc, size_t size)
+{
+	if (!enc->codec_state)
+		enc->codec_state = calloc(1, size);
+	return enc->codec_state;
+}
+
 /* A float's bits (memcpy: no aliasing), the float of bits u, and a
  * bfloat16's value. */
 static inline uint32_t gw_f32_bits(float v)
@@ -177,6 +192,15 @@ static inline unsigned gw_hdr_key_bytes(const struct gw_frame_info *h)
 	if (!(h->flags & GW_FF_SPARSE))
 		return 0;
 	return (h->flags & GW_FF_KEY64) ? 8 : 4;
+}
+
+/* Whether hdr has plen bytes of params and a payload of its keys followed
+ * by packed bytes of bit-packed values (onebit, terngrad). */
+static inline int gw_packed_lengths_ok(const struct gw_frame_info *h, unsigned plen,
+				       uint64_t packed)
+{
+	return h->param_len == plen &&
+	       h->payload_len == (uint64_t)h->count * gw_hdr_key_bytes(h) + packed;
 }
 
 /* Bytes per key of the tensor being encoded (0 for dense tensors). */
@@ -251,6 +275,19 @@ int gw_enc_fold(gw_encoder *enc);
  * limit. Returns 0 if none fits. */
 uint32_t gw_frame_take(const struct gw_encoder *enc, size_t cap, size_t fixed,
 		       size_t per_entry);
+
+/* gw_frame_take for bit-packed values: entries that fit in bytes when each
+ * costs kb key bytes and its values share ceil(n / per) packed bytes.
+ * Takes what n * (per * kb + 1) <= per * bytes allows, then trims the
+ * rounding; 0 if none fits. */
+static inline uint32_t gw_frame_take_packed(const struct gw_encoder *enc, size_t bytes,
+					    unsigned kb, unsigned per)
+{
+	uint32_t n = gw_frame_take(enc, per * bytes, 0, per * (size_t)kb + 1);
+	while (n && (uint64_t)n * kb + (n + per - 1) / per > bytes)
+		n--;
+	return n;
+}
 
 /* Fills the range fields of hdr for n entries taken at enc->pos. */
 void gw_frame_range(const struct gw_encoder *enc, uint32_t n,

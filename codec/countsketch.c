@@ -341,13 +341,9 @@ static size_t cs_min_body(const gw_encoder *enc, size_t kb)
 
 static int cs_check(gw_encoder *enc)
 {
-	struct cs_state *s = enc->codec_state;
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return GW_ERR(GW_ENOMEM);
-		enc->codec_state = s;
-	}
+	struct cs_state *s = gw_codec_state(enc, sizeof(*s));
+	if (!s)
+		return GW_ERR(GW_ENOMEM);
 	if (enc->sparse)
 		return GW_OK;
 	gw_csk k = enc_csk(enc);
@@ -498,8 +494,7 @@ const struct gw_codec_ops gw_codec_countsketch = {
 	.id = GW_CODEC_COUNTSKETCH,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY | GW_CODEC_TABLE,
 	.frames = GW_FRAME_KINDS,
-	.params = cs_params,
-	.nparams = GW_ARRAY_SIZE(cs_params),
+	GW_OPS_PARAMS(cs_params),
 	.min_body = cs_min_body,
 	.check = cs_check,
 	.begin = cs_begin,

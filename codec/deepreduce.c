@@ -95,13 +95,8 @@ static uint64_t mix64(uint64_t x)
 static void dr_state_free(void *p)
 {
 	struct dr_state *s = p;
-	if (!s)
-		return;
-	free(s->sel);
-	free(s->off);
-	free(s->pos);
-	free(s->val);
-	free(s->dec);
+	if (s)
+		GW_FREE_ALL(s->sel, s->off, s->pos, s->val, s->dec);
 	free(s);
 }
 
@@ -266,13 +261,9 @@ static void restart_nonfinite(gw_encoder *enc, struct dr_state *s)
 
 static int dr_begin(gw_encoder *enc)
 {
-	struct dr_state *s = enc->codec_state;
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return GW_ERR(GW_ENOMEM);
-		enc->codec_state = s;
-	}
+	struct dr_state *s = gw_codec_state(enc, sizeof(*s));
+	if (!s)
+		return GW_ERR(GW_ENOMEM);
 	uint64_t n = enc->total;
 	s->key64 = enc->sparse ? enc->t.key_bits == 64 : enc->t.dim > (uint64_t)UINT32_MAX + 1;
 	s->bpe = 0;
@@ -585,15 +576,24 @@ static int dr_decode(const struct gw_frame_info *h, const uint8_t *params,
 	return rc < 0 ? rc : (int)h->count;
 }
 
-static int dr_parts(const struct gw_frame_info *h, const uint8_t *params,
-		    const uint8_t *payload, struct gw_frame_parts *parts)
+/* Validates the frame as decode does, keeping only its value codec: what
+ * parts and bound check before reading the section lengths. */
+static int dr_validate(const struct gw_frame_info *h, const uint8_t *params,
+		       const uint8_t *payload, const struct dr_value_ops **vo)
 {
 	uint32_t *pos;
 	float *val;
-	const struct dr_value_ops *vo;
-	int rc = dr_unpack(h, params, payload, UINT64_MAX, &pos, &val, &vo);
+	int rc = dr_unpack(h, params, payload, UINT64_MAX, &pos, &val, vo);
 	free(pos);
 	free(val);
+	return rc;
+}
+
+static int dr_parts(const struct gw_frame_info *h, const uint8_t *params,
+		    const uint8_t *payload, struct gw_frame_parts *parts)
+{
+	const struct dr_value_ops *vo;
+	int rc = dr_validate(h, params, payload, &vo);
 	if (rc < 0)
 		return rc;
 	parts->keys = gw_ld32(params + 4);
@@ -604,12 +604,8 @@ static int dr_parts(const struct gw_frame_info *h, const uint8_t *params,
 static int dr_bound(const struct gw_frame_info *h, const uint8_t *params,
 		const uint8_t *payload, float *bound)
 {
-	uint32_t *pos;
-	float *val;
 	const struct dr_value_ops *vo;
-	int rc = dr_unpack(h, params, payload, UINT64_MAX, &pos, &val, &vo);
-	free(pos);
-	free(val);
+	int rc = dr_validate(h, params, payload, &vo);
 	if (rc < 0)
 		return rc;
 	*bound = 0.0f;
@@ -623,8 +619,7 @@ const struct gw_codec_ops gw_codec_deepreduce = {
 	.id = GW_CODEC_DEEPREDUCE,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
 	.frames = GW_FRAME_KIND_SPARSE,
-	.params = dr_params,
-	.nparams = GW_ARRAY_SIZE(dr_params),
+	GW_OPS_PARAMS(dr_params),
 	.min_body = dr_min_body,
 	.check = dr_check,
 	.combo = dr_combo,

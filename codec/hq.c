@@ -52,9 +52,7 @@ static void hq_state_free(void *p)
 
 static struct hq_state *state_of(gw_encoder *enc)
 {
-	if (!enc->codec_state)
-		enc->codec_state = calloc(1, sizeof(struct hq_state));
-	return enc->codec_state;
+	return gw_codec_state(enc, sizeof(struct hq_state));
 }
 
 static int reserve(struct hq_state *st, uint32_t n)
@@ -515,8 +513,7 @@ const struct gw_codec_ops gw_codec_hq = {
 	.id = GW_CODEC_HQ,
 	.caps = GW_CODEC_DENSE | GW_CODEC_LOSSY,
 	.frames = GW_FRAME_KIND_DENSE,
-	.params = hq_params,
-	.nparams = GW_ARRAY_SIZE(hq_params),
+	GW_OPS_PARAMS(hq_params),
 	.min_body = hq_min_body,
 	.check = hq_check,
 	.encode = hq_encode,
@@ -552,16 +549,24 @@ static void info_of(const struct hq_params *q, gw_sum_info *si)
 				    .poisoned = (q->flags & HQ_F_POISON) != 0};
 }
 
+/* The header and params of an hq frame in buf: verified with its checksum
+ * when the payload is read too, else only peeked. */
+static int hq_frame_open(const void *buf, size_t len, bool verify, gw_frame_info *fi,
+			 struct hq_params *q)
+{
+	int rc = verify ? gw_frame_verify(buf, len, fi) : gw_frame_peek(buf, len, fi);
+	if (rc < 0)
+		return rc;
+	if (fi->codec != GW_CODEC_HQ)
+		return GW_ERR(GW_EUNSUPPORTED);
+	return hq_params_read(fi, (const uint8_t *)buf + GW_FRAME_HDR_LEN, q);
+}
+
 int gw_sum_info_of(const void *buf, size_t len, gw_sum_info *si)
 {
 	gw_frame_info fi;
-	int rc = gw_frame_peek(buf, len, &fi);
-	if (rc < 0)
-		return rc;
-	if (fi.codec != GW_CODEC_HQ)
-		return GW_ERR(GW_EUNSUPPORTED);
 	struct hq_params q;
-	rc = hq_params_read(&fi, (const uint8_t *)buf + GW_FRAME_HDR_LEN, &q);
+	int rc = hq_frame_open(buf, len, false, &fi, &q);
 	if (rc < 0)
 		return rc;
 	info_of(&q, si);
@@ -574,16 +579,11 @@ int gw_sum_add(const void *buf, size_t len, int32_t *acc, uint64_t base, uint64_
 	if (!acc && n)
 		return GW_ERR(GW_EINVAL);
 	gw_frame_info fi;
-	int rc = gw_frame_verify(buf, len, &fi);
-	if (rc < 0)
-		return rc;
-	if (fi.codec != GW_CODEC_HQ)
-		return GW_ERR(GW_EUNSUPPORTED);
-	const uint8_t *params = (const uint8_t *)buf + GW_FRAME_HDR_LEN;
 	struct hq_params q;
-	rc = hq_params_read(&fi, params, &q);
+	int rc = hq_frame_open(buf, len, true, &fi, &q);
 	if (rc < 0)
 		return rc;
+	const uint8_t *params = (const uint8_t *)buf + GW_FRAME_HDR_LEN;
 	if (fi.start < base || fi.start - base > n || fi.count > n - (fi.start - base))
 		return GW_ERR(GW_ERANGE);
 	int32_t *dst = acc + (fi.start - base);

@@ -190,10 +190,7 @@ static int ob_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 	if (cap < 9)
 		return GW_ERR(GW_EBUDGET);
 	size_t bytes = cap - 8;
-	/* n entries cost n * kb + ceil(n / 8) bytes. */
-	uint32_t n = gw_frame_take(enc, 8 * bytes, 0, 8 * (size_t)kb + 1);
-	while (n && (uint64_t)n * kb + (n + 7) / 8 > bytes)
-		n--;
+	uint32_t n = gw_frame_take_packed(enc, bytes, kb, 8);   /* 8 bits a byte */
 	if (!n)
 		return GW_ERR(GW_EBUDGET);
 	gw_frame_range(enc, n, h);
@@ -246,8 +243,7 @@ static int ob_decode(const struct gw_frame_info *h, const uint8_t *params,
 {
 	unsigned kb = gw_hdr_key_bytes(h);
 	uint64_t nb = ((uint64_t)h->count + 7) / 8;
-	if (h->param_len != 8 ||
-	    h->payload_len != (uint64_t)h->count * kb + nb)
+	if (!gw_packed_lengths_ok(h, 8, nb))
 		return GW_ERR(GW_ELENGTH);
 	float a = gw_ldf32(params), b = gw_ldf32(params + 4);
 	if (isnan(a) || isnan(b)) {

@@ -1,32 +1,17 @@
 /* The one list of codecs. Adding a codec: one file with its ops table, one
- * line here, one id in gw_codec_id. */
+ * name in GW_CODECS, one id in gw_codec_id. */
 #include "codec_internal.h"
 
-extern const struct gw_codec_ops gw_codec_raw;
-extern const struct gw_codec_ops gw_codec_bf16;
-extern const struct gw_codec_ops gw_codec_int8;
-extern const struct gw_codec_ops gw_codec_3lc;
-extern const struct gw_codec_ops gw_codec_terngrad;
-extern const struct gw_codec_ops gw_codec_onebit;
-extern const struct gw_codec_ops gw_codec_topk;
-extern const struct gw_codec_ops gw_codec_sketchml;
-extern const struct gw_codec_ops gw_codec_countsketch;
-extern const struct gw_codec_ops gw_codec_deepreduce;
-extern const struct gw_codec_ops gw_codec_hq;
+/* Each codec's ops table, gw_codec_<name>, in the order gw_codec_list()
+ * gives them: the externs and the registry are both made from this list. */
+#define GW_CODECS(X) X(raw) X(bf16) X(int8) X(3lc) X(terngrad) X(onebit) \
+	X(topk) X(sketchml) X(countsketch) X(deepreduce) X(hq)
 
-static const struct gw_codec_ops *const registry[] = {
-	&gw_codec_raw,
-	&gw_codec_bf16,
-	&gw_codec_int8,
-	&gw_codec_3lc,
-	&gw_codec_terngrad,
-	&gw_codec_onebit,
-	&gw_codec_topk,
-	&gw_codec_sketchml,
-	&gw_codec_countsketch,
-	&gw_codec_deepreduce,
-	&gw_codec_hq,
-};
+#define GW_CODEC_EXTERN(name) extern const struct gw_codec_ops gw_codec_##name;
+GW_CODECS(GW_CODEC_EXTERN)
+
+#define GW_CODEC_ENTRY(name) &gw_codec_##name,
+static const struct gw_codec_ops *const registry[] = {GW_CODECS(GW_CODEC_ENTRY)};
 
 const struct gw_codec_ops *gw_codec_ops(int id)
 {

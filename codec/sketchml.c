@@ -94,13 +94,7 @@ static void sk_state_free(void *p)
 	struct sk_state *s = p;
 	if (!s)
 		return;
-	free(s->key);
-	free(s->val);
-	free(s->code);
-	free(s->hash);
-	free(s->gkey);
-	free(s->order);
-	free(s->cells);
+	GW_FREE_ALL(s->key, s->val, s->code, s->hash, s->gkey, s->order, s->cells);
 	gw_kll_free(&s->kll[0]);
 	gw_kll_free(&s->kll[1]);
 	free(s);
@@ -115,31 +109,33 @@ static int sk_check(gw_encoder *enc)
 	return GW_OK;
 }
 
+/* old grown to n elements of size bytes while *ok; once a realloc fails,
+ * *ok is false and every later one is skipped, old kept (still owned by
+ * the state, so sk_state_free frees it). */
+static void *grow_one(void *old, uint64_t n, size_t size, bool *ok)
+{
+	void *p = *ok ? realloc(old, n * size) : NULL;
+	if (!p) {
+		*ok = false;
+		return old;
+	}
+	return p;
+}
+
 static int grow_entries(struct sk_state *s, uint64_t n)
 {
 	if (s->cap >= n)
 		return GW_OK;
 	if (n > SIZE_MAX / sizeof(uint64_t))
 		return GW_ERR(GW_ENOMEM);
-	void *a = realloc(s->key, n * sizeof(uint64_t));
-	if (a)
-		s->key = a;
-	void *b = a ? realloc(s->val, n * sizeof(float)) : NULL;
-	if (b)
-		s->val = b;
-	void *c = b ? realloc(s->code, n * sizeof(uint16_t)) : NULL;
-	if (c)
-		s->code = c;
-	void *d = c ? realloc(s->hash, n * sizeof(uint64_t)) : NULL;
-	if (d)
-		s->hash = d;
-	void *e = d ? realloc(s->gkey, n * sizeof(uint64_t)) : NULL;
-	if (e)
-		s->gkey = e;
-	void *f = e ? realloc(s->order, n * sizeof(uint32_t)) : NULL;
-	if (f)
-		s->order = f;
-	if (!f)
+	bool ok = true;
+	s->key = grow_one(s->key, n, sizeof(*s->key), &ok);
+	s->val = grow_one(s->val, n, sizeof(*s->val), &ok);
+	s->code = grow_one(s->code, n, sizeof(*s->code), &ok);
+	s->hash = grow_one(s->hash, n, sizeof(*s->hash), &ok);
+	s->gkey = grow_one(s->gkey, n, sizeof(*s->gkey), &ok);
+	s->order = grow_one(s->order, n, sizeof(*s->order), &ok);
+	if (!ok)
 		return GW_ERR(GW_ENOMEM);
 	s->cap = n;
 	return GW_OK;
@@ -692,8 +688,7 @@ const struct gw_codec_ops gw_codec_sketchml = {
 	.id = GW_CODEC_SKETCHML,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
 	.frames = GW_FRAME_KIND_SPARSE,
-	.params = sk_params,
-	.nparams = GW_ARRAY_SIZE(sk_params),
+	GW_OPS_PARAMS(sk_params),
 	.min_body = sk_min_body,
 	.check = sk_check,
 	.begin = sk_begin,

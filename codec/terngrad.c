@@ -241,11 +241,7 @@ static int tg_encode(gw_encoder *enc, uint8_t *body, size_t cap,
 	if (cap < 5)
 		return GW_ERR(GW_EBUDGET);
 	size_t bytes = cap - 4;
-	/* n entries cost n * kb + ceil(n / 5) bytes: take what n * (5kb + 1)
-	 * <= 5 * bytes allows, then trim the rounding. */
-	uint32_t n = gw_frame_take(enc, 5 * bytes, 0, 5 * (size_t)kb + 1);
-	while (n && (uint64_t)n * kb + (n + 4) / 5 > bytes)
-		n--;
+	uint32_t n = gw_frame_take_packed(enc, bytes, kb, 5);   /* 5 trits a byte */
 	uint64_t p = enc->pos;
 	if (!enc->sparse && n < enc->total - p)
 		n -= n % 5;   /* not the last frame: whole groups of 5 */
@@ -297,8 +293,7 @@ static int tg_decode(const struct gw_frame_info *h, const uint8_t *params,
 {
 	unsigned kb = gw_hdr_key_bytes(h);
 	uint64_t nb = ((uint64_t)h->count + 4) / 5;
-	if (h->param_len != 4 ||
-	    h->payload_len != (uint64_t)h->count * kb + nb)
+	if (!gw_packed_lengths_ok(h, 4, nb))
 		return GW_ERR(GW_ELENGTH);
 	float scale = gw_ldf32(params);
 	if (!isnan(scale) && (signbit(scale) || isinf(scale)))
@@ -353,8 +348,7 @@ const struct gw_codec_ops gw_codec_terngrad = {
 	.id = GW_CODEC_TERNGRAD,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
 	.frames = GW_FRAME_KINDS,
-	.params = tg_params,
-	.nparams = GW_ARRAY_SIZE(tg_params),
+	GW_OPS_PARAMS(tg_params),
 	.min_body = tg_min_body,
 	.check = tg_check,
 	.begin = tg_begin,

@@ -230,10 +230,8 @@ struct tlc_state {
 static void tlc_state_free(void *p)
 {
 	struct tlc_state *st = p;
-	if (!st)
-		return;
-	free(st->bytes);
-	free(st->scratch);
+	if (st)
+		GW_FREE_ALL(st->bytes, st->scratch);
 	free(st);
 }
 
@@ -401,8 +399,7 @@ const struct gw_codec_ops gw_codec_3lc = {
 	.id = GW_CODEC_3LC,
 	.caps = GW_CODEC_DENSE | GW_CODEC_LOSSY,
 	.frames = GW_FRAME_KIND_DENSE,
-	.params = tlc_params,
-	.nparams = GW_ARRAY_SIZE(tlc_params),
+	GW_OPS_PARAMS(tlc_params),
 	.min_body = tlc_min_body,
 	.check = tlc_check,
 	.begin = tlc_begin,

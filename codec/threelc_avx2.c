@@ -366,15 +366,6 @@ TGT static void decode_avx2(const uint8_t *p, size_t n, uint32_t count,
 		i += decode_one(*p++, out + i, vals);
 }
 
-const struct tlc_kernels tlc_kernels_avx2 = {
-	.name = "avx2",
-	.maxabs = maxabs_avx2,
-	.fold = fold_avx2,
-	.quantize_folded = quantize_folded_avx2,
-	.quantize = quantize_avx2,
-	.expanded = expanded_avx2,
-	.decode = decode_avx2,
-	.zre = zre_avx2,
-};
+TLC_KERNELS_DEFINE(avx2);
 
 #endif /* x86 */

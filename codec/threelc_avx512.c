@@ -405,15 +405,6 @@ TGT static void decode_avx512(const uint8_t *p, size_t n, uint32_t count,
 		i += decode_one(*p++, out + i, vals8);
 }
 
-const struct tlc_kernels tlc_kernels_avx512 = {
-	.name = "avx512",
-	.maxabs = maxabs_avx512,
-	.fold = fold_avx512,
-	.quantize_folded = quantize_folded_avx512,
-	.quantize = quantize_avx512,
-	.expanded = expanded_avx512,
-	.decode = decode_avx512,
-	.zre = zre_avx512,
-};
+TLC_KERNELS_DEFINE(avx512);
 
 #endif /* x86 */

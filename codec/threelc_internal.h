@@ -81,6 +81,20 @@ struct tlc_kernels {
 		      size_t *used);
 };
 
+/* The table of an ISA level that has every kernel, each named
+ * <kernel>_<isa>: one definition, so that no level can leave one out. */
+#define TLC_KERNELS_DEFINE(isa)                                     \
+	const struct tlc_kernels tlc_kernels_##isa = {              \
+		.name = #isa,                                       \
+		.maxabs = maxabs_##isa,                             \
+		.fold = fold_##isa,                                 \
+		.quantize_folded = quantize_folded_##isa,           \
+		.quantize = quantize_##isa,                         \
+		.expanded = expanded_##isa,                         \
+		.decode = decode_##isa,                             \
+		.zre = zre_##isa,                                   \
+	}
+
 extern const struct tlc_kernels tlc_kernels_scalar;
 #if defined(__x86_64__) || defined(__i386__)
 extern const struct tlc_kernels tlc_kernels_avx2;

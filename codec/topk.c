@@ -58,11 +58,8 @@ static size_t tk_min_body(const gw_encoder *enc, size_t kb)
 static void tk_state_free(void *p)
 {
 	struct tk_state *s = p;
-	if (!s)
-		return;
-	free(s->mag);
-	free(s->sel);
-	free(s->val);
+	if (s)
+		GW_FREE_ALL(s->mag, s->sel, s->val);
 	free(s);
 }
 
@@ -126,13 +123,9 @@ static uint64_t take_candidates(struct tk_state *s, float *e, uint64_t nc, uint6
 
 static int tk_begin(gw_encoder *enc)
 {
-	struct tk_state *s = enc->codec_state;
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return GW_ERR(GW_ENOMEM);
-		enc->codec_state = s;
-	}
+	struct tk_state *s = gw_codec_state(enc, sizeof(*s));
+	if (!s)
+		return GW_ERR(GW_ENOMEM);
 	s->key64 = enc->sparse ? enc->t.key_bits == 64
 			       : enc->t.dim > (uint64_t)UINT32_MAX + 1;
 	uint64_t n = enc->total;
@@ -364,8 +357,7 @@ const struct gw_codec_ops gw_codec_topk = {
 	.id = GW_CODEC_TOPK,
 	.caps = GW_CODEC_DENSE | GW_CODEC_SPARSE | GW_CODEC_LOSSY,
 	.frames = GW_FRAME_KIND_SPARSE,
-	.params = tk_params,
-	.nparams = GW_ARRAY_SIZE(tk_params),
+	GW_OPS_PARAMS(tk_params),
 	.min_body = tk_min_body,
 	.begin = tk_begin,
 	.encode = tk_encode,

@@ -15,12 +15,9 @@ static int delta_encode(const uint32_t *off, uint32_t n, uint32_t span,
 			uint32_t *nvals)
 {
 	(void)cfg;
-	int rc = dr_index_check_args(off, n, span);
+	/* A byte and a flag each, at least. */
+	int rc = dr_index_check_fit(off, n, span, (uint64_t)n + (n + 3) / 4, cap);
 	if (rc < 0)
-		return rc;
-	if ((uint64_t)n + (n + 3) / 4 > cap)
-		return GW_ERR(GW_EBUDGET);   /* a byte and a flag each, at least */
-	if ((rc = dr_index_check_input(off, n, span)) < 0)
 		return rc;
 	/* The block coder takes 64-bit keys (sketchml's may be wide). */
 	uint64_t *k = malloc((size_t)n * sizeof(*k));

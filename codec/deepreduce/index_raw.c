@@ -10,12 +10,8 @@ static int raw_encode(const uint32_t *off, uint32_t n, uint32_t span,
 		      uint32_t *nvals)
 {
 	(void)cfg;
-	int rc = dr_index_check_args(off, n, span);
+	int rc = dr_index_check_fit(off, n, span, (uint64_t)n * 4, cap);
 	if (rc < 0)
-		return rc;
-	if ((uint64_t)n * 4 > cap)
-		return GW_ERR(GW_EBUDGET);
-	if ((rc = dr_index_check_input(off, n, span)) < 0)
 		return rc;
 	for (uint32_t i = 0; i < n; i++)
 		gw_st32(out + 4 * (size_t)i, off[i]);

@@ -32,4 +32,17 @@ static inline int dr_index_check_input(const uint32_t *off, uint32_t n,
 	return GW_OK;
 }
 
+/* Both checks around the O(1) budget test of an encoder whose section
+ * takes at least min bytes. */
+static inline int dr_index_check_fit(const uint32_t *off, uint32_t n,
+				     uint32_t span, uint64_t min, size_t cap)
+{
+	int rc = dr_index_check_args(off, n, span);
+	if (rc < 0)
+		return rc;
+	if (min > cap)
+		return GW_ERR(GW_EBUDGET);
+	return dr_index_check_input(off, n, span);
+}
+
 #endif /* GW_DR_INDEX_UTIL_H */

@@ -17,6 +17,7 @@
 
 #include "../codec_internal.h"
 #include "dr.h"
+#include "value_le.h"
 
 #define LE_HOST (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 
@@ -36,8 +37,7 @@ static int deflate_encode(const float *v, uint32_t n,
 	uint8_t *tmp = malloc(raw ? raw : 1);
 	if (!tmp)
 		return GW_ERR(GW_ENOMEM);
-	for (uint32_t i = 0; i < n; i++)
-		gw_st32(tmp + 4 * (size_t)i, gw_f32_bits(v[i]));
+	dr_f32_put_le(tmp, v, n);
 	src = tmp;
 #endif
 	/* compress2 writes at most destLen bytes; a stream that does not fit
@@ -80,14 +80,7 @@ static int deflate_decode(const uint8_t *in, size_t len, uint32_t n, float *v)
 		return GW_ERR(GW_ENOMEM);
 	if (!ok)
 		return GW_ERR(GW_ECORRUPT);
-#if !LE_HOST
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t u;
-		memcpy(&u, &v[i], 4);
-		u = __builtin_bswap32(u);
-		memcpy(&v[i], &u, 4);
-	}
-#endif
+	dr_f32_get_le(v, (const uint8_t *)v, n);   /* in place */
 	return GW_OK;
 }
 
@@ -95,5 +88,4 @@ const struct dr_value_ops dr_value_deflate = {
 	.name = "deflate",
 	.encode = deflate_encode,
 	.decode = deflate_decode,
-	.bound = NULL,
 };

@@ -1,10 +1,10 @@
 /* DeepReduce value codec "f32": the values as they are, n float32
  * little-endian, 4n bytes. The lossless baseline every other value codec is
  * measured against; NaN payloads, infinities and -0 travel bit for bit. */
-#include <string.h>
 
 #include "../codec_internal.h"
 #include "dr.h"
+#include "value_le.h"
 
 static int f32_encode(const float *v, uint32_t n,
 		      const struct dr_value_cfg *cfg, uint8_t *out, size_t cap)
@@ -15,12 +15,7 @@ static int f32_encode(const float *v, uint32_t n,
 		return GW_ERR(GW_EBUDGET);
 	if (need > INT32_MAX)
 		return GW_ERR(GW_EINVAL);   /* the return value is the length */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(out, v, (size_t)need);
-#else
-	for (uint32_t i = 0; i < n; i++)
-		gw_st32(out + 4 * (size_t)i, gw_f32_bits(v[i]));
-#endif
+	dr_f32_put_le(out, v, n);
 	return (int)need;
 }
 
@@ -28,16 +23,7 @@ static int f32_decode(const uint8_t *in, size_t len, uint32_t n, float *v)
 {
 	if (len != (uint64_t)n * 4)
 		return GW_ERR(GW_ELENGTH);
-	/* Bytes, not float loads and stores: an x87 register would quiet a
-	 * signaling NaN. */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(v, in, len);
-#else
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t u = gw_ld32(in + 4 * (size_t)i);
-		memcpy(&v[i], &u, 4);
-	}
-#endif
+	dr_f32_get_le(v, in, n);
 	return GW_OK;
 }
 
@@ -45,5 +31,4 @@ const struct dr_value_ops dr_value_f32 = {
 	.name = "f32",
 	.encode = f32_encode,
 	.decode = f32_decode,
-	.bound = NULL,
 };

@@ -289,9 +289,9 @@ class State:
         # what is still open then (joining the threads, bounded), before
         # the interpreter finalizes, and a finalizer never joins a thread.
         ref = weakref.ref(self)
-        self.thread = threading.Thread(target=_progress_loop, args=(ref, self.jobs),
+        self.thread = threading.Thread(target=_serve, args=(ref, self.jobs, "_run"),
                                        name="gradwire", daemon=True)
-        self.waiter = threading.Thread(target=_complete_loop, args=(ref, self.done),
+        self.waiter = threading.Thread(target=_serve, args=(ref, self.done, "_complete"),
                                        name="gradwire-done", daemon=True)
         self._finalizer = weakref.finalize(self, _release, self.member, self.jobs, self.done)
         self._finalizer.atexit = False
@@ -550,7 +550,7 @@ class State:
             if not f.done():
                 f.set_exception(e)
 
-    # ---- the progress thread (_progress_loop) ----------------------------
+    # ---- the progress thread (_serve) ------------------------------------
 
     def _run(self, job):
         kind, arg = job
@@ -584,7 +584,7 @@ class State:
                 buf[boff:boff + n].copy_(self.flat[foff:foff + n])
             fut.set_result(buf)
 
-    # ---- the completing thread (pipelined rounds, _complete_loop) ---------
+    # ---- the completing thread (pipelined rounds, _serve) -----------------
 
     def _complete(self, item):
         """Completes a bucket's future once its tensors' results are in;
@@ -717,35 +717,24 @@ class State:
         return False
 
 
-def _progress_loop(ref, jobs):
-    """The progress thread: runs the State's jobs in order. It holds the
-    State (ref: a weak reference) only while running one, so that a
-    State nobody else holds is collected, and stops at None or then."""
+def _serve(ref, items, method):
+    """A State's thread: hands each item of the queue to the State's
+    method (_run: the progress thread's jobs, in order; _complete: the
+    completing thread of pipelined rounds). It holds the State (ref: a
+    weak reference) only while one runs, so that a State nobody else
+    holds is collected, and stops at None or then."""
     while True:
-        job = jobs.get()
+        item = items.get()
         try:
-            st = ref() if job is not None else None
+            st = ref() if item is not None else None
             if st is None:
                 return
             try:
-                st._run(job)
+                getattr(st, method)(item)
             finally:
-                del st, job
+                del st, item
         finally:
-            jobs.task_done()
-
-
-def _complete_loop(ref, done):
-    """The completing thread of pipelined rounds, as _progress_loop."""
-    while True:
-        item = done.get()
-        st = ref() if item is not None else None
-        if st is None:
-            return
-        try:
-            st._complete(item)
-        finally:
-            del st, item
+            items.task_done()
 
 
 def _release(member, jobs, done):
