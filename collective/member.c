@@ -517,7 +517,7 @@ static int call_ok(gw_member *m, const void *arg, const char *arg_name)
 }
 
 /* A round's end, as the member reports it: rc with its best cause, or 0
- * and info from ai (and up, Sketched-SGD's). */
+ * and info from ai (and up, a sparse result's; NULL: none). */
 static int call_done(gw_member *m, int rc, uint64_t t0, const gw_allreduce_info *ai,
 		     const gw_sparse_update *up, uint64_t *info)
 {
@@ -548,7 +548,8 @@ static int call_done(gw_member *m, int rc, uint64_t t0, const gw_allreduce_info 
 			[GW_MI_BYTES_UP] = ai->bytes_up, [GW_MI_BYTES_DOWN] = ai->bytes_down,
 			[GW_MI_BYTES_UP_ONCE] = ai->bytes_up_once,
 			[GW_MI_BYTES_DOWN_ONCE] = ai->bytes_down_once,
-			[GW_MI_NNZ] = up->nnz, [GW_MI_APPLIED] = (uint64_t)up->applied,
+			[GW_MI_NNZ] = up ? up->nnz : 0,
+			[GW_MI_APPLIED] = up ? (uint64_t)up->applied : 0,
 		};
 		memcpy(info, v, sizeof(v));
 	}
@@ -570,12 +571,11 @@ int gw_member_allreduce(gw_member *m, float *grad, uint64_t *info)
 int gw_member_allreduce_pipelined(gw_member *m, uint32_t tag, uint64_t *info)
 {
 	int rc = call_ok(m, m, "member");
+	uint64_t t0 = gw_now_ns();
+	gw_allreduce_info ai;
 	if (rc < 0)
 		return rc;
-	gw_allreduce_info ai;
-	gw_sparse_update up = {0};
-	uint64_t t0 = gw_now_ns();
-	rc = call_done(m, gw_allreduce_pipelined(m->comm, tag, &ai), t0, &ai, &up, info);
+	rc = call_done(m, gw_allreduce_pipelined(m->comm, tag, &ai), t0, &ai, NULL, info);
 	if (rc < 0 && m->comm->pipe)   /* waiters learn the cause that names a peer */
 		coll_pipe_failed(m->comm->pipe, tag, rc);
 	return rc;

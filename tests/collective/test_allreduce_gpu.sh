@@ -20,20 +20,12 @@ case $GPU in
   *) echo "test_allreduce_gpu: GW_GPU: '$GPU' is not emu or cuda" >&2; exit 2 ;;
 esac
 fail=0
-# A section this machine cannot run is skipped out loud: a SKIP line when
-# it is passed over and again at the end, beside the sections that ran;
-# the exit status is theirs. (Every other section here runs everywhere,
-# or fails: so the whole script never ends as a skip.)
-skipped=()
-skip_section() {  # NAME WHY
-  skipped+=("$1 ($2)")
-  # Lower case: scripts/gpu-check.sh puts the '^skip:' lines in its
-  # step's detail.
-  echo "skip: $1: $2 (this section only; the others run)"
-}
-skips_summary() {
-  [ ${#skipped[@]} -eq 0 ] || echo "SKIP: ${#skipped[@]} section(s) not run here: ${skipped[*]}"
-}
+# Every section but memif's runs everywhere, or fails: the script never
+# ends as a skip. Lower case: scripts/gpu-check.sh puts the '^skip:' lines
+# in its step's detail.
+SKIP_WORD=skip
+# shellcheck source=../skip_section.sh
+source "$(dirname "$0")/../skip_section.sh"
 full() { [ "$LINK" = udp ]; }
 exact() {  # label rounds W [job options] -- [worker options]
   local label=$1 rounds=$2 w=$3

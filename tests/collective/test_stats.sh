@@ -9,18 +9,10 @@ set -u
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
 fail=0
-# A section this machine cannot run is skipped out loud: a SKIP line when
-# it is passed over and again at the end, beside the sections that ran;
-# the exit status is theirs. (Every other section here runs everywhere,
-# or fails: so the whole script never ends as a skip.)
-skipped=()
-skip_section() {  # NAME WHY
-  skipped+=("$1 ($2)")
-  echo "SKIP: $1: $2 (this section only; the others run)"
-}
-skips_summary() {
-  [ ${#skipped[@]} -eq 0 ] || echo "SKIP: ${#skipped[@]} section(s) not run here: ${skipped[*]}"
-}
+# Sections that can be skipped here are named as they are; every other
+# one runs everywhere, or fails: the script never ends as a skip.
+# shellcheck source=../skip_section.sh
+source "$(dirname "$0")/../skip_section.sh"
 
 if job --workers 2 --dim 400000 --stats-interval 100 -- --rounds 20 --lag-ms 30; then
   for f in agg.0.out w.0.out w.1.out; do

@@ -13,18 +13,10 @@
 # Nothing is left behind: no process of the job, no replica folder.
 # shellcheck source=gen.sh
 source "$(dirname "$0")/gen.sh" "$1"
-# A section this machine cannot run is skipped out loud: a SKIP line when
-# it is passed over and again at the end, beside the sections that ran;
-# the exit status is theirs. (Sections 1 and 2 run everywhere, or fail:
-# so the whole script never ends as a skip.)
-skipped=()
-skip_section() {  # NAME WHY
-  skipped+=("$1 ($2)")
-  echo "SKIP: $1: $2 (this section only; the others run)"
-}
-skips_summary() {
-  [ ${#skipped[@]} -eq 0 ] || echo "SKIP: ${#skipped[@]} section(s) not run here: ${skipped[*]}"
-}
+# Sections 1 and 2 run everywhere, or fail: the script never ends as a
+# skip; the others may be skipped out loud.
+# shellcheck source=../skip_section.sh
+source "$(dirname "$0")/../skip_section.sh"
 gen_blobs "$tmp"
 job=(--link udp --workers 3 --model mlp --train "$tmp/blobs.train.svm"
      --test "$tmp/blobs.test.svm" --features 20 --classes 3 --hidden 16 --epochs 50
