@@ -3,7 +3,7 @@
 # unit tests and corpus replays (gcc, release), the same under ASan+UBSan
 # (clang), then each libFuzzer harness for a bounded time. Ends with one
 # line "N passed, N failed, N skipped" over all suites.
-# Env: GW_FUZZ_SECONDS (per harness, default 12; 0 skips fuzzing). The
+# Env: GW_FUZZ_SECONDS (per harness, default 10; 0 skips fuzzing). The
 # corpora replay in both suites; longer campaigns: scripts/fuzz.sh SECONDS.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -28,7 +28,7 @@ CC=clang CXX=clang++ bash scripts/build.sh build-asan -Dbuildtype=debug \
 run_suite build-asan asan 3
 
 fuzz=skipped
-secs=${GW_FUZZ_SECONDS:-12}
+secs=${GW_FUZZ_SECONDS:-10}
 if [ "$secs" != 0 ]; then
   echo "== fuzzing, ${secs}s per harness"
   if bash scripts/fuzz.sh "$secs"; then fuzz=passed; else fuzz=failed; status=1; fi
